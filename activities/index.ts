@@ -1,0 +1,30 @@
+import type { Db } from '../src/db/client';
+import type { Config } from '../src/config';
+import { webhookSchedule } from '../src/config';
+import { projectionActivities } from './projection';
+import { cardActivities } from './cards';
+import { webhookActivities } from './webhooks';
+import { sandboxAcquirer, type CardAcquirer } from './connectors/sandbox-acquirer';
+
+export interface ActivityDeps {
+  db: Db;
+  config: Config;
+  cardConnectors?: Record<string, CardAcquirer>;
+}
+
+/** Every activity, built once per worker over its dependencies. */
+export function createActivities({ db, config, cardConnectors }: ActivityDeps) {
+  const schedule = webhookSchedule(config);
+  return {
+    ...projectionActivities(db),
+    ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer() }),
+    ...webhookActivities(db, {
+      masterKey: config.MASTER_KEY,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivateUrls: config.ALLOW_PRIVATE_URLS,
+      ...schedule,
+    }),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,76 @@
+import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Db } from '../src/db/client';
+import { cardVault, terminals, transactions } from '../src/db/schema/index';
+import type { Mode, TransactionKind, TransactionStatus } from '../src/temporal/contracts';
+
+export interface ProjectInput {
+  transactionId: string;
+  /** Grows with every change the workflow makes; older writes are ignored. */
+  version: number;
+  status: TransactionStatus;
+  message: string;
+  terminalId?: string;
+  descriptor?: string | null;
+  redirectUrl?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface TerminalChoice {
+  terminalId: string;
+  connector: string;
+  descriptor: string | null;
+}
+
+export function projectionActivities(db: Db) {
+  return {
+    /** Writes the workflow's state to the status table; a replay or a late retry is a no-op. */
+    async project(input: ProjectInput): Promise<boolean> {
+      const set: Partial<typeof transactions.$inferInsert> = {
+        status: input.status,
+        message: input.message,
+        version: input.version,
+        updatedAt: new Date(),
+      };
+      if (input.terminalId !== undefined) set.terminalId = input.terminalId;
+      if (input.descriptor !== undefined) set.descriptor = input.descriptor;
+      if (input.redirectUrl !== undefined) set.redirectUrl = input.redirectUrl;
+      const updated = await db
+        .update(transactions)
+        .set({
+          ...set,
+          ...(input.details ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` } : {}),
+        })
+        .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
+        .returning({ id: transactions.id });
+      return updated.length > 0;
+    },
+
+    /** Active terminals for the kind by priority, or just the pinned one. */
+    async listTerminals(input: {
+      merchantId: string;
+      mode: Mode;
+      kind: TransactionKind;
+      terminalId?: string;
+    }): Promise<TerminalChoice[]> {
+      const rows = await db
+        .select({ terminalId: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
+        .from(terminals)
+        .where(
+          and(
+            eq(terminals.merchantId, input.merchantId),
+            eq(terminals.mode, input.mode),
+            eq(terminals.active, true),
+            sql`${input.kind} = any(${terminals.kinds})`,
+            input.terminalId ? eq(terminals.id, input.terminalId) : undefined,
+          ),
+        )
+        .orderBy(terminals.priority, terminals.id);
+      return rows;
+    },
+
+    /** Removes the card number and CVV once no step needs them. */
+    async purgeCardData(input: { transactionId: string }): Promise<void> {
+      await db.delete(cardVault).where(eq(cardVault.transactionId, input.transactionId));
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../src/db/client';
+import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/index';
+import { newId } from '../src/crypto/secrets';
+import { transactionBody } from '../src/transactions/view';
+import { stringifyExact } from '../src/api/serialize';
+import { merchantWebhookSecret } from '../src/merchants';
+import { urlAllowed } from '../src/net/address-policy';
+import { webhookHeaders } from '../src/webhooks/signing';
+
+export interface WebhookConfig {
+  masterKey: string;
+  timeoutMs: number;
+  allowPrivateUrls: boolean;
+  delaysSeconds: number[];
+  windowSeconds: number;
+}
+
+export interface RecordedEvent {
+  eventId: string;
+  delaysSeconds: number[];
+  windowSeconds: number;
+}
+
+export function webhookActivities(db: Db, config: WebhookConfig) {
+  return {
+    /**
+     * Fixes the event's body (the status body now, plus `event_id`). One event per (transaction, key):
+     * a retry returns the same event. Null when the transaction has no webhook URL.
+     */
+    async recordWebhookEvent(input: { transactionId: string; eventKey: string }): Promise<RecordedEvent | null> {
+      const [row] = await db.select().from(transactions).where(eq(transactions.id, input.transactionId));
+      if (!row) throw new Error(`transaction ${input.transactionId} not found`);
+      if (!row.webhookUrl) return null;
+      const eventId = newId('evt');
+      const body = stringifyExact({ ...transactionBody(row), event_id: eventId });
+      await db
+        .insert(webhookEvents)
+        .values({
+          id: eventId,
+          transactionId: row.id,
+          merchantId: row.merchantId,
+          mode: row.mode,
+          eventKey: input.eventKey,
+          url: row.webhookUrl,
+          body,
+        })
+        .onConflictDoNothing({ target: [webhookEvents.transactionId, webhookEvents.eventKey] });
+      const [event] = await db
+        .select({ id: webhookEvents.id })
+        .from(webhookEvents)
+        .where(and(eq(webhookEvents.transactionId, row.id), eq(webhookEvents.eventKey, input.eventKey)));
+      return { eventId: event!.id, delaysSeconds: config.delaysSeconds, windowSeconds: config.windowSeconds };
+    },
+
+    /** One delivery attempt, recorded whatever happens. True when the merchant answered 2xx in time. */
+    async deliverWebhook(input: { eventId: string; run: number; attempt: number }): Promise<boolean> {
+      const [event] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, input.eventId));
+      if (!event) throw new Error(`webhook event ${input.eventId} not found`);
+      const startedAt = new Date();
+      const started = performance.now();
+      let httpStatus: number | null = null;
+      let error: string | null = null;
+      if (!(await urlAllowed(event.url, { mode: event.mode, allowPrivate: config.allowPrivateUrls }))) {
+        error = 'webhook_url resolves to a private or loopback address';
+      } else {
+        try {
+          const secret = await merchantWebhookSecret(db, config.masterKey, event.merchantId);
+          const response = await fetch(event.url, {
+            method: 'POST',
+            headers: webhookHeaders(event.body, secret, event.id, Math.floor(Date.now() / 1000)),
+            body: event.body,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(config.timeoutMs),
+          });
+          httpStatus = response.status;
+          await response.body?.cancel();
+          if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+        } catch (cause) {
+          error = cause instanceof Error && cause.name === 'TimeoutError' ? 'timed out' : 'connection failed';
+        }
+      }
+      const latencyMs = Math.round(performance.now() - started);
+      await db.transaction(async (tx) => {
+        const inserted = await tx
+          .insert(webhookAttempts)
+          .values({ eventId: event.id, run: input.run, attempt: input.attempt, startedAt, httpStatus, latencyMs, error })
+          .onConflictDoUpdate({
+            target: [webhookAttempts.eventId, webhookAttempts.run, webhookAttempts.attempt],
+            set: { startedAt, httpStatus, latencyMs, error },
+          })
+          .returning({ inserted: sql<boolean>`xmax = 0` });
+        if (inserted[0]?.inserted) {
+          await tx
+            .update(webhookEvents)
+            .set({ attempts: sql`${webhookEvents.attempts} + 1` })
+            .where(eq(webhookEvents.id, event.id));
+        }
+      });
+      return error === null;
+    },
+
+    async finishWebhookEvent(input: { eventId: string; status: 'delivered' | 'undelivered' }): Promise<void> {
+      await db
+        .update(webhookEvents)
+        .set({ status: input.status, deliveredAt: input.status === 'delivered' ? new Date() : null })
+        .where(eq(webhookEvents.id, input.eventId));
+    },
+  };
+}

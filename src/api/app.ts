@@ -1,0 +1,97 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config';
+import type { Db } from '../db/client';
+import { createLogger, type Logger } from '../log';
+import { ApiError } from '../errors';
+import { registerErrorHandling } from './plugins/errors';
+import { authenticate } from './plugins/auth';
+import { decryptBody } from './plugins/envelope';
+import { parseJsonExact } from './json';
+import { stringifyExact } from './serialize';
+import { healthRoutes } from './routes/health';
+import { currencyRoutes } from './routes/currencies';
+import { statusRoutes } from './routes/status';
+import { walletRoutes } from './routes/wallets';
+import { pruneBuckets } from './rate-limit';
+import { cardRoutes } from './routes/card';
+import type { CreateDeps } from '../transactions/create';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  temporal: Client;
+  log?: Logger;
+}
+
+export type RouteDeps = AppDeps & { createDeps: CreateDeps };
+
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authenticate: Hook;
+    decryptBody: Hook;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: (deps.log ?? createLogger(config.LOG_LEVEL)) as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+
+  // Every JSON body keeps its numbers exact; responses write them back the same way.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, parseJsonExact(text));
+    } catch {
+      done(new ApiError('MALFORMED_JSON'), undefined);
+    }
+  });
+  app.setReplySerializer((payload) => stringifyExact(payload));
+
+  registerErrorHandling(app);
+  app.decorate('authenticate', authenticate({ db: deps.db, ratePerSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST }));
+  app.decorate('decryptBody', decryptBody({ db: deps.db, masterKey: config.MASTER_KEY }));
+
+  const pruner = setInterval(() => {
+    pruneBuckets(deps.db).catch((error: unknown) => app.log.warn({ err: error }, 'rate limit pruning failed'));
+  }, 10 * 60_000);
+  pruner.unref();
+  app.addHook('onClose', async () => clearInterval(pruner));
+
+  const routeDeps: RouteDeps = {
+    ...deps,
+    createDeps: {
+      db: deps.db,
+      temporal: deps.temporal,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      firstAnswerTimeoutMs: config.FIRST_ANSWER_TIMEOUT_MS,
+      log: app.log as Logger,
+    },
+  };
+  await app.register(async (scope) => healthRoutes(scope, deps));
+  await app.register(async (scope) => cardRoutes(scope, routeDeps));
+  await app.register(async (scope) => currencyRoutes(scope, deps));
+  await app.register(async (scope) => statusRoutes(scope, deps));
+  await app.register(async (scope) => walletRoutes(scope, deps));
+  return app;
+}

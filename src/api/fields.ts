@@ -1,0 +1,185 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import countries from 'i18n-iso-countries';
+import currencyCodes from 'currency-codes';
+import { JsonNumber } from './json';
+import { ApiError, validationError } from '../errors';
+
+/** `first_name` -> `first name`, as merchants read it in messages. */
+export function human(field: string): string {
+  return field.replace(/_/g, ' ');
+}
+
+type Check = (value: string) => boolean;
+
+function typed(field: string, kind = 'a string') {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined || issue.input === null
+      ? `The ${human(field)} field is required.`
+      : `The ${human(field)} field must be ${kind}.`;
+}
+
+/** A required string, trimmed, checked by `check`, with `rule` as the message's tail. */
+export function text(field: string, options: { max?: number; min?: number; check?: Check; rule?: string } = {}) {
+  const max = options.max ?? 191;
+  const min = options.min ?? 1;
+  return z
+    .string({ error: typed(field) })
+    .trim()
+    .check((ctx) => {
+      const value = ctx.value;
+      if (value.length === 0) {
+        ctx.issues.push({ code: 'custom', input: value, message: `The ${human(field)} field is required.` });
+      } else if (value.length < min || value.length > max) {
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: `The ${human(field)} field must be between ${min} and ${max} characters.`,
+        });
+      } else if (options.check && !options.check(value)) {
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: `The ${human(field)} field must be ${options.rule ?? 'valid'}.`,
+        });
+      }
+    });
+}
+
+const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+export const email = (field = 'email') =>
+  text(field, { max: 254, check: (v) => EMAIL.test(v), rule: 'a valid email address' });
+
+export const ipAddress = (field = 'ip_address') =>
+  text(field, { max: 45, check: (v) => isIP(v) !== 0, rule: 'a valid IPv4 or IPv6 address' });
+
+export const phoneNumber = (field = 'phone_number') =>
+  text(field, { max: 20, check: (v) => /^\+?\d{8,19}$/.test(v), rule: '8 to 19 digits with an optional leading +' });
+
+/** Letters of any script, no spaces or punctuation. */
+export const personName = (field: string) =>
+  text(field, { min: 3, max: 191, check: (v) => /^\p{L}+$/u.test(v), rule: 'letters only' });
+
+export function isHttpUrl(value: string): boolean {
+  if (value.length > 2048) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export const httpUrl = (field: string) =>
+  text(field, { max: 2048, check: isHttpUrl, rule: 'an absolute http or https URL' });
+
+export function countryAlpha2(code: string): string | undefined {
+  const upper = code.toUpperCase();
+  if (/^[A-Z]{2}$/.test(upper) && countries.isValid(upper)) return upper;
+  if (/^[A-Z]{3}$/.test(upper) && countries.isValid(upper)) return countries.alpha3ToAlpha2(upper);
+  return undefined;
+}
+
+/** ISO 3166-1 country; the result is always alpha-2. */
+export const country = (field = 'country', forms: 'alpha2' | 'alpha2or3' = 'alpha2') =>
+  text(field, {
+    max: 3,
+    check: (v) => (forms === 'alpha2' ? v.length === 2 : true) && countryAlpha2(v) !== undefined,
+    rule: forms === 'alpha2' ? 'a valid ISO 3166-1 alpha-2 country code' : 'a valid ISO 3166-1 country code',
+  }).transform((v) => countryAlpha2(v)!);
+
+/** Minor-unit exponent of an active ISO 4217 currency, or undefined when it is not one. */
+export function currencyExponent(code: string): number | undefined {
+  const entry = currencyCodes.code(code);
+  if (!entry || entry.digits === undefined) return undefined;
+  return entry.digits;
+}
+
+const FUNDS_CODES = new Set(['XAU', 'XAG', 'XPT', 'XPD', 'XDR', 'XTS', 'XXX', 'XSU', 'XUA', 'XBA', 'XBB', 'XBC', 'XBD']);
+
+export function isFiatCurrency(code: string): boolean {
+  return /^[A-Z]{3}$/.test(code) && !FUNDS_CODES.has(code) && currencyExponent(code) !== undefined;
+}
+
+export const fiatCurrency = (field = 'currency') =>
+  text(field, { max: 3, check: (v) => isFiatCurrency(v.toUpperCase()), rule: 'a valid ISO 4217 currency code' }).transform(
+    (v) => v.toUpperCase(),
+  );
+
+const numberText = (value: unknown): string | undefined =>
+  value instanceof JsonNumber ? value.text : typeof value === 'string' ? value.trim() : undefined;
+
+/** A positive integer in minor units, as a bigint. */
+export const minorAmount = (field = 'amount') =>
+  z.unknown().transform((value, ctx) => {
+    const raw = numberText(value);
+    if (value === undefined || value === null) {
+      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
+      return z.NEVER;
+    }
+    if (raw === undefined || !/^\d{1,18}$/.test(raw) || BigInt(raw) <= 0n) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `The ${human(field)} field must be a positive integer in the currency's minor units.`,
+      });
+      return z.NEVER;
+    }
+    return BigInt(raw);
+  });
+
+/** A positive decimal in major units, kept as its exact canonical text (no exponent, no float). */
+export const decimalAmount = (field = 'amount') =>
+  z.unknown().transform((value, ctx) => {
+    if (value === undefined || value === null) {
+      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
+      return z.NEVER;
+    }
+    const raw = numberText(value);
+    const canonical = raw === undefined ? undefined : canonicalDecimal(raw);
+    if (canonical === undefined || /^0(\.0*)?$/.test(canonical)) {
+      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field must be a positive number.` });
+      return z.NEVER;
+    }
+    return canonical;
+  });
+
+/** `"0012.50"` -> `"12.5"`; undefined for anything but a plain non-negative decimal of sane size. */
+export function canonicalDecimal(raw: string): string | undefined {
+  const match = /^(\d{1,20})(?:\.(\d{1,18}))?$/.exec(raw);
+  if (!match) return undefined;
+  const whole = match[1]!.replace(/^0+(?=\d)/, '');
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+export function decimalPlaces(value: string): number {
+  const dot = value.indexOf('.');
+  return dot === -1 ? 0 : value.length - dot - 1;
+}
+
+export const optional = <T extends z.ZodTypeAny>(schema: T) =>
+  z.preprocess((v) => (v === null || v === '' ? undefined : v), schema.optional());
+
+export const orderId = () => text('order_id', { max: 191, check: (v) => /^[\x21-\x7e]+$/.test(v), rule: 'printable ASCII without spaces' });
+
+export const terminalId = () => text('terminal_id', { max: 64 });
+
+/** Turns zod issues into the contract's 422: every failing field with its messages. */
+export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const errors: Record<string, string[]> = {};
+  for (const issue of result.error.issues) {
+    const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+    (errors[field] ??= []).push(issue.message);
+  }
+  throw validationError(errors);
+}
+
+/** Throws the 422 for one field. */
+export function fieldError(field: string, message: string): never {
+  throw validationError({ [field]: [message] });
+}
+
+export { ApiError };

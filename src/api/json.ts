@@ -1,0 +1,15 @@
+import { parse } from 'lossless-json';
+
+/** A JSON number kept as its source text, so decimals and large integers never pass through a float. */
+export class JsonNumber {
+  constructor(readonly text: string) {}
+}
+
+/** Parses JSON text keeping every number exact. Throws on invalid JSON. */
+export function parseJsonExact(text: string): unknown {
+  return parse(text, null, (value) => new JsonNumber(value));
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber);
+}

@@ -1,0 +1,45 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, validationError } from '../../errors';
+import { decryptEnvelope } from '../../crypto/envelope';
+import { merchantEncryptionKeys } from '../../merchants';
+import type { Db } from '../../db/client';
+import { isPlainObject, parseJsonExact } from '../json';
+import { TtlCache } from '../ttl-cache';
+
+/**
+ * Replaces `{"payload": "<iv>:<ciphertext>"}` with the JSON object it decrypts to, so the route's schema
+ * validates the merchant's fields. Every way of failing to decrypt gets the same 400.
+ */
+export function decryptBody(options: { db: Db; masterKey: string }) {
+  const cache = new TtlCache<string, string[]>(5_000, 10_000);
+  return async function decryptBodyHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    const payload = isPlainObject(body) ? body.payload : undefined;
+    if (typeof payload !== 'string' || payload.length === 0) {
+      throw validationError({
+        payload: [payload === undefined || payload === '' ? 'The payload field is required.' : 'The payload field must be a string.'],
+      });
+    }
+    const merchantId = request.merchant.merchantId;
+    let keys = cache.get(merchantId);
+    if (!keys) {
+      keys = await merchantEncryptionKeys(options.db, options.masterKey, merchantId);
+      cache.set(merchantId, keys);
+    }
+    for (const key of keys) {
+      const text = decryptEnvelope(payload, key);
+      if (text === undefined) continue;
+      let parsed: unknown;
+      try {
+        parsed = parseJsonExact(text);
+      } catch {
+        continue;
+      }
+      if (isPlainObject(parsed)) {
+        request.body = parsed;
+        return;
+      }
+    }
+    throw new ApiError('ENVELOPE_INVALID');
+  };
+}

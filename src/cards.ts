@@ -1,0 +1,49 @@
+import type { Tx } from './db/client';
+import { cardVault } from './db/schema/index';
+import { encryptSecret, keyedDigest } from './crypto/secrets';
+import type { CardSummary } from './temporal/contracts';
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** What may be kept of a card number: BIN, last four and a keyed fingerprint. */
+export function summarizeCard(pan: string, masterKey: string): CardSummary {
+  return { bin: pan.slice(0, 6), last4: pan.slice(-4), fingerprint: keyedDigest(pan, masterKey, 'card-fingerprint') };
+}
+
+/** How long a CVV may wait for authorization before it is gone for good. */
+export const CVV_HOLD_SECONDS = 10 * 60;
+
+/** Holds the card encrypted until the transaction's workflow has used it. */
+export async function vaultCard(
+  tx: Tx,
+  masterKey: string,
+  transactionId: string,
+  card: { pan: string; expiryMonth: string; expiryYear: string; cvv?: string },
+  holdSeconds: number,
+): Promise<void> {
+  const now = Date.now();
+  await tx
+    .insert(cardVault)
+    .values({
+      transactionId,
+      panEnc: encryptSecret(card.pan, masterKey),
+      expiryEnc: encryptSecret(`${card.expiryMonth}/${card.expiryYear}`, masterKey),
+      cvvEnc: card.cvv ? encryptSecret(card.cvv, masterKey) : null,
+      cvvExpiresAt: card.cvv ? new Date(now + CVV_HOLD_SECONDS * 1000) : null,
+      expiresAt: new Date(now + holdSeconds * 1000),
+    })
+    .onConflictDoNothing();
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+const duration = z.coerce.number().int().positive();
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Public address merchants and customers reach; hosted-page links are built from it. */
+  BASE_URL: z.url().optional(),
+  DATABASE_URL: z.string().min(1),
+  DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('payments'),
+  /** 32 bytes as 64 hex characters: encrypts merchant secrets at rest. */
+  MASTER_KEY: z.string().regex(/^[0-9a-f]{64}$/i, 'must be 64 hex characters (32 bytes)'),
+  /** Comma-separated `id:64hex` keys for Temporal payloads; the first one encrypts, all of them decrypt. */
+  PAYLOAD_KEYS: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+:[0-9a-fA-F]{64}(,[A-Za-z0-9_-]+:[0-9a-fA-F]{64})*$/, 'must be id:64hex[,id:64hex...]'),
+  /** Bearer token for the Temporal UI codec endpoint. */
+  CODEC_TOKEN: z.string().min(16).optional(),
+  /** Comma-separated origins allowed to call the codec endpoint (the Temporal UI). */
+  CODEC_CORS_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(100),
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  PAGE_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  PAGE_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(30),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  /** How long a create waits for its workflow's first answer before answering PENDING. */
+  FIRST_ANSWER_TIMEOUT_MS: duration.default(5000),
+  /** How long an old secret key keeps working after a rotation. */
+  KEY_ROTATION_OVERLAP_HOURS: z.coerce.number().int().min(0).default(24),
+  CARD_CHALLENGE_TIMEOUT_SECONDS: duration.default(15 * 60),
+  PAYOUT_VERIFICATION_TIMEOUT_SECONDS: duration.default(24 * 60 * 60),
+  /** Comma-separated seconds between webhook attempts; the last gap repeats until the window closes. */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/)
+    .default('5,300,1800,7200,18000,36000,36000'),
+  WEBHOOK_RETRY_WINDOW_SECONDS: duration.default(3 * 24 * 60 * 60),
+  WEBHOOK_TIMEOUT_MS: duration.default(10_000),
+  /** Allow webhook and redirect hosts on loopback or private networks in live mode. */
+  ALLOW_PRIVATE_URLS: bool.default(false),
+  /** Which processes this one runs. */
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+});
+
+export type Config = z.infer<typeof schema> & { baseUrl: string };
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; throws naming every bad key. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = parsed.data;
+  return { ...config, baseUrl: (config.BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, '') };
+}
+
+export function webhookSchedule(config: Config): { delaysSeconds: number[]; windowSeconds: number } {
+  return {
+    delaysSeconds: config.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number),
+    windowSeconds: config.WEBHOOK_RETRY_WINDOW_SECONDS,
+  };
+}

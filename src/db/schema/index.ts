@@ -1,0 +1,6 @@
+export * from './merchants';
+export * from './wallets';
+export * from './catalogue';
+export * from './transactions';
+export * from './webhooks';
+export * from './rate-limits';

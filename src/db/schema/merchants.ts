@@ -1,0 +1,75 @@
+import { sql } from 'drizzle-orm';
+import { bigserial, boolean, index, integer, jsonb, numeric, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+export const merchants = pgTable('merchants', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  /** Webhook signing secret, encrypted with the master key. */
+  webhookSecretEnc: text('webhook_secret_enc').notNull(),
+  /** Crypto settlement: |paid - expected| within this many crypto units counts as FULLPAID. */
+  cryptoTolerance: numeric('crypto_tolerance', { precision: 38, scale: 18 }).notNull().default('0'),
+  /** `keep` or `refund` the excess of an OVERPAID deposit. */
+  overpaidPolicy: text('overpaid_policy').notNull().default('keep'),
+  /** `fail` (refund the deposit) or `accept` the partial amount of an UNDERPAID deposit. */
+  underpaidPolicy: text('underpaid_policy').notNull().default('fail'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Secret keys are stored only as SHA-256 hashes; `expires_at` is set when a rotation retires a key. */
+export const secretKeys = pgTable(
+  'secret_keys',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    keyHash: text('key_hash').notNull().unique(),
+    /** First characters of the key, to tell keys apart in listings without revealing them. */
+    keyPrefix: text('key_prefix').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+  },
+  (t) => [index('secret_keys_merchant_idx').on(t.merchantId, t.mode)],
+);
+
+/** Envelope keys, encrypted with the master key. Several may be valid during a rotation overlap. */
+export const encryptionKeys = pgTable(
+  'encryption_keys',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    keyEnc: text('key_enc').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+  },
+  (t) => [index('encryption_keys_merchant_idx').on(t.merchantId)],
+);
+
+export const terminals = pgTable(
+  'terminals',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    connector: text('connector').notNull(),
+    kinds: text('kinds').array().notNull(),
+    priority: integer('priority').notNull().default(100),
+    descriptor: text('descriptor'),
+    active: boolean('active').notNull().default(true),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('terminals_merchant_idx').on(t.merchantId, t.mode)],
+);
+
+export const auditLog = pgTable('audit_log', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  merchantId: text('merchant_id'),
+  action: text('action').notNull(),
+  details: jsonb('details').notNull().default(sql`'{}'::jsonb`),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

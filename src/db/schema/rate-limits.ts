@@ -1,0 +1,10 @@
+import { boolean, doublePrecision, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+/** Token buckets shared by every API process (not money: tokens may be fractional). */
+export const rateLimitBuckets = pgTable('rate_limit_buckets', {
+  key: text('key').primaryKey(),
+  tokens: doublePrecision('tokens').notNull(),
+  /** Whether the last request taken against this bucket was let through. */
+  allowed: boolean('allowed').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+});

@@ -1,0 +1,83 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { merchants } from './merchants';
+
+export const transactionKinds = ['card', 'payout', 'ramp', 'crypto_payin'] as const;
+export const transactionStatuses = ['PENDING', 'REDIRECT', 'SUCCESS', 'FAILED', 'BLOCKED'] as const;
+
+/**
+ * One row per transaction: the `order_id` claim made by the API, then the projection of its workflow's
+ * state. `version` only grows, so a late or replayed write never moves a transaction backwards.
+ */
+export const transactions = pgTable(
+  'transactions',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    kind: text('kind', { enum: transactionKinds }).notNull(),
+    orderId: text('order_id'),
+    /** Keyed digest of the create request, to tell a replay from a conflicting reuse of `order_id`. */
+    requestHash: text('request_hash').notNull(),
+    status: text('status', { enum: transactionStatuses }).notNull().default('PENDING'),
+    message: text('message').notNull(),
+    version: integer('version').notNull().default(0),
+    /** Minor units for card and payout; null for crypto kinds, whose amounts are exact decimals. */
+    amountMinor: bigint('amount_minor', { mode: 'bigint' }),
+    amountDecimal: numeric('amount_decimal', { precision: 38, scale: 18 }),
+    currency: text('currency').notNull(),
+    customer: jsonb('customer').$type<{ first_name: string; last_name: string; email: string }>().notNull(),
+    /** Hosted page the customer is sent to, when the transaction needs one. */
+    redirectUrl: text('redirect_url'),
+    merchantRedirectUrl: text('merchant_redirect_url'),
+    webhookUrl: text('webhook_url'),
+    terminalId: text('terminal_id'),
+    descriptor: text('descriptor'),
+    cardBin: text('card_bin'),
+    cardLast4: text('card_last4'),
+    cardFingerprint: text('card_fingerprint'),
+    walletId: text('wallet_id'),
+    refunded: boolean('refunded').notNull().default(false),
+    refundedAt: timestamp('refunded_at', { withTimezone: true }),
+    chargeback: boolean('chargeback').notNull().default(false),
+    chargebackAt: timestamp('chargeback_at', { withTimezone: true }),
+    /** Kind-specific fields (ramp quote, crypto settlement...), exact decimals as strings. */
+    details: jsonb('details').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('transactions_order_idx')
+      .on(t.merchantId, t.mode, t.orderId)
+      .where(sql`${t.orderId} is not null`),
+    index('transactions_merchant_idx').on(t.merchantId, t.mode, t.createdAt),
+    index('transactions_fingerprint_idx').on(t.merchantId, t.cardFingerprint),
+  ],
+);
+
+/**
+ * Card data a later step needs, encrypted with the master key. The CVV is removed as soon as authorization
+ * is done or its hold expires; the row goes when the transaction no longer needs the number.
+ */
+export const cardVault = pgTable('card_vault', {
+  transactionId: text('transaction_id').primaryKey(),
+  panEnc: text('pan_enc').notNull(),
+  expiryEnc: text('expiry_enc').notNull(),
+  cvvEnc: text('cvv_enc'),
+  cvvExpiresAt: timestamp('cvv_expires_at', { withTimezone: true }),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+

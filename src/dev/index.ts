@@ -1,0 +1,132 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { loadConfig } from '../config';
+import { createDatabase, runMigrations } from '../db/client';
+import { merchants } from '../db/schema/index';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../merchants';
+import { start } from '../main';
+import { createLogger } from '../log';
+import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
+import { startTemporalDevServer, type LocalTemporal } from './temporal';
+import { dataDir, devInstanceFile, devSecrets, type DevInstance } from './state';
+
+const say = (message: string) => process.stdout.write(`${message}\n`);
+
+/** `npm run dev`: Postgres and Temporal unless configured, migrations, the sandbox merchant, worker and API. */
+async function main(): Promise<void> {
+  const started = Date.now();
+  const secrets = devSecrets();
+  const stops: (() => Promise<void>)[] = [];
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('\nstopping...');
+    for (const stop of stops.reverse()) {
+      await stop().catch((error: unknown) => process.stderr.write(`${String(error)}\n`));
+    }
+    rmSync(devInstanceFile, { force: true });
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void shutdown(0));
+  process.once('SIGTERM', () => void shutdown(0));
+
+  try {
+    let databaseUrl = process.env.DATABASE_URL;
+    if (!databaseUrl) {
+      say('starting embedded PostgreSQL (data in .data/postgres)...');
+      const pg: LocalPostgres = await startEmbeddedPostgres({
+        dir: join(dataDir, 'postgres'),
+        port: Number(process.env.DEV_POSTGRES_PORT ?? 55432),
+        database: 'payments',
+        persistent: true,
+      });
+      stops.push(() => pg.stop());
+      databaseUrl = pg.url;
+    }
+
+    const port = Number(process.env.PORT ?? 3000);
+    const host = process.env.HOST ?? '127.0.0.1';
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    let temporalUi: string | undefined;
+    if (!temporalAddress) {
+      const binary = process.env.TEMPORAL_CLI_PATH;
+      if (!binary) throw new Error('TEMPORAL_CLI_PATH is not set: run through `npm run dev`.');
+      say('starting the Temporal dev server (state in .data/temporal.db)...');
+      const temporal: LocalTemporal = await startTemporalDevServer({
+        binary,
+        port: Number(process.env.DEV_TEMPORAL_PORT ?? 7233),
+        uiPort: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
+        dbFile: join(dataDir, 'temporal.db'),
+      });
+      stops.push(() => temporal.stop());
+      temporalAddress = temporal.address;
+      temporalUi = temporal.uiUrl;
+    }
+
+    const config = loadConfig({
+      MASTER_KEY: secrets.master_key,
+      PAYLOAD_KEYS: secrets.payload_keys,
+      CODEC_TOKEN: secrets.codec_token,
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      PORT: String(port),
+      HOST: host,
+    });
+    const log = createLogger(config.LOG_LEVEL);
+
+    const database = createDatabase(config.DATABASE_URL, 2);
+    await runMigrations(database.pool);
+    const credentials = await ensureSandboxMerchant(database.db, config.MASTER_KEY);
+    await database.close();
+
+    const running = await start(config, log);
+    stops.push(() => running.stop());
+    const instance: DevInstance = {
+      database_url: config.DATABASE_URL,
+      master_key: config.MASTER_KEY,
+      temporal_address: config.TEMPORAL_ADDRESS,
+      api_url: config.baseUrl,
+    };
+    writeFileSync(devInstanceFile, `${JSON.stringify(instance, null, 2)}\n`, { mode: 0o600 });
+
+    say('');
+    say(`Payments service ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
+    say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
+    say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
+    say(`    merchant_id      ${credentials.merchant_id}`);
+    say(`    test_secret_key  ${credentials.test_secret_key}`);
+    say(`    live_secret_key  ${credentials.live_secret_key}`);
+    say(`    encryption_key   ${credentials.encryption_key}`);
+    say(`    wallets          ${credentials.wallets.map((w) => `${w.mode}:${w.currency}:${w.wallet_id}`).join(', ')}`);
+    say('Ctrl-C stops everything.');
+  } catch (error) {
+    process.stderr.write(`npm run dev failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    await shutdown(1);
+  }
+}
+
+/** Seeds the sandbox merchant on first start (or when its database was replaced) and saves its credentials. */
+async function ensureSandboxMerchant(db: Parameters<typeof createMerchant>[0], masterKey: string): Promise<MerchantCredentials> {
+  const file = join(dataDir, 'sandbox-merchant.json');
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as MerchantCredentials;
+    const [found] = await db.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, saved.merchant_id));
+    if (found) return saved;
+  }
+  const credentials = await createMerchant(db, masterKey, {
+    name: 'Sandbox merchant',
+    wallets: [
+      { currency: 'USD', amount: 1_000_000n },
+      { currency: 'EUR', amount: 1_000_000n },
+    ],
+    terminals: SANDBOX_TERMINALS,
+  });
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  return credentials;
+}
+
+void main();

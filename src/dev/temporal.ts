@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { allSearchAttributes } from '../temporal/contracts';
+
+export interface LocalTemporal {
+  address: string;
+  uiUrl?: string;
+  stop(): Promise<void>;
+}
+
+/** Arguments shared by every local dev server we start: our search attributes and update-with-start. */
+export function devServerArgs(): string[] {
+  return [
+    ...allSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+    '--dynamic-config-value',
+    'frontend.enableExecuteMultiOperation=true',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+  ];
+}
+
+export async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port }, () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The Temporal CLI dev server as a child process, with its SQLite file and Web UI. */
+export async function startTemporalDevServer(options: {
+  binary: string;
+  port: number;
+  uiPort: number;
+  dbFile: string;
+  codecEndpoint?: string;
+}): Promise<LocalTemporal> {
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--db-filename',
+    options.dbFile,
+    '--log-level',
+    'error',
+    ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
+    ...devServerArgs(),
+  ];
+  const child: ChildProcess = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await Promise.race([
+    waitForPort('127.0.0.1', options.port, 60_000),
+    exited.then((code) => {
+      throw new Error(`the Temporal dev server exited (${code}):\n${stderr}`);
+    }),
+  ]);
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

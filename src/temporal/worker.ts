@@ -1,0 +1,47 @@
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config';
+import type { Db } from '../db/client';
+import { createActivities, type ActivityDeps } from '../../activities/index';
+import { payloadCodec } from './client';
+import type { Logger } from '../log';
+
+export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundles the workflow code once per process; a bad import fails here, not in a crash-looping worker. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  return bundle;
+}
+
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  error: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+};
+
+export async function createWorker(options: {
+  config: Config;
+  db: Db;
+  connection: NativeConnection;
+  taskQueue?: string;
+  log?: Logger;
+  activityOverrides?: Partial<ActivityDeps>;
+}): Promise<Worker> {
+  const { config, db, connection } = options;
+  return Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: options.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ db, config, ...options.activityOverrides }),
+    dataConverter: { payloadCodecs: [payloadCodec(config)] },
+  });
+}
+
+export { NativeConnection };

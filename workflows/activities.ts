@@ -1,0 +1,20 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index';
+
+/** Postgres projection and lookups: quick, retried until Postgres is back. */
+export const store = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** Connector calls: a few quick retries, then the workflow cascades to the next terminal. */
+export const connector = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/** One webhook attempt each; the delivery workflow owns the retry schedule. */
+export const webhook = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
+});

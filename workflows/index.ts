@@ -1,0 +1,2 @@
+export { cardPayment } from './card-payment';
+export { webhookDelivery } from './webhook-delivery';

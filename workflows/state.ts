@@ -1,0 +1,73 @@
+import { ParentClosePolicy, condition, startChild, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  isFinal,
+  searchAttributes,
+  workflowIds,
+  type FirstAnswer,
+  type TransactionKind,
+  type TransactionStatus,
+} from '../src/temporal/contracts';
+import { store, webhook } from './activities';
+import { webhookDelivery } from './webhook-delivery';
+
+export interface Placement {
+  terminalId?: string;
+  descriptor?: string | null;
+  redirectUrl?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A transaction's public status inside its workflow. Every move is projected to Postgres (with a growing
+ * version), mirrored in the search attributes, and a move into a final status starts its webhook.
+ */
+export class TransactionStateMachine {
+  private state: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
+  private first: FirstAnswer | undefined;
+  private version = 0;
+
+  constructor(
+    private readonly transactionId: string,
+    private readonly kind: TransactionKind,
+  ) {}
+
+  current(): FirstAnswer {
+    return this.state;
+  }
+
+  isFinal(): boolean {
+    return isFinal(this.state.status);
+  }
+
+  /** Resolves with the first status the workflow settled on. */
+  async firstAnswer(): Promise<FirstAnswer> {
+    await condition(() => this.first !== undefined);
+    return this.first!;
+  }
+
+  async finalAnswer(): Promise<FirstAnswer> {
+    await condition(() => this.isFinal());
+    return this.state;
+  }
+
+  async move(status: TransactionStatus, message: string, placement: Placement = {}): Promise<void> {
+    if (this.isFinal()) throw new Error(`transaction ${this.transactionId} is final already`);
+    this.version += 1;
+    await store.project({ transactionId: this.transactionId, version: this.version, status, message, ...placement });
+    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    this.state = { status, message };
+    this.first ??= this.state;
+    if (isFinal(status)) await this.notify(`status:${status}`);
+  }
+
+  private async notify(eventKey: string): Promise<void> {
+    const event = await webhook.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
+    if (!event) return;
+    await startChild(webhookDelivery, {
+      workflowId: workflowIds.webhook(event.eventId, 0),
+      args: [{ eventId: event.eventId, run: 0, delaysSeconds: event.delaysSeconds, windowSeconds: event.windowSeconds }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  }
+}
