@@ -24,7 +24,8 @@ export type AuthorizeOutcome = { outcome: 'approved' | 'challenge'; reference: s
 export function cardActivities(db: Db, masterKey: string, connectors: Record<string, CardAcquirer>) {
   function connectorFor(name: string): CardAcquirer {
     const connector = connectors[name];
-    if (!connector) throw ApplicationFailure.nonRetryable(`Unknown card connector ${name}.`, failureTypes.technical);
+    if (!connector)
+      throw ApplicationFailure.nonRetryable(`Unknown card connector ${name}.`, failureTypes.technical);
     return connector;
   }
 
@@ -39,7 +40,10 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
       if (!card || !card.cvv) {
-        throw ApplicationFailure.nonRetryable('Card data expired before authorization.', failureTypes.declined);
+        throw ApplicationFailure.nonRetryable(
+          'Card data expired before authorization.',
+          failureTypes.declined,
+        );
       }
       try {
         const result = await connectorFor(input.connector).authorize({
@@ -52,11 +56,13 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
           currency: input.currency,
           terminalRank: input.terminalRank,
         });
-        if (result.outcome === 'declined') throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+        if (result.outcome === 'declined')
+          throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
         return result;
       } catch (error) {
         // Connector faults stay retryable; their text may echo request data, so it is not passed on.
-        if (error instanceof TechnicalFailure) throw new Error(`connector ${input.connector} failed: technical failure`);
+        if (error instanceof TechnicalFailure)
+          throw new Error(`connector ${input.connector} failed: technical failure`);
         throw error;
       }
     },
@@ -67,7 +73,8 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
       decision: 'approve' | 'decline';
     }): Promise<AuthorizeOutcome> {
       const result = await connectorFor(input.connector).completeChallenge(input);
-      if (result.outcome === 'declined') throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+      if (result.outcome === 'declined')
+        throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
       return result;
     },
   };

@@ -11,29 +11,38 @@ type Executor = Db | Tx;
  */
 export async function applyLedgerEntry(
   db: Executor,
-  entry: { walletId: string; reference: string; step: 'credit' | 'reserve' | 'release' | 'settle'; amount: bigint },
+  entry: {
+    walletId: string;
+    reference: string;
+    step: 'credit' | 'reserve' | 'release' | 'settle';
+    amount: bigint;
+  },
 ): Promise<'applied' | 'duplicate' | 'insufficient'> {
-  return db.transaction(async (tx) => {
-    const inserted = await tx
-      .insert(ledgerEntries)
-      .values(entry)
-      .onConflictDoNothing({ target: [ledgerEntries.walletId, ledgerEntries.reference, ledgerEntries.step] })
-      .returning({ id: ledgerEntries.id });
-    if (inserted.length === 0) return 'duplicate';
-    if (entry.amount === 0n) return 'applied';
-    const moved = await tx
-      .update(wallets)
-      .set({ available: sql`${wallets.available} + ${entry.amount}` })
-      .where(and(eq(wallets.id, entry.walletId), sql`${wallets.available} + ${entry.amount} >= 0`))
-      .returning({ id: wallets.id });
-    if (moved.length === 0) {
-      tx.rollback();
-    }
-    return 'applied';
-  }).catch((error: unknown) => {
-    if (error instanceof TransactionRollbackError) return 'insufficient' as const;
-    throw error;
-  });
+  return db
+    .transaction(async (tx) => {
+      const inserted = await tx
+        .insert(ledgerEntries)
+        .values(entry)
+        .onConflictDoNothing({
+          target: [ledgerEntries.walletId, ledgerEntries.reference, ledgerEntries.step],
+        })
+        .returning({ id: ledgerEntries.id });
+      if (inserted.length === 0) return 'duplicate';
+      if (entry.amount === 0n) return 'applied';
+      const moved = await tx
+        .update(wallets)
+        .set({ available: sql`${wallets.available} + ${entry.amount}` })
+        .where(and(eq(wallets.id, entry.walletId), sql`${wallets.available} + ${entry.amount} >= 0`))
+        .returning({ id: wallets.id });
+      if (moved.length === 0) {
+        tx.rollback();
+      }
+      return 'applied';
+    })
+    .catch((error: unknown) => {
+      if (error instanceof TransactionRollbackError) return 'insufficient' as const;
+      throw error;
+    });
 }
 
 export async function creditWallet(db: Executor, walletId: string, reference: string, amount: bigint) {

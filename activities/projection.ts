@@ -38,7 +38,9 @@ export function projectionActivities(db: Db) {
         .update(transactions)
         .set({
           ...set,
-          ...(input.details ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` } : {}),
+          ...(input.details
+            ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` }
+            : {}),
         })
         .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
         .returning({ id: transactions.id });
@@ -53,7 +55,11 @@ export function projectionActivities(db: Db) {
       terminalId?: string;
     }): Promise<TerminalChoice[]> {
       const rows = await db
-        .select({ terminalId: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
+        .select({
+          terminalId: terminals.id,
+          connector: terminals.connector,
+          descriptor: terminals.descriptor,
+        })
         .from(terminals)
         .where(
           and(

@@ -28,7 +28,10 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
      * Fixes the event's body (the status body now, plus `event_id`). One event per (transaction, key):
      * a retry returns the same event. Null when the transaction has no webhook URL.
      */
-    async recordWebhookEvent(input: { transactionId: string; eventKey: string }): Promise<RecordedEvent | null> {
+    async recordWebhookEvent(input: {
+      transactionId: string;
+      eventKey: string;
+    }): Promise<RecordedEvent | null> {
       const [row] = await db.select().from(transactions).where(eq(transactions.id, input.transactionId));
       if (!row) throw new Error(`transaction ${input.transactionId} not found`);
       if (!row.webhookUrl) return null;
@@ -84,7 +87,15 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       await db.transaction(async (tx) => {
         const inserted = await tx
           .insert(webhookAttempts)
-          .values({ eventId: event.id, run: input.run, attempt: input.attempt, startedAt, httpStatus, latencyMs, error })
+          .values({
+            eventId: event.id,
+            run: input.run,
+            attempt: input.attempt,
+            startedAt,
+            httpStatus,
+            latencyMs,
+            error,
+          })
           .onConflictDoUpdate({
             target: [webhookAttempts.eventId, webhookAttempts.run, webhookAttempts.attempt],
             set: { startedAt, httpStatus, latencyMs, error },

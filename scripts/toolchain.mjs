@@ -78,7 +78,9 @@ export async function ensureTestServer() {
   const wrapper = join(dir, 'temporal-test-server');
   if (existsSync(wrapper)) return wrapper;
   if (!onPath('mvn') || !onPath('java')) {
-    throw new Error('Java 17 and Maven are needed for the time-skipping test server (or set TEMPORAL_TEST_SERVER_PATH).');
+    throw new Error(
+      'Java 17 and Maven are needed for the time-skipping test server (or set TEMPORAL_TEST_SERVER_PATH).',
+    );
   }
   mkdirSync(dir, { recursive: true });
   log(`fetching the Temporal Java test server ${TEST_SERVER_VERSION} from Maven Central (first run only)...`);

@@ -20,7 +20,11 @@ export function luhnValid(digits: string): boolean {
 
 /** What may be kept of a card number: BIN, last four and a keyed fingerprint. */
 export function summarizeCard(pan: string, masterKey: string): CardSummary {
-  return { bin: pan.slice(0, 6), last4: pan.slice(-4), fingerprint: keyedDigest(pan, masterKey, 'card-fingerprint') };
+  return {
+    bin: pan.slice(0, 6),
+    last4: pan.slice(-4),
+    fingerprint: keyedDigest(pan, masterKey, 'card-fingerprint'),
+  };
 }
 
 /** How long a CVV may wait for authorization before it is gone for good. */

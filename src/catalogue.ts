@@ -31,11 +31,17 @@ export async function listPayinCurrencies(
   return [...grouped].map(([code, networks]) => ({ code, networks }));
 }
 
-export async function findCryptoAsset(db: Db, code: string, network: string): Promise<CryptoAsset | undefined> {
+export async function findCryptoAsset(
+  db: Db,
+  code: string,
+  network: string,
+): Promise<CryptoAsset | undefined> {
   const [row] = await db
     .select()
     .from(cryptoAssets)
-    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.network, network), eq(cryptoAssets.active, true)));
+    .where(
+      and(eq(cryptoAssets.code, code), eq(cryptoAssets.network, network), eq(cryptoAssets.active, true)),
+    );
   return row;
 }
 

@@ -19,7 +19,10 @@ const schema = z.object({
   /** Comma-separated `id:64hex` keys for Temporal payloads; the first one encrypts, all of them decrypt. */
   PAYLOAD_KEYS: z
     .string()
-    .regex(/^[A-Za-z0-9_-]+:[0-9a-fA-F]{64}(,[A-Za-z0-9_-]+:[0-9a-fA-F]{64})*$/, 'must be id:64hex[,id:64hex...]'),
+    .regex(
+      /^[A-Za-z0-9_-]+:[0-9a-fA-F]{64}(,[A-Za-z0-9_-]+:[0-9a-fA-F]{64})*$/,
+      'must be id:64hex[,id:64hex...]',
+    ),
   /** Bearer token for the Temporal UI codec endpoint. */
   CODEC_TOKEN: z.string().min(16).optional(),
   /** Comma-separated origins allowed to call the codec endpoint (the Temporal UI). */
@@ -29,7 +32,11 @@ const schema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
   PAGE_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PAGE_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(30),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024),
   /** How long a create waits for its workflow's first answer before answering PENDING. */
   FIRST_ANSWER_TIMEOUT_MS: duration.default(5000),
   /** How long an old secret key keeps working after a rotation. */
@@ -61,7 +68,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
-  return { ...config, baseUrl: (config.BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, '') };
+  return {
+    ...config,
+    baseUrl: (config.BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, ''),
+  };
 }
 
 export function webhookSchedule(config: Config): { delaysSeconds: number[]; windowSeconds: number } {

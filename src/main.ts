@@ -2,7 +2,7 @@ import { loadConfig, ConfigError, type Config } from './config';
 import { createDatabase, runMigrations } from './db/client';
 import { createLogger, type Logger } from './log';
 import { createTemporalClient } from './temporal/client';
-import { createWorker, NativeConnection } from './temporal/worker';
+import { createWorker, NativeConnection, installRuntime } from './temporal/worker';
 import { buildApp } from './api/app';
 
 export interface Running {
@@ -18,6 +18,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   let url: string | undefined;
 
   if (config.ROLE !== 'api') {
+    installRuntime(log);
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
     const worker = await createWorker({ config, db: database.db, connection, log });
     const running = worker.run();

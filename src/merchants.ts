@@ -27,7 +27,13 @@ export interface MerchantCredentials {
   encryption_key: string;
   webhook_secret: string;
   wallets: { wallet_id: string; mode: Mode; currency: string; amount: string }[];
-  terminals: { terminal_id: string; mode: Mode; kinds: string[]; priority: number; descriptor: string | null }[];
+  terminals: {
+    terminal_id: string;
+    mode: Mode;
+    kinds: string[];
+    priority: number;
+    descriptor: string | null;
+  }[];
 }
 
 export interface TerminalSpec {
@@ -44,7 +50,12 @@ export const SANDBOX_TERMINALS: TerminalSpec[] = [
   { connector: 'sandbox-acquirer', kinds: ['card'], priority: 10, descriptor: 'SANDBOX*PRIMARY' },
   { connector: 'sandbox-acquirer', kinds: ['card'], priority: 20, descriptor: 'SANDBOX*FALLBACK' },
   { connector: 'sandbox-payouts', kinds: ['payout'], priority: 10, descriptor: 'SANDBOX*PAYOUT' },
-  { connector: 'sandbox-crypto', kinds: ['ramp', 'crypto_payin'], priority: 10, descriptor: 'SANDBOX*CRYPTO' },
+  {
+    connector: 'sandbox-crypto',
+    kinds: ['ramp', 'crypto_payin'],
+    priority: 10,
+    descriptor: 'SANDBOX*CRYPTO',
+  },
 ];
 
 export async function createMerchant(
@@ -78,7 +89,12 @@ export async function createMerchant(
         const walletId = newId('wal');
         await tx.insert(wallets).values({ id: walletId, merchantId, mode, currency: spec.currency });
         if (spec.amount > 0n) await creditWallet(tx, walletId, `opening_${walletId}`, spec.amount);
-        createdWallets.push({ wallet_id: walletId, mode, currency: spec.currency, amount: spec.amount.toString() });
+        createdWallets.push({
+          wallet_id: walletId,
+          mode,
+          currency: spec.currency,
+          amount: spec.amount.toString(),
+        });
       }
       for (const spec of options.terminals) {
         const terminalId = newId('ter');
@@ -92,7 +108,9 @@ export async function createMerchant(
         });
       }
     }
-    await tx.insert(auditLog).values({ merchantId, action: 'merchant.created', details: { name: options.name } });
+    await tx
+      .insert(auditLog)
+      .values({ merchantId, action: 'merchant.created', details: { name: options.name } });
     return {
       merchant_id: merchantId,
       test_secret_key: keys.test,
@@ -111,7 +129,10 @@ export interface AuthenticatedMerchant {
 }
 
 /** Finds the merchant whose unexpired secret key this is, for the key's own mode. */
-export async function findMerchantBySecretKey(db: Db, secretKey: string): Promise<AuthenticatedMerchant | undefined> {
+export async function findMerchantBySecretKey(
+  db: Db,
+  secretKey: string,
+): Promise<AuthenticatedMerchant | undefined> {
   const rows = await db
     .select({ merchantId: secretKeys.merchantId, mode: secretKeys.mode })
     .from(secretKeys)
@@ -126,7 +147,11 @@ export async function findMerchantBySecretKey(db: Db, secretKey: string): Promis
 }
 
 /** Every envelope key currently valid for the merchant, newest first. */
-export async function merchantEncryptionKeys(db: Db, masterKey: string, merchantId: string): Promise<string[]> {
+export async function merchantEncryptionKeys(
+  db: Db,
+  masterKey: string,
+  merchantId: string,
+): Promise<string[]> {
   const rows = await db
     .select({ keyEnc: encryptionKeys.keyEnc })
     .from(encryptionKeys)
@@ -158,11 +183,19 @@ export async function rotateMerchantKeys(
   masterKey: string,
   merchantId: string,
   overlapHours: number,
-): Promise<{ test_secret_key: string; live_secret_key: string; encryption_key: string; old_keys_expire_at: string }> {
+): Promise<{
+  test_secret_key: string;
+  live_secret_key: string;
+  encryption_key: string;
+  old_keys_expire_at: string;
+}> {
   const keys = { test: newSecretKey('test'), live: newSecretKey('live') };
   const encryptionKey = newEncryptionKey();
   return db.transaction(async (tx) => {
-    const [merchant] = await tx.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, merchantId));
+    const [merchant] = await tx
+      .select({ id: merchants.id })
+      .from(merchants)
+      .where(eq(merchants.id, merchantId));
     if (!merchant) throw new Error(`Merchant ${merchantId} not found.`);
     const expiry = sql`now() + make_interval(hours => ${overlapHours})`;
     const retiring = (column: typeof secretKeys.expiresAt | typeof encryptionKeys.expiresAt) =>
@@ -181,8 +214,12 @@ export async function rotateMerchantKeys(
         .values({ merchantId, mode, keyHash: hashSecretKey(keys[mode]), keyPrefix: keys[mode].slice(0, 12) });
     }
     await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
-    const [{ at }] = (await tx.execute<{ at: string }>(sql`select (${expiry})::text as at`)).rows as [{ at: string }];
-    await tx.insert(auditLog).values({ merchantId, action: 'merchant.keys_rotated', details: { overlapHours } });
+    const [{ at }] = (await tx.execute<{ at: string }>(sql`select (${expiry})::text as at`)).rows as [
+      { at: string },
+    ];
+    await tx
+      .insert(auditLog)
+      .values({ merchantId, action: 'merchant.keys_rotated', details: { overlapHours } });
     return {
       test_secret_key: keys.test,
       live_secret_key: keys.live,
@@ -201,7 +238,9 @@ export async function addTerminal(
   const terminalId = newId('ter');
   await db.transaction(async (tx) => {
     await tx.insert(terminals).values({ id: terminalId, merchantId, mode, ...spec });
-    await tx.insert(auditLog).values({ merchantId, action: 'terminal.added', details: { terminalId, mode, ...spec } });
+    await tx
+      .insert(auditLog)
+      .values({ merchantId, action: 'terminal.added', details: { terminalId, mode, ...spec } });
   });
   return { terminal_id: terminalId };
 }

@@ -36,7 +36,8 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     },
     {
       validator: (_answer: HostedDecision) => {
-        if (!awaitingDecision || decision !== undefined) throw new Error('This transaction awaits no answer.');
+        if (!awaitingDecision || decision !== undefined)
+          throw new Error('This transaction awaits no answer.');
       },
     },
   );
@@ -67,7 +68,10 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
         const reason = businessFailure(error);
         if (reason === undefined) continue;
         declined = reason;
-        await machine.move('FAILED', reason, { terminalId: terminal.terminalId, descriptor: terminal.descriptor });
+        await machine.move('FAILED', reason, {
+          terminalId: terminal.terminalId,
+          descriptor: terminal.descriptor,
+        });
         break;
       }
     }
@@ -79,17 +83,23 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     if (!routed) {
       await machine.move(
         'FAILED',
-        terminals.length === 0 ? 'No terminal is available for this transaction.' : 'The payment could not be processed.',
+        terminals.length === 0
+          ? 'No terminal is available for this transaction.'
+          : 'The payment could not be processed.',
       );
     } else {
       const placement = { terminalId: routed.terminal.terminalId, descriptor: routed.terminal.descriptor };
       if (routed.outcome === 'approved') {
         await machine.move('SUCCESS', 'Transaction processed successfully.', placement);
       } else {
-        await machine.move('REDIRECT', 'Redirect the customer to redirect_url to complete 3DS authentication.', {
-          ...placement,
-          redirectUrl: input.hostedPageUrl,
-        });
+        await machine.move(
+          'REDIRECT',
+          'Redirect the customer to redirect_url to complete 3DS authentication.',
+          {
+            ...placement,
+            redirectUrl: input.hostedPageUrl,
+          },
+        );
         awaitingDecision = true;
         const answered = await condition(() => decision !== undefined, input.challengeTimeoutSeconds * 1000);
         awaitingDecision = false;

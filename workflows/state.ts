@@ -53,7 +53,13 @@ export class TransactionStateMachine {
   async move(status: TransactionStatus, message: string, placement: Placement = {}): Promise<void> {
     if (this.isFinal()) throw new Error(`transaction ${this.transactionId} is final already`);
     this.version += 1;
-    await store.project({ transactionId: this.transactionId, version: this.version, status, message, ...placement });
+    await store.project({
+      transactionId: this.transactionId,
+      version: this.version,
+      status,
+      message,
+      ...placement,
+    });
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.state = { status, message };
     this.first ??= this.state;
@@ -65,7 +71,14 @@ export class TransactionStateMachine {
     if (!event) return;
     await startChild(webhookDelivery, {
       workflowId: workflowIds.webhook(event.eventId, 0),
-      args: [{ eventId: event.eventId, run: 0, delaysSeconds: event.delaysSeconds, windowSeconds: event.windowSeconds }],
+      args: [
+        {
+          eventId: event.eventId,
+          run: 0,
+          delaysSeconds: event.delaysSeconds,
+          windowSeconds: event.windowSeconds,
+        },
+      ],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });

@@ -3,7 +3,10 @@ import type { Mode } from '../../src/crypto/secrets';
 /** The connector interface every card acquirer implements. */
 export interface CardAcquirer {
   authorize(request: AuthorizeRequest): Promise<AuthorizeResult>;
-  completeChallenge(request: { transactionId: string; decision: 'approve' | 'decline' }): Promise<AuthorizeResult>;
+  completeChallenge(request: {
+    transactionId: string;
+    decision: 'approve' | 'decline';
+  }): Promise<AuthorizeResult>;
 }
 
 export interface AuthorizeRequest {
@@ -45,7 +48,8 @@ export function sandboxAcquirer(): CardAcquirer {
         case '4000000000009995':
           return { outcome: 'declined', message: 'Insufficient funds.' };
         case '4000000000000119':
-          if (request.terminalRank === 0) throw new TechnicalFailure('sandbox acquirer: simulated processor outage');
+          if (request.terminalRank === 0)
+            throw new TechnicalFailure('sandbox acquirer: simulated processor outage');
           return { outcome: 'approved', reference };
         default:
           return request.mode === 'test'

@@ -1,4 +1,9 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config';
@@ -69,11 +74,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setReplySerializer((payload) => stringifyExact(payload));
 
   registerErrorHandling(app);
-  app.decorate('authenticate', authenticate({ db: deps.db, ratePerSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST }));
+  app.decorate(
+    'authenticate',
+    authenticate({
+      db: deps.db,
+      ratePerSecond: config.RATE_LIMIT_PER_SECOND,
+      burst: config.RATE_LIMIT_BURST,
+    }),
+  );
   app.decorate('decryptBody', decryptBody({ db: deps.db, masterKey: config.MASTER_KEY }));
 
   const pruner = setInterval(() => {
-    pruneBuckets(deps.db).catch((error: unknown) => app.log.warn({ err: error }, 'rate limit pruning failed'));
+    pruneBuckets(deps.db).catch((error: unknown) =>
+      app.log.warn({ err: error }, 'rate limit pruning failed'),
+    );
   }, 10 * 60_000);
   pruner.unref();
   app.addHook('onClose', async () => clearInterval(pruner));

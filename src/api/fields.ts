@@ -20,7 +20,10 @@ function typed(field: string, kind = 'a string') {
 }
 
 /** A required string, trimmed, checked by `check`, with `rule` as the message's tail. */
-export function text(field: string, options: { max?: number; min?: number; check?: Check; rule?: string } = {}) {
+export function text(
+  field: string,
+  options: { max?: number; min?: number; check?: Check; rule?: string } = {},
+) {
   const max = options.max ?? 191;
   const min = options.min ?? 1;
   return z
@@ -46,7 +49,8 @@ export function text(field: string, options: { max?: number; min?: number; check
     });
 }
 
-const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 export const email = (field = 'email') =>
   text(field, { max: 254, check: (v) => EMAIL.test(v), rule: 'a valid email address' });
@@ -55,7 +59,11 @@ export const ipAddress = (field = 'ip_address') =>
   text(field, { max: 45, check: (v) => isIP(v) !== 0, rule: 'a valid IPv4 or IPv6 address' });
 
 export const phoneNumber = (field = 'phone_number') =>
-  text(field, { max: 20, check: (v) => /^\+?\d{8,19}$/.test(v), rule: '8 to 19 digits with an optional leading +' });
+  text(field, {
+    max: 20,
+    check: (v) => /^\+?\d{8,19}$/.test(v),
+    rule: '8 to 19 digits with an optional leading +',
+  });
 
 /** Letters of any script, no spaces or punctuation. */
 export const personName = (field: string) =>
@@ -96,16 +104,32 @@ export function currencyExponent(code: string): number | undefined {
   return entry.digits;
 }
 
-const FUNDS_CODES = new Set(['XAU', 'XAG', 'XPT', 'XPD', 'XDR', 'XTS', 'XXX', 'XSU', 'XUA', 'XBA', 'XBB', 'XBC', 'XBD']);
+const FUNDS_CODES = new Set([
+  'XAU',
+  'XAG',
+  'XPT',
+  'XPD',
+  'XDR',
+  'XTS',
+  'XXX',
+  'XSU',
+  'XUA',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+]);
 
 export function isFiatCurrency(code: string): boolean {
   return /^[A-Z]{3}$/.test(code) && !FUNDS_CODES.has(code) && currencyExponent(code) !== undefined;
 }
 
 export const fiatCurrency = (field = 'currency') =>
-  text(field, { max: 3, check: (v) => isFiatCurrency(v.toUpperCase()), rule: 'a valid ISO 4217 currency code' }).transform(
-    (v) => v.toUpperCase(),
-  );
+  text(field, {
+    max: 3,
+    check: (v) => isFiatCurrency(v.toUpperCase()),
+    rule: 'a valid ISO 4217 currency code',
+  }).transform((v) => v.toUpperCase());
 
 const numberText = (value: unknown): string | undefined =>
   value instanceof JsonNumber ? value.text : typeof value === 'string' ? value.trim() : undefined;
@@ -161,7 +185,12 @@ export function decimalPlaces(value: string): number {
 export const optional = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess((v) => (v === null || v === '' ? undefined : v), schema.optional());
 
-export const orderId = () => text('order_id', { max: 191, check: (v) => /^[\x21-\x7e]+$/.test(v), rule: 'printable ASCII without spaces' });
+export const orderId = () =>
+  text('order_id', {
+    max: 191,
+    check: (v) => /^[\x21-\x7e]+$/.test(v),
+    rule: 'printable ASCII without spaces',
+  });
 
 export const terminalId = () => text('terminal_id', { max: 64 });
 

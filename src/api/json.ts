@@ -11,5 +11,7 @@ export function parseJsonExact(text: string): unknown {
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber);
+  return (
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber)
+  );
 }

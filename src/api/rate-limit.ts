@@ -10,7 +10,12 @@ export interface RateLimitDecision {
  * Token bucket kept in Postgres, so every API process draws from the same bucket: `ratePerSecond` tokens
  * flow in, at most `burst` are held, each request takes one.
  */
-export async function takeToken(db: Db, key: string, ratePerSecond: number, burst: number): Promise<RateLimitDecision> {
+export async function takeToken(
+  db: Db,
+  key: string,
+  ratePerSecond: number,
+  burst: number,
+): Promise<RateLimitDecision> {
   const refill = sql`least(${burst}::float8, rate_limit_buckets.tokens + extract(epoch from (now() - rate_limit_buckets.updated_at)) * ${ratePerSecond}::float8)`;
   const result = await db.execute<{ allowed: boolean; tokens: number }>(sql`
     insert into rate_limit_buckets (key, tokens, allowed, updated_at)

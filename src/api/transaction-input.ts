@@ -15,16 +15,33 @@ export function cardFields<WithCvv extends boolean>(withCvv: WithCvv) {
   const fields = {
     card_number: text('card_number', { max: 23 })
       .transform((v) => v.replace(/[\s-]/g, ''))
-      .refine((v) => /^\d{12,19}$/.test(v) && luhnValid(v), { message: 'The card number field must be a valid card number.' }),
-    card_expiry_month: text('card_expiry_month', { max: 2, check: (v) => /^(0[1-9]|1[0-2])$/.test(v), rule: 'two digits, 01 to 12' }),
-    card_expiry_year: text('card_expiry_year', { max: 4, check: (v) => /^\d{4}$/.test(v), rule: 'four digits (YYYY)' }),
+      .refine((v) => /^\d{12,19}$/.test(v) && luhnValid(v), {
+        message: 'The card number field must be a valid card number.',
+      }),
+    card_expiry_month: text('card_expiry_month', {
+      max: 2,
+      check: (v) => /^(0[1-9]|1[0-2])$/.test(v),
+      rule: 'two digits, 01 to 12',
+    }),
+    card_expiry_year: text('card_expiry_year', {
+      max: 4,
+      check: (v) => /^\d{4}$/.test(v),
+      rule: 'four digits (YYYY)',
+    }),
   };
-  const cvv = { card_cvv: text('card_cvv', { max: 4, check: (v) => /^\d{3,4}$/.test(v), rule: '3 or 4 digits' }) };
-  return (withCvv ? { ...fields, ...cvv } : fields) as WithCvv extends true ? typeof fields & typeof cvv : typeof fields;
+  const cvv = {
+    card_cvv: text('card_cvv', { max: 4, check: (v) => /^\d{3,4}$/.test(v), rule: '3 or 4 digits' }),
+  };
+  return (withCvv ? { ...fields, ...cvv } : fields) as WithCvv extends true
+    ? typeof fields & typeof cvv
+    : typeof fields;
 }
 
 /** A card that expired before this month is refused. */
-export function checkCardExpiry(value: { card_expiry_month: string; card_expiry_year: string }, ctx: z.RefinementCtx): void {
+export function checkCardExpiry(
+  value: { card_expiry_month: string; card_expiry_year: string },
+  ctx: z.RefinementCtx,
+): void {
   const now = new Date();
   const year = Number(value.card_expiry_year);
   const month = Number(value.card_expiry_month);
@@ -32,7 +49,11 @@ export function checkCardExpiry(value: { card_expiry_month: string; card_expiry_
   if (year * 12 + month < current) {
     ctx.addIssue({ code: 'custom', path: ['card_expiry_year'], message: 'The card has expired.' });
   } else if (year > now.getUTCFullYear() + 50) {
-    ctx.addIssue({ code: 'custom', path: ['card_expiry_year'], message: 'The card expiry year is too far in the future.' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['card_expiry_year'],
+      message: 'The card expiry year is too far in the future.',
+    });
   }
 }
 
@@ -50,7 +71,13 @@ export async function checkMerchantUrls(
   }
 }
 
-export async function checkTerminal(db: Db, merchantId: string, mode: Mode, kind: TransactionKind, terminalId: string) {
+export async function checkTerminal(
+  db: Db,
+  merchantId: string,
+  mode: Mode,
+  kind: TransactionKind,
+  terminalId: string,
+) {
   const [row] = await db
     .select({ id: terminals.id })
     .from(terminals)

@@ -76,5 +76,8 @@ export function open(sealed: Uint8Array, key: Buffer): Uint8Array {
   const tag = buffer.subarray(buffer.length - TAG_LENGTH);
   const decipher = createDecipheriv('aes-256-gcm', key, iv);
   decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(buffer.subarray(IV_LENGTH, buffer.length - TAG_LENGTH)), decipher.final()]);
+  return Buffer.concat([
+    decipher.update(buffer.subarray(IV_LENGTH, buffer.length - TAG_LENGTH)),
+    decipher.final(),
+  ]);
 }

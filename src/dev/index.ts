@@ -101,7 +101,9 @@ async function main(): Promise<void> {
     say(`    test_secret_key  ${credentials.test_secret_key}`);
     say(`    live_secret_key  ${credentials.live_secret_key}`);
     say(`    encryption_key   ${credentials.encryption_key}`);
-    say(`    wallets          ${credentials.wallets.map((w) => `${w.mode}:${w.currency}:${w.wallet_id}`).join(', ')}`);
+    say(
+      `    wallets          ${credentials.wallets.map((w) => `${w.mode}:${w.currency}:${w.wallet_id}`).join(', ')}`,
+    );
     say('Ctrl-C stops everything.');
   } catch (error) {
     process.stderr.write(`npm run dev failed: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -110,11 +112,17 @@ async function main(): Promise<void> {
 }
 
 /** Seeds the sandbox merchant on first start (or when its database was replaced) and saves its credentials. */
-async function ensureSandboxMerchant(db: Parameters<typeof createMerchant>[0], masterKey: string): Promise<MerchantCredentials> {
+async function ensureSandboxMerchant(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+): Promise<MerchantCredentials> {
   const file = join(dataDir, 'sandbox-merchant.json');
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as MerchantCredentials;
-    const [found] = await db.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, saved.merchant_id));
+    const [found] = await db
+      .select({ id: merchants.id })
+      .from(merchants)
+      .where(eq(merchants.id, saved.merchant_id));
     if (found) return saved;
   }
   const credentials = await createMerchant(db, masterKey, {

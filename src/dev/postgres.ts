@@ -37,7 +37,14 @@ export async function startEmbeddedPostgres(options: {
     port,
     persistent: options.persistent,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'fsync=' + (options.persistent ? 'on' : 'off'),
+    ],
     onLog: () => undefined,
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });

@@ -35,5 +35,7 @@ export interface DevInstance {
 export const devInstanceFile = join(dataDir, 'dev-instance.json');
 
 export function readDevInstance(): DevInstance | undefined {
-  return existsSync(devInstanceFile) ? (JSON.parse(readFileSync(devInstanceFile, 'utf8')) as DevInstance) : undefined;
+  return existsSync(devInstanceFile)
+    ? (JSON.parse(readFileSync(devInstanceFile, 'utf8')) as DevInstance)
+    : undefined;
 }

@@ -12,6 +12,12 @@ export interface LocalTemporal {
 export function devServerArgs(): string[] {
   return [
     ...allSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]),
+    ...dynamicConfigArgs(),
+  ];
+}
+
+export function dynamicConfigArgs(): string[] {
+  return [
     '--dynamic-config-value',
     'frontend.enableExecuteMultiOperation=true',
     '--dynamic-config-value',

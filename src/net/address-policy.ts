@@ -43,7 +43,10 @@ export function isPrivateAddress(address: string): boolean {
  * Whether a merchant URL may be called or sent to: its host must be, and resolve only to, public
  * addresses. Test mode and `allowPrivate` skip the check.
  */
-export async function urlAllowed(url: string, options: { mode: 'test' | 'live'; allowPrivate: boolean }): Promise<boolean> {
+export async function urlAllowed(
+  url: string,
+  options: { mode: 'test' | 'live'; allowPrivate: boolean },
+): Promise<boolean> {
   if (options.mode === 'test' || options.allowPrivate) return true;
   let host: string;
   try {

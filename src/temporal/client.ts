@@ -1,4 +1,9 @@
-import { Client, Connection, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../crypto/payload-codec';
@@ -18,9 +23,7 @@ export async function createTemporalClient(config: Config): Promise<Client> {
 }
 
 export type FirstAnswerOutcome =
-  | { kind: 'answered'; answer: FirstAnswer }
-  | { kind: 'timeout' }
-  | { kind: 'closed' };
+  { kind: 'answered'; answer: FirstAnswer } | { kind: 'timeout' } | { kind: 'closed' };
 
 /**
  * Starts the transaction's workflow (or joins it, when it already runs) and waits at most `timeoutMs` for

@@ -1,4 +1,11 @@
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config';
 import type { Db } from '../db/client';
@@ -45,3 +52,18 @@ export async function createWorker(options: {
 }
 
 export { NativeConnection };
+
+let runtimeInstalled = false;
+
+/** Sends the Temporal SDK's own logs (warnings and up) through our JSON logger. */
+export function installRuntime(log: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: new DefaultLogger('WARN', (entry) => {
+      const fields = { ...entry.meta, sdk: true };
+      if (entry.level === 'ERROR') log.error(fields, entry.message);
+      else log.warn(fields, entry.message);
+    }),
+  });
+}

@@ -55,7 +55,8 @@ export async function createTransaction(deps: CreateDeps, request: CreateRequest
     args: request.args(transactionId),
     searchAttributes: searchAttributesFor(request),
     timeoutMs: deps.firstAnswerTimeoutMs,
-    onLateError: (error) => deps.log.error({ err: error, transactionId }, 'workflow start failed after the deadline'),
+    onLateError: (error) =>
+      deps.log.error({ err: error, transactionId }, 'workflow start failed after the deadline'),
   });
   if (outcome.kind === 'timeout') deps.log.warn({ transactionId }, 'no first answer within the deadline');
   const row = await findTransaction(deps.db, transactionId);
@@ -129,8 +130,14 @@ export async function lookupTransaction(
   id: string,
 ): Promise<TransactionRow | undefined> {
   const scope = and(eq(transactions.merchantId, merchantId), eq(transactions.mode, mode));
-  const [byId] = await db.select().from(transactions).where(and(scope, eq(transactions.id, id)));
+  const [byId] = await db
+    .select()
+    .from(transactions)
+    .where(and(scope, eq(transactions.id, id)));
   if (byId) return byId;
-  const [byOrder] = await db.select().from(transactions).where(and(scope, eq(transactions.orderId, id)));
+  const [byOrder] = await db
+    .select()
+    .from(transactions)
+    .where(and(scope, eq(transactions.orderId, id)));
   return byOrder;
 }

@@ -64,7 +64,9 @@ export function transactionBody(row: TransactionRow): TransactionBody {
   return {
     status: row.status,
     message: row.message,
-    ...(row.redirectUrl && !['SUCCESS', 'FAILED', 'BLOCKED'].includes(row.status) ? { redirect_url: row.redirectUrl } : {}),
+    ...(row.redirectUrl && !['SUCCESS', 'FAILED', 'BLOCKED'].includes(row.status)
+      ? { redirect_url: row.redirectUrl }
+      : {}),
     data: transactionData(row),
   };
 }

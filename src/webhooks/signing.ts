@@ -6,7 +6,9 @@ import { createHmac } from 'node:crypto';
  */
 export function webhookHeaders(body: string, secret: string, eventId: string, timestampSeconds: number) {
   const hash = createHmac('sha256', secret).update(body, 'utf8').digest('hex');
-  const signature = createHmac('sha256', secret).update(`${eventId}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+  const signature = createHmac('sha256', secret)
+    .update(`${eventId}.${timestampSeconds}.${body}`, 'utf8')
+    .digest('base64');
   return {
     'content-type': 'application/json',
     'fs-webhook-hash': hash,

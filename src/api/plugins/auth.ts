@@ -33,7 +33,8 @@ export function authenticate(options: AuthOptions) {
     const key = match[1]!;
     const keyHash = hashSecretKey(key);
     const decision = await takeToken(options.db, `key:${keyHash}`, options.ratePerSecond, options.burst);
-    if (!decision.allowed) throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
+    if (!decision.allowed)
+      throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
     let merchant = cache.get(keyHash);
     if (merchant === undefined) {
       merchant = (await findMerchantBySecretKey(options.db, key)) ?? null;

@@ -17,7 +17,11 @@ export function decryptBody(options: { db: Db; masterKey: string }) {
     const payload = isPlainObject(body) ? body.payload : undefined;
     if (typeof payload !== 'string' || payload.length === 0) {
       throw validationError({
-        payload: [payload === undefined || payload === '' ? 'The payload field is required.' : 'The payload field must be a string.'],
+        payload: [
+          payload === undefined || payload === ''
+            ? 'The payload field is required.'
+            : 'The payload field must be a string.',
+        ],
       });
     }
     const merchantId = request.merchant.merchantId;

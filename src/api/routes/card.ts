@@ -14,7 +14,13 @@ import {
   terminalId,
   text,
 } from '../fields';
-import { cardFields, checkCardExpiry, checkMerchantUrls, checkTerminal, requestHash } from '../transaction-input';
+import {
+  cardFields,
+  checkCardExpiry,
+  checkMerchantUrls,
+  checkTerminal,
+  requestHash,
+} from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
 import { summarizeCard, vaultCard } from '../../cards';
 import type { CardPaymentInput } from '../../temporal/contracts';

@@ -4,7 +4,10 @@ import { listPayinCurrencies } from '../../catalogue';
 import { country, decimalAmount, parseInput } from '../fields';
 import type { AppDeps } from '../app';
 
-const CurrenciesRequest = z.object({ country: country('country', 'alpha2'), amount: decimalAmount('amount') });
+const CurrenciesRequest = z.object({
+  country: country('country', 'alpha2'),
+  amount: decimalAmount('amount'),
+});
 
 export async function currencyRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post('/api/v1/:mode/crypto/currencies', { onRequest: app.authenticate }, async (request) => {

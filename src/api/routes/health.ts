@@ -12,7 +12,11 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     ]);
     const [postgres, temporal] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unavailable'));
     const ready = postgres === 'ok' && temporal === 'ok';
-    if (!ready) request.log.warn({ checks: checks.map((c) => (c.status === 'rejected' ? String(c.reason) : 'ok')) }, 'not ready');
+    if (!ready)
+      request.log.warn(
+        { checks: checks.map((c) => (c.status === 'rejected' ? String(c.reason) : 'ok')) },
+        'not ready',
+      );
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', postgres, temporal });
   });
 }

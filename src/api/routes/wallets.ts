@@ -14,7 +14,12 @@ export async function walletRoutes(app: FastifyInstance, deps: AppDeps): Promise
       .orderBy(asc(wallets.currency), asc(wallets.createdAt));
     return {
       message: 'Wallets retrieved successfully.',
-      data: rows.map((w) => ({ wallet_id: w.id, currency: w.currency, amount: new JsonNumber(w.available.toString()), status: w.status })),
+      data: rows.map((w) => ({
+        wallet_id: w.id,
+        currency: w.currency,
+        amount: new JsonNumber(w.available.toString()),
+        status: w.status,
+      })),
     };
   });
 }

@@ -55,7 +55,10 @@ export const transactions = pgTable(
     chargeback: boolean('chargeback').notNull().default(false),
     chargebackAt: timestamp('chargeback_at', { withTimezone: true }),
     /** Kind-specific fields (ramp quote, crypto settlement...), exact decimals as strings. */
-    details: jsonb('details').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    details: jsonb('details')
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -80,4 +83,3 @@ export const cardVault = pgTable('card_vault', {
   cvvExpiresAt: timestamp('cvv_expires_at', { withTimezone: true }),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });
-

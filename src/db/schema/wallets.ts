@@ -12,11 +12,18 @@ export const wallets = pgTable(
       .references(() => merchants.id),
     mode: text('mode', { enum: ['test', 'live'] }).notNull(),
     currency: text('currency').notNull(),
-    available: bigint('available', { mode: 'bigint' }).notNull().default(sql`0`),
-    status: text('status', { enum: ['Active', 'Inactive'] }).notNull().default('Active'),
+    available: bigint('available', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
+    status: text('status', { enum: ['Active', 'Inactive'] })
+      .notNull()
+      .default('Active'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('wallets_merchant_idx').on(t.merchantId, t.mode), check('wallets_available_nonnegative', sql`${t.available} >= 0`)],
+  (t) => [
+    index('wallets_merchant_idx').on(t.merchantId, t.mode),
+    check('wallets_available_nonnegative', sql`${t.available} >= 0`),
+  ],
 );
 
 /** Append-only. One entry per (reference, step): a retried step can never apply twice. */

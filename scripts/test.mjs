@@ -1,0 +1,30 @@
+// `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
+// server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check
+// and every test.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { ensureDependencies } from './deps.mjs';
+import { ensureChromium, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
+
+await ensureDependencies();
+const env = { ...process.env };
+if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
+env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
+const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
+if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
+
+const steps = [
+  ['lint', ['npx', 'eslint', '.']],
+  ['typecheck', ['npx', 'tsc', '--noEmit']],
+  ['format', ['npx', 'prettier', '--check', '.']],
+  ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
+  ['tests', ['npx', 'vitest', 'run', ...process.argv.slice(2)]],
+];
+for (const [name, [command, ...args]] of steps) {
+  process.stdout.write(`\n== ${name} ==\n`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  if (result.status !== 0) {
+    process.stderr.write(`\n${name} failed\n`);
+    process.exit(result.status ?? 1);
+  }
+}

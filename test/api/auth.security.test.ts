@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
+
+let env: TestEnv;
+let merchant: MerchantClient;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  merchant = merchantClient(env.app, await env.createMerchant());
+});
+afterAll(() => env?.close());
+
+const endpoints: { method: 'GET' | 'POST'; url: (mode: string) => string }[] = [
+  { method: 'POST', url: (m) => `/api/v1/${m}/crypto/currencies` },
+  { method: 'POST', url: (m) => `/api/v1/${m}/card` },
+  { method: 'GET', url: (m) => `/api/${m}/status/PAnothing` },
+  { method: 'GET', url: () => `/api/v1/wallet` },
+];
+
+describe('bearer authentication on every merchant endpoint', () => {
+  it.each(endpoints)('$method $url answers 401 without a token', async ({ method, url }) => {
+    const response = await env.app.inject({
+      method,
+      url: url('test'),
+      payload: method === 'POST' ? {} : undefined,
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ message: 'Authentication token is missing.' });
+  });
+
+  it.each(endpoints)('$method $url answers 401 for an unknown key', async ({ method, url }) => {
+    const response = await env.app.inject({
+      method,
+      url: url('test'),
+      headers: { authorization: 'Bearer PA_TEST_notARealKeyAtAllxxxxxxxxxxxxxxxxxxxx' },
+      payload: method === 'POST' ? {} : undefined,
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ message: 'Invalid Secret Key.' });
+  });
+
+  it.each(endpoints.filter((e) => e.url('live').includes('/live/')))(
+    '$method $url refuses a test key on the live path',
+    async ({ method, url }) => {
+      const response = await env.app.inject({
+        method,
+        url: url('live'),
+        headers: { authorization: `Bearer ${merchant.key('test')}` },
+        payload: method === 'POST' ? {} : undefined,
+      });
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toEqual({ message: 'Invalid Secret Key.' });
+    },
+  );
+
+  it('refuses a live key on a test path', async () => {
+    const response = await merchant.post('/api/v1/test/card', cardRequest(), { key: merchant.key('live') });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ message: 'Invalid Secret Key.' });
+  });
+
+  it('treats a malformed Authorization header as a missing token', async () => {
+    const response = await env.app.inject({
+      method: 'GET',
+      url: '/api/v1/wallet',
+      headers: { authorization: 'Basic abc' },
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().message).toBe('Authentication token is missing.');
+  });
+
+  it('answers 404 Not Found for an unknown mode or route', async () => {
+    for (const url of ['/api/v1/prod/card', '/api/v1/test/nothing-here']) {
+      const response = await env.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${merchant.key('test')}` },
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ message: 'Not Found.' });
+    }
+  });
+
+  it('keeps an old key working through the rotation overlap, and stops it after', async () => {
+    const { rotateMerchantKeys } = await import('../../src/merchants');
+    const credentials = await env.createMerchant();
+    const before = credentials.test_secret_key;
+    const rotated = await rotateMerchantKeys(
+      env.database.db,
+      env.config.MASTER_KEY,
+      credentials.merchant_id,
+      1,
+    );
+    const wallet = (key: string) =>
+      env.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: { authorization: `Bearer ${key}` } });
+    expect((await wallet(before)).statusCode).toBe(200);
+    expect((await wallet(rotated.test_secret_key)).statusCode).toBe(200);
+
+    const again = await rotateMerchantKeys(
+      env.database.db,
+      env.config.MASTER_KEY,
+      credentials.merchant_id,
+      0,
+    );
+    // The auth cache holds answers for a few seconds; a new key is never cached as invalid.
+    expect((await wallet(again.test_secret_key)).statusCode).toBe(200);
+    const { sql } = await import('drizzle-orm');
+    const expired = await env.database.db.execute(
+      sql`select count(*)::int as n from secret_keys where merchant_id = ${credentials.merchant_id} and expires_at <= now()`,
+    );
+    expect((expired.rows[0] as { n: number }).n).toBe(4);
+  });
+});
+
+describe('rate limiting', () => {
+  it('answers 429 with Retry-After once a key spends its burst', async () => {
+    const limited = await startTestEnv({ RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '3' });
+    try {
+      const client = merchantClient(limited.app, await limited.createMerchant());
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await client.get('/api/v1/wallet')).statusCode);
+      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+      const refused = await client.get('/api/v1/wallet');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual({ message: 'Too Many Attempts.' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      const other = merchantClient(limited.app, await limited.createMerchant());
+      expect((await other.get('/api/v1/wallet')).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});

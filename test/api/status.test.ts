@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
+
+let env: TestEnv;
+let alice: MerchantClient;
+let bob: MerchantClient;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  alice = merchantClient(env.app, await env.createMerchant());
+  bob = merchantClient(env.app, await env.createMerchant());
+});
+afterAll(() => env?.close());
+
+describe('GET /api/{mode}/status/{id}', () => {
+  it('finds a transaction by transaction id and by order id, right after create (API -> workflow -> Postgres)', async () => {
+    const created = await alice.post('/api/v1/test/card', cardRequest({ order_id: 'status-1' }));
+    expect(created.statusCode).toBe(200);
+    const id = created.json().data.transaction_id;
+    expect(id).toMatch(/^PA[A-Za-z0-9_-]{20,}$/);
+
+    for (const key of [id, 'status-1']) {
+      const response = await alice.get(`/api/test/status/${key}`);
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({
+        status: 'SUCCESS',
+        message: 'Transaction processed successfully.',
+        data: {
+          amount: 1050,
+          currency: 'USD',
+          order_id: 'status-1',
+          transaction_id: id,
+          customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
+          refund: { status: false, refund_date: null },
+          chargeback: { status: false, chargeback_date: null },
+          descriptor: 'SANDBOX*PRIMARY',
+          is_card_WL: false,
+        },
+      });
+    }
+  });
+
+  it('answers 404 for an unknown id', async () => {
+    const response = await alice.get('/api/test/status/PAunknownunknownunknown');
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ message: 'Transaction not found.' });
+  });
+
+  it("never shows another merchant's transaction, by transaction id or order id", async () => {
+    const created = await alice.post('/api/v1/test/card', cardRequest({ order_id: 'private-order' }));
+    const id = created.json().data.transaction_id;
+    for (const key of [id, 'private-order']) {
+      const response = await bob.get(`/api/test/status/${key}`);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ message: 'Transaction not found.' });
+    }
+  });
+
+  it('never shows a test transaction on the live path', async () => {
+    const created = await alice.post('/api/v1/test/card', cardRequest({ order_id: 'test-only' }));
+    const id = created.json().data.transaction_id;
+    for (const key of [id, 'test-only']) {
+      const response = await alice.get(`/api/live/status/${key}`);
+      expect(response.statusCode).toBe(404);
+    }
+  });
+});
+
+describe('GET /api/v1/wallet', () => {
+  it("lists the calling mode's wallets with available balances", async () => {
+    const response = await alice.get('/api/v1/wallet');
+    expect(response.statusCode).toBe(200);
+    const data = response.json().data;
+    expect(data).toHaveLength(2);
+    expect(data.map((w: { currency: string }) => w.currency)).toEqual(['EUR', 'USD']);
+    for (const wallet of data) {
+      expect(wallet).toMatchObject({ amount: 1_000_000, status: 'Active' });
+      expect(alice.credentials.wallets.find((w) => w.wallet_id === wallet.wallet_id)?.mode).toBe('test');
+    }
+    const live = await alice.get('/api/v1/wallet', { key: alice.key('live') });
+    const liveIds = live.json().data.map((w: { wallet_id: string }) => w.wallet_id);
+    expect(
+      liveIds.every(
+        (id: string) => alice.credentials.wallets.find((w) => w.wallet_id === id)?.mode === 'live',
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('health', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await env.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    const ready = await env.app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ok', postgres: 'ok', temporal: 'ok' });
+  });
+});

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../src/config';
+import { createDatabase, type Database } from '../../src/db/client';
+import { buildApp } from '../../src/api/app';
+import { loggerOptions } from '../../src/log';
+import { createActivities, type ActivityDeps } from '../../activities/index';
+import { payloadCodec } from '../../src/temporal/client';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants';
+import { withDatabase } from './global-setup';
+
+export interface TestEnv {
+  config: Config;
+  database: Database;
+  app: FastifyInstance;
+  client: Client;
+  worker: Worker;
+  /** Every log line the API and activities wrote, for checking what never reaches logs. */
+  logs: string[];
+  createMerchant(options?: {
+    wallets?: { currency: string; amount: bigint }[];
+  }): Promise<MerchantCredentials>;
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A fresh database copied from the migrated template. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const adminUrl = inject('adminDatabaseUrl');
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${inject('templateDatabase')}`);
+  await admin.end();
+  return {
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: 'postgres://unused',
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    PAYLOAD_KEYS: `test1:${randomBytes(32).toString('hex')}`,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `test-${randomBytes(6).toString('hex')}`,
+    LOG_LEVEL: 'info',
+    BASE_URL: 'http://payments.test',
+    ...overrides,
+  });
+}
+
+/** Database, worker on its own task queue, and the Fastify app: the whole service for one test file. */
+export async function startTestEnv(
+  overrides: Record<string, string> = {},
+  activityOverrides: Partial<ActivityDeps> = {},
+): Promise<TestEnv> {
+  const testDb = await createTestDatabase();
+  const config = testConfig({ DATABASE_URL: testDb.url, ...overrides });
+  const database = createDatabase(config.DATABASE_URL, 5);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const log = pino(loggerOptions(config.LOG_LEVEL), sink);
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, dataConverter: { payloadCodecs: [payloadCodec(config)] } });
+  const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+
+  const makeWorker = () =>
+    Worker.create({
+      connection: nativeConnection,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: createActivities({ db: database.db, config, ...activityOverrides }),
+      dataConverter: { payloadCodecs: [payloadCodec(config)] },
+    });
+  let worker = await makeWorker();
+  let running: Promise<void> | undefined = worker.run();
+
+  const app = await buildApp({ config, db: database.db, temporal: client, log });
+  await app.ready();
+
+  const env: TestEnv = {
+    config,
+    database,
+    app,
+    client,
+    get worker() {
+      return worker;
+    },
+    logs,
+    createMerchant: (options = {}) =>
+      createMerchant(database.db, config.MASTER_KEY, {
+        name: 'Test merchant',
+        wallets: options.wallets ?? [
+          { currency: 'USD', amount: 1_000_000n },
+          { currency: 'EUR', amount: 1_000_000n },
+        ],
+        terminals: SANDBOX_TERMINALS,
+      }),
+    async stopWorker() {
+      if (!running) return;
+      worker.shutdown();
+      await running;
+      running = undefined;
+    },
+    async startWorker() {
+      if (running) return;
+      worker = await makeWorker();
+      running = worker.run();
+    },
+    async close() {
+      await app.close();
+      await env.stopWorker();
+      await nativeConnection.close();
+      await connection.close();
+      await database.close();
+      await testDb.drop();
+    },
+  };
+  return env;
+}
