@@ -21,6 +21,8 @@ import { statusRoutes } from './routes/status';
 import { walletRoutes } from './routes/wallets';
 import { pruneBuckets } from './rate-limit';
 import { cardRoutes } from './routes/card';
+import { cardCheckoutRoutes } from './routes/card-checkout';
+import { parseForm, type PageDeps } from './pages/hosted';
 import type { CreateDeps } from '../transactions/create';
 
 export interface AppDeps {
@@ -71,6 +73,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done(new ApiError('MALFORMED_JSON'), undefined);
     }
   });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => done(null, parseForm(String(body))),
+  );
   app.setReplySerializer((payload) => stringifyExact(payload));
 
   registerErrorHandling(app);
@@ -103,7 +110,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   };
   await app.register(async (scope) => healthRoutes(scope, deps));
+  const pageDeps: PageDeps = {
+    db: deps.db,
+    temporal: deps.temporal,
+    masterKey: config.MASTER_KEY,
+    ratePerSecond: config.PAGE_RATE_LIMIT_PER_SECOND,
+    burst: config.PAGE_RATE_LIMIT_BURST,
+  };
   await app.register(async (scope) => cardRoutes(scope, routeDeps));
+  await app.register(async (scope) => cardCheckoutRoutes(scope, pageDeps));
   await app.register(async (scope) => currencyRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
   await app.register(async (scope) => walletRoutes(scope, deps));

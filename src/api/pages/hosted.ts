@@ -1,0 +1,165 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { and, eq } from 'drizzle-orm';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type { Db } from '../../db/client';
+import { transactions } from '../../db/schema/index';
+import { ApiError } from '../../errors';
+import { hostedDecisionUpdate, type HostedDecision, type TransactionKind } from '../../temporal/contracts';
+import { takeToken } from '../rate-limit';
+import { escapeHtml, newNonce, renderPage } from './layout';
+import type { TransactionRow } from '../../transactions/view';
+
+const CSRF_COOKIE = 'pa_csrf';
+
+export interface PageDeps {
+  db: Db;
+  temporal: Client;
+  masterKey: string;
+  ratePerSecond: number;
+  burst: number;
+}
+
+/** Per client address, so a page cannot be hammered. */
+export async function limitPageRate(deps: PageDeps, request: FastifyRequest): Promise<void> {
+  const decision = await takeToken(deps.db, `page:${request.ip}`, deps.ratePerSecond, deps.burst);
+  if (!decision.allowed)
+    throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
+}
+
+export async function findHostedTransaction(
+  db: Db,
+  mode: string,
+  kind: TransactionKind | TransactionKind[],
+  id: string,
+): Promise<TransactionRow | undefined> {
+  if (mode !== 'test' && mode !== 'live') return undefined;
+  const [row] = await db
+    .select()
+    .from(transactions)
+    .where(and(eq(transactions.id, id), eq(transactions.mode, mode)));
+  const kinds = Array.isArray(kind) ? kind : [kind];
+  return row && kinds.includes(row.kind) ? row : undefined;
+}
+
+function csrfToken(masterKey: string, transactionId: string, nonce: string): string {
+  return createHmac('sha256', Buffer.from(masterKey, 'hex'))
+    .update(`csrf:${transactionId}:${nonce}`)
+    .digest('base64url');
+}
+
+/** Double-submit CSRF: a random cookie bound to the transaction by an HMAC carried in the form. */
+export function issueCsrf(
+  reply: FastifyReply,
+  masterKey: string,
+  transactionId: string,
+  path: string,
+): string {
+  const nonce = newNonce();
+  void reply.header(
+    'set-cookie',
+    `${CSRF_COOKIE}=${nonce}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=86400${path.startsWith('https') ? '; Secure' : ''}`,
+  );
+  return csrfToken(masterKey, transactionId, nonce);
+}
+
+export function verifyCsrf(
+  request: FastifyRequest,
+  masterKey: string,
+  transactionId: string,
+  token: unknown,
+): boolean {
+  const cookie = (request.headers.cookie ?? '')
+    .split(';')
+    .map((part) => part.trim().split('='))
+    .find(([name]) => name === CSRF_COOKIE)?.[1];
+  if (!cookie || typeof token !== 'string') return false;
+  const expected = Buffer.from(csrfToken(masterKey, transactionId, cookie));
+  const given = Buffer.from(token);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** The merchant's return address with the outcome added as query parameters. */
+export function merchantReturnUrl(row: TransactionRow): string | undefined {
+  if (!row.merchantRedirectUrl) return undefined;
+  const url = new URL(row.merchantRedirectUrl);
+  url.searchParams.set('transaction_id', row.id);
+  if (row.orderId) url.searchParams.set('order_id', row.orderId);
+  url.searchParams.set('status', row.status);
+  return url.toString();
+}
+
+export function sendPage(
+  reply: FastifyReply,
+  page: { html: string; csp: string },
+  status = 200,
+): FastifyReply {
+  return reply
+    .status(status)
+    .header('content-security-policy', page.csp)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .type('text/html; charset=utf-8')
+    .send(page.html);
+}
+
+export function notFoundPage(reply: FastifyReply): FastifyReply {
+  return sendPage(reply, renderPage({ title: 'Not found', body: '<h1>Transaction not found</h1>' }), 404);
+}
+
+/** Shows where a transaction ended, with the way back to the merchant. */
+export function finalStatePage(reply: FastifyReply, row: TransactionRow): FastifyReply {
+  const back = merchantReturnUrl(row);
+  return sendPage(
+    reply,
+    renderPage({
+      title: 'Payment status',
+      body: `<h1>Payment status</h1>
+<p class="status ${escapeHtml(row.status)}">${escapeHtml(row.status)}</p>
+<p>${escapeHtml(row.message)}</p>
+${back ? `<div class="actions"><a class="button neutral" href="${escapeHtml(back)}">Return to the merchant</a></div>` : ''}`,
+    }),
+  );
+}
+
+export function originOf(url: string | null): string[] {
+  if (!url) return [];
+  try {
+    return [new URL(url).origin];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Hands the customer's answer to the transaction's workflow. False when the workflow takes no answer any
+ * more (already answered, ended, or never waiting): the caller then shows the state as it is.
+ */
+export async function submitDecision(
+  temporal: Client,
+  transactionId: string,
+  decision: HostedDecision,
+): Promise<boolean> {
+  try {
+    await temporal.workflow
+      .getHandle(transactionId)
+      .executeUpdate(hostedDecisionUpdate, { args: [decision] });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError) return false;
+    if (
+      error instanceof Error &&
+      /not found|already completed|workflow execution.*(completed|closed)/i.test(error.message)
+    ) {
+      return false;
+    }
+    throw error;
+  }
+}
+
+/** Parses `application/x-www-form-urlencoded` bodies for the hosted pages' forms. */
+export function parseForm(body: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(body));
+}

@@ -1,0 +1,40 @@
+import { asc, eq } from 'drizzle-orm';
+import { ledgerEntries, wallets } from '../db/schema/index';
+import type { Command } from './index';
+import { CliError } from './errors';
+
+export const commands: Record<string, Command> = {
+  /** Prints a wallet's ledger entries and the balance they add up to. */
+  async statement(ctx, argv) {
+    const walletId = argv.find((a) => !a.startsWith('--'));
+    const json = argv.includes('--json');
+    if (!walletId) throw new CliError('usage: wallets statement WALLET_ID [--json]');
+    const [wallet] = await ctx.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+    if (!wallet) throw new CliError(`Wallet ${walletId} not found.`);
+    const entries = await ctx.database.db
+      .select()
+      .from(ledgerEntries)
+      .where(eq(ledgerEntries.walletId, walletId))
+      .orderBy(asc(ledgerEntries.id));
+    const total = entries.reduce((sum, e) => sum + e.amount, 0n);
+    const statement = {
+      wallet_id: wallet.id,
+      mode: wallet.mode,
+      currency: wallet.currency,
+      entries: entries.map((e) => ({
+        at: e.createdAt.toISOString(),
+        reference: e.reference,
+        step: e.step,
+        amount: e.amount.toString(),
+      })),
+      ledger_total: total.toString(),
+      available: wallet.available.toString(),
+    };
+    if (json) return ctx.print(statement, true);
+    const lines = [`Wallet ${wallet.id} (${wallet.mode}, ${wallet.currency})`];
+    for (const e of statement.entries)
+      lines.push(`  ${e.at}  ${e.step.padEnd(8)} ${e.amount.padStart(16)}  ${e.reference}`);
+    lines.push(`  ledger total: ${statement.ledger_total}   available: ${statement.available}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  },
+};
