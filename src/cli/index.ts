@@ -261,5 +261,5 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  runCli(process.argv.slice(2)).then((code) => process.exit(code));
+  void runCli(process.argv.slice(2)).then((code) => process.exit(code));
 }
