@@ -1,0 +1,46 @@
+import type { Db } from '../../src/db/client';
+import { transactions } from '../../src/db/schema/index';
+import { newTransactionId } from '../../src/crypto/secrets';
+import { summarizeCard, vaultCard } from '../../src/cards';
+import type { CardPaymentInput } from '../../src/temporal/contracts';
+import type { MerchantCredentials } from '../../src/merchants';
+
+/** What the card route writes before it starts a workflow: the claim row and the vaulted card. */
+export async function insertCardTransaction(
+  db: Db,
+  masterKey: string,
+  merchant: MerchantCredentials,
+  options: { pan: string; webhookUrl?: string; challengeTimeoutSeconds?: number },
+): Promise<CardPaymentInput> {
+  const transactionId = newTransactionId();
+  const card = summarizeCard(options.pan, masterKey);
+  await db.transaction(async (tx) => {
+    await tx.insert(transactions).values({
+      id: transactionId,
+      merchantId: merchant.merchant_id,
+      mode: 'test',
+      kind: 'card',
+      requestHash: 'fixture',
+      message: 'Transaction is being processed.',
+      amountMinor: 1050n,
+      currency: 'USD',
+      customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
+      merchantRedirectUrl: 'https://merchant.example/return',
+      webhookUrl: options.webhookUrl ?? null,
+      cardBin: card.bin,
+      cardLast4: card.last4,
+      cardFingerprint: card.fingerprint,
+    });
+    await vaultCard(tx, masterKey, transactionId, { pan: options.pan, expiryMonth: '12', expiryYear: '2099', cvv: '123' }, 3600);
+  });
+  return {
+    transactionId,
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    amountMinor: '1050',
+    currency: 'USD',
+    card,
+    challengeTimeoutSeconds: options.challengeTimeoutSeconds ?? 15 * 60,
+    hostedPageUrl: `http://payments.test/api/v1/test/card/checkout/${transactionId}`,
+  };
+}

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { insertCardTransaction } from '../helpers/fixtures';
+import { cardVault, transactions } from '../../src/db/schema/index';
+import { cardPayment } from '../../workflows/card-payment';
+import type { MerchantCredentials } from '../../src/merchants';
+
+let ts: TimeSkippingEnv;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  ts = await startTimeSkipping();
+  merchant = await ts.createMerchant();
+});
+afterAll(() => ts?.close());
+
+describe('card payment workflow (time-skipping)', () => {
+  it('fails a 3DS challenge nobody answers after 15 minutes with "Transaction abandoned."', async () => {
+    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, { pan: '4111111111111111' });
+    const startedAt = Date.now();
+    const result = await ts.withWorker(() =>
+      ts.env.client.workflow.execute(cardPayment, { workflowId: input.transactionId, taskQueue: ts.taskQueue, args: [input] }),
+    );
+    expect(result).toEqual({ status: 'FAILED', message: 'Transaction abandoned.' });
+    expect(Date.now() - startedAt).toBeLessThan(60_000);
+
+    const [row] = await ts.database.db.select().from(transactions).where(eq(transactions.id, input.transactionId));
+    expect(row).toMatchObject({ status: 'FAILED', message: 'Transaction abandoned.', descriptor: 'SANDBOX*PRIMARY' });
+    const vault = await ts.database.db.select().from(cardVault).where(eq(cardVault.transactionId, input.transactionId));
+    expect(vault).toEqual([]);
+  });
+
+  it('honours a configured challenge timeout', async () => {
+    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+      pan: '5555555555554444',
+      challengeTimeoutSeconds: 120,
+    });
+    const handle = await ts.env.client.workflow.start(cardPayment, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    const result = await ts.withWorker(() => handle.result());
+    expect(result.status).toBe('FAILED');
+    const history = await handle.fetchHistory();
+    const timer = history.events?.find((e) => e.timerStartedEventAttributes);
+    expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(120);
+  });
+});
