@@ -31,7 +31,13 @@ export async function insertCardTransaction(
       cardLast4: card.last4,
       cardFingerprint: card.fingerprint,
     });
-    await vaultCard(tx, masterKey, transactionId, { pan: options.pan, expiryMonth: '12', expiryYear: '2099', cvv: '123' }, 3600);
+    await vaultCard(
+      tx,
+      masterKey,
+      transactionId,
+      { pan: options.pan, expiryMonth: '12', expiryYear: '2099', cvv: '123' },
+      3600,
+    );
   });
   return {
     transactionId,

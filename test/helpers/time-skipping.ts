@@ -19,7 +19,7 @@ export interface TimeSkippingEnv {
   database: Database;
   taskQueue: string;
   createMerchant(): Promise<MerchantCredentials>;
-  /** Runs `fn` while a worker with the real activities polls the task queue. */
+  /** Runs `fn`; a worker with the real activities polls the task queue for the whole file. */
   withWorker<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -43,6 +43,15 @@ export async function startTimeSkipping(
   });
   await registerSearchAttributes(env);
   const database = createDatabase(config.DATABASE_URL, 5);
+  // One worker for the whole file: a worker stopped mid-file would strand workflow tasks on its sticky queue.
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities: createActivities({ db: database.db, config, ...activityOverrides }),
+    dataConverter: { payloadCodecs: [payloadCodec(config)] },
+  });
+  const running = worker.run();
   return {
     env,
     config,
@@ -57,17 +66,10 @@ export async function startTimeSkipping(
         ],
         terminals: SANDBOX_TERMINALS,
       }),
-    async withWorker(fn) {
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: { codePath: inject('workflowBundlePath') },
-        activities: createActivities({ db: database.db, config, ...activityOverrides }),
-        dataConverter: { payloadCodecs: [payloadCodec(config)] },
-      });
-      return worker.runUntil(fn());
-    },
+    withWorker: (fn) => fn(),
     async close() {
+      worker.shutdown();
+      await running;
       await env.teardown();
       await database.close();
       await testDb.drop();

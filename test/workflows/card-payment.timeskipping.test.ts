@@ -17,17 +17,33 @@ afterAll(() => ts?.close());
 
 describe('card payment workflow (time-skipping)', () => {
   it('fails a 3DS challenge nobody answers after 15 minutes with "Transaction abandoned."', async () => {
-    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, { pan: '4111111111111111' });
+    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+      pan: '4111111111111111',
+    });
     const startedAt = Date.now();
     const result = await ts.withWorker(() =>
-      ts.env.client.workflow.execute(cardPayment, { workflowId: input.transactionId, taskQueue: ts.taskQueue, args: [input] }),
+      ts.env.client.workflow.execute(cardPayment, {
+        workflowId: input.transactionId,
+        taskQueue: ts.taskQueue,
+        args: [input],
+      }),
     );
     expect(result).toEqual({ status: 'FAILED', message: 'Transaction abandoned.' });
     expect(Date.now() - startedAt).toBeLessThan(60_000);
 
-    const [row] = await ts.database.db.select().from(transactions).where(eq(transactions.id, input.transactionId));
-    expect(row).toMatchObject({ status: 'FAILED', message: 'Transaction abandoned.', descriptor: 'SANDBOX*PRIMARY' });
-    const vault = await ts.database.db.select().from(cardVault).where(eq(cardVault.transactionId, input.transactionId));
+    const [row] = await ts.database.db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.id, input.transactionId));
+    expect(row).toMatchObject({
+      status: 'FAILED',
+      message: 'Transaction abandoned.',
+      descriptor: 'SANDBOX*PRIMARY',
+    });
+    const vault = await ts.database.db
+      .select()
+      .from(cardVault)
+      .where(eq(cardVault.transactionId, input.transactionId));
     expect(vault).toEqual([]);
   });
 

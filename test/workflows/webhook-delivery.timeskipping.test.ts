@@ -1,0 +1,131 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { asc, eq } from 'drizzle-orm';
+import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { insertCardTransaction } from '../helpers/fixtures';
+import { webhookAttempts, webhookEvents } from '../../src/db/schema/index';
+import { cardPayment } from '../../workflows/card-payment';
+import { webhookDelivery } from '../../workflows/webhook-delivery';
+import { workflowIds } from '../../src/temporal/contracts';
+import type { MerchantCredentials } from '../../src/merchants';
+
+let ts: TimeSkippingEnv;
+let merchant: MerchantCredentials;
+let receiver: Server;
+let answers: number[] = [];
+let received = 0;
+
+// A fresh test server per test: the Java server's time-skipping lock does not always recover between
+// workflows that complete while no client awaits them.
+beforeEach(async () => {
+  ts = await startTimeSkipping();
+  merchant = await ts.createMerchant();
+});
+afterEach(() => ts?.close());
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    request.resume();
+    received += 1;
+    response.statusCode = answers.shift() ?? 500;
+    response.end();
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+});
+afterAll(() => {
+  receiver?.close();
+});
+
+const receiverUrl = () => {
+  const address = receiver.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
+};
+
+async function paidTransactionWithWebhook(): Promise<string> {
+  const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+    pan: '4242424242424242',
+    webhookUrl: receiverUrl(),
+  });
+  await ts.withWorker(() =>
+    ts.env.client.workflow.execute(cardPayment, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    }),
+  );
+  const [event] = await ts.database.db
+    .select()
+    .from(webhookEvents)
+    .where(eq(webhookEvents.transactionId, input.transactionId));
+  return event!.id;
+}
+
+describe('webhook delivery workflow (time-skipping)', () => {
+  it('retries on the whole schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then every 10 h) and gives up after 3 days', async () => {
+    answers = [];
+    received = 0;
+    const eventId = await paidTransactionWithWebhook();
+    const handle = ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0));
+    const started = Date.now();
+    const outcome = await ts.withWorker(() => handle.result());
+    expect(outcome).toBe('undelivered');
+    expect(Date.now() - started).toBeLessThan(60_000);
+
+    const history = await handle.fetchHistory();
+    const timers = (history.events ?? [])
+      .filter((e) => e.timerStartedEventAttributes)
+      .map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
+    expect(timers).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000, 36000, 36000]);
+
+    const attempts = await ts.database.db
+      .select()
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.eventId, eventId))
+      .orderBy(asc(webhookAttempts.attempt));
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(attempts.every((a) => a.httpStatus === 500 && a.error === 'HTTP 500' && a.latencyMs >= 0)).toBe(
+      true,
+    );
+    expect(received).toBe(12);
+    const [event] = await ts.database.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId));
+    expect(event).toMatchObject({ status: 'undelivered', attempts: 12, deliveredAt: null });
+  });
+
+  it('stops at the first 2xx and records the event as delivered', async () => {
+    answers = [503, 502, 204];
+    received = 0;
+    const eventId = await paidTransactionWithWebhook();
+    const outcome = await ts.withWorker(() =>
+      ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).result(),
+    );
+    expect(outcome).toBe('delivered');
+    expect(received).toBe(3);
+    const [event] = await ts.database.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId));
+    expect(event).toMatchObject({ status: 'delivered', attempts: 3 });
+  });
+
+  it('records an unreachable receiver as a failed attempt, not a crash', async () => {
+    const eventId = await paidTransactionWithWebhook();
+    await ts.database.db
+      .update(webhookEvents)
+      .set({ url: 'http://127.0.0.1:9/closed' })
+      .where(eq(webhookEvents.id, eventId));
+    const outcome = await ts.withWorker(() =>
+      ts.env.client.workflow.execute(webhookDelivery, {
+        workflowId: `${eventId}-manual`,
+        taskQueue: ts.taskQueue,
+        args: [{ eventId, run: 1, delaysSeconds: [5], windowSeconds: 12 }],
+      }),
+    );
+    expect(outcome).toBe('undelivered');
+    const attempts = await ts.database.db
+      .select()
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.eventId, eventId));
+    expect(attempts.filter((a) => a.run === 1).map((a) => a.error)).toEqual([
+      'connection failed',
+      'connection failed',
+      'connection failed',
+    ]);
+  });
+});
