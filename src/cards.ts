@@ -1,5 +1,6 @@
-import type { Tx } from './db/client';
-import { cardVault } from './db/schema/index';
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db, Tx } from './db/client';
+import { cardVault, transactions } from './db/schema/index';
 import { encryptSecret, keyedDigest } from './crypto/secrets';
 import type { CardSummary } from './temporal/contracts';
 
@@ -50,4 +51,27 @@ export async function vaultCard(
       expiresAt: new Date(now + holdSeconds * 1000),
     })
     .onConflictDoNothing();
+}
+
+/** Whether this card (by fingerprint) already paid this merchant successfully in this mode. */
+export async function cardSucceededBefore(
+  db: Db,
+  merchantId: string,
+  mode: 'test' | 'live',
+  fingerprint: string,
+) {
+  const rows = await db
+    .select({ one: sql`1` })
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.merchantId, merchantId),
+        eq(transactions.mode, mode),
+        eq(transactions.cardFingerprint, fingerprint),
+        eq(transactions.kind, 'card'),
+        eq(transactions.status, 'SUCCESS'),
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
 }

@@ -22,7 +22,7 @@ import {
   requestHash,
 } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
-import { summarizeCard, vaultCard } from '../../cards';
+import { cardSucceededBefore, summarizeCard, vaultCard } from '../../cards';
 import type { CardPaymentInput } from '../../temporal/contracts';
 import type { RouteDeps } from '../app';
 
@@ -59,6 +59,7 @@ export async function cardRoutes(app: FastifyInstance, deps: RouteDeps): Promise
       await checkMerchantUrls(config, mode, input);
       if (input.terminal_id) await checkTerminal(deps.db, merchantId, mode, 'card', input.terminal_id);
       const card = summarizeCard(input.card_number, config.MASTER_KEY);
+      const whitelisted = await cardSucceededBefore(deps.db, merchantId, mode, card.fingerprint);
       const { card_number: _pan, card_cvv: _cvv, ...kept } = input;
       const result = await createTransaction(deps.createDeps, {
         merchantId,
@@ -75,6 +76,7 @@ export async function cardRoutes(app: FastifyInstance, deps: RouteDeps): Promise
           cardBin: card.bin,
           cardLast4: card.last4,
           cardFingerprint: card.fingerprint,
+          details: { is_card_WL: whitelisted },
         },
         workflowType: 'cardPayment',
         args: (transactionId): [CardPaymentInput] => [
