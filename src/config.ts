@@ -27,6 +27,8 @@ const schema = z.object({
   CODEC_TOKEN: z.string().min(16).optional(),
   /** Comma-separated origins allowed to call the codec endpoint (the Temporal UI). */
   CODEC_CORS_ORIGINS: z.string().default('http://127.0.0.1:8233,http://localhost:8233'),
+  /** Let loopback callers use the codec endpoint without the token (local development only). */
+  CODEC_ALLOW_LOOPBACK: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),

@@ -22,6 +22,7 @@ import { walletRoutes } from './routes/wallets';
 import { pruneBuckets } from './rate-limit';
 import { cardRoutes } from './routes/card';
 import { cardCheckoutRoutes } from './routes/card-checkout';
+import { codecRoutes } from './routes/codec';
 import { parseForm, type PageDeps } from './pages/hosted';
 import type { CreateDeps } from '../transactions/create';
 
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   };
   await app.register(async (scope) => healthRoutes(scope, deps));
+  await app.register(async (scope) => codecRoutes(scope, config));
   const pageDeps: PageDeps = {
     db: deps.db,
     temporal: deps.temporal,

@@ -59,6 +59,7 @@ async function main(): Promise<void> {
         port: Number(process.env.DEV_TEMPORAL_PORT ?? 7233),
         uiPort: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
         dbFile: join(dataDir, 'temporal.db'),
+        codecEndpoint: `http://${host}:${port}/codec`,
       });
       stops.push(() => temporal.stop());
       temporalAddress = temporal.address;
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       MASTER_KEY: secrets.master_key,
       PAYLOAD_KEYS: secrets.payload_keys,
       CODEC_TOKEN: secrets.codec_token,
+      CODEC_ALLOW_LOOPBACK: 'true',
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,

@@ -95,7 +95,7 @@ describe('card checkout page in Chromium', () => {
     );
     const measure = await browser.newPage({ viewport: { width: 360, height: 640 } });
     await measure.goto(created.json().redirect_url);
-    expect(await measure.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await measure.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await measure.close();
 
     const page = await browser.newPage({ viewport: { width: 360, height: 640 }, javaScriptEnabled: false });
