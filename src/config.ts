@@ -76,7 +76,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-export function webhookSchedule(config: Config): { delaysSeconds: number[]; windowSeconds: number } {
+/** The webhook retry settings alone, for tools that need no other configuration. */
+export function webhookScheduleFromEnv(env: NodeJS.ProcessEnv): {
+  delaysSeconds: number[];
+  windowSeconds: number;
+} {
+  const parsed = schema
+    .pick({ WEBHOOK_RETRY_SCHEDULE_SECONDS: true, WEBHOOK_RETRY_WINDOW_SECONDS: true })
+    .parse(env);
+  return webhookSchedule(parsed);
+}
+
+export function webhookSchedule(
+  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE_SECONDS' | 'WEBHOOK_RETRY_WINDOW_SECONDS'>,
+): { delaysSeconds: number[]; windowSeconds: number } {
   return {
     delaysSeconds: config.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number),
     windowSeconds: config.WEBHOOK_RETRY_WINDOW_SECONDS,

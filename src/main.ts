@@ -4,6 +4,7 @@ import { createLogger, type Logger } from './log';
 import { createTemporalClient } from './temporal/client';
 import { createWorker, NativeConnection, installRuntime } from './temporal/worker';
 import { buildApp } from './api/app';
+import { startMaintenance } from './maintenance';
 
 export interface Running {
   stop(): Promise<void>;
@@ -31,6 +32,8 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       log.fatal({ err: error }, 'worker stopped');
       process.exitCode = 1;
     });
+    stops.push(async () => stopMaintenance());
+    const stopMaintenance = startMaintenance(database.db, log);
     log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker started');
   }
 

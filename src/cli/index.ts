@@ -21,6 +21,7 @@ import { CliError } from './errors';
 export { CliError };
 
 export interface CliContext {
+  env: NodeJS.ProcessEnv;
   database: Database;
   masterKey: string;
   keyRotationOverlapHours: number;
@@ -222,6 +223,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     const overlap = Number(env.KEY_ROTATION_OVERLAP_HOURS ?? 24);
     let client: import('@temporalio/client').Client | undefined;
     const ctx: CliContext = {
+      env,
       database,
       masterKey: settings.masterKey,
       keyRotationOverlapHours: overlap,

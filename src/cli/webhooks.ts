@@ -1,6 +1,6 @@
 import { desc, eq, or, sql } from 'drizzle-orm';
 import { webhookAttempts, webhookEvents } from '../db/schema/index';
-import { webhookSchedule, loadConfig } from '../config';
+import { webhookScheduleFromEnv } from '../config';
 import { workflowIds, type WebhookDeliveryInput } from '../temporal/contracts';
 import type { Command } from './index';
 import { CliError } from './errors';
@@ -16,14 +16,7 @@ export const commands: Record<string, Command> = {
       .where(or(eq(webhookEvents.id, id), eq(webhookEvents.transactionId, id)))
       .orderBy(desc(webhookEvents.createdAt));
     if (events.length === 0) throw new CliError(`No webhook event found for ${id}.`);
-    const schedule = webhookSchedule(
-      loadConfig({
-        DATABASE_URL: 'x',
-        MASTER_KEY: '0'.repeat(64),
-        PAYLOAD_KEYS: `x:${'0'.repeat(64)}`,
-        ...process.env,
-      }),
-    );
+    const schedule = webhookScheduleFromEnv(ctx.env);
     const client = await ctx.temporal();
     const started: { event_id: string; run: number }[] = [];
     for (const event of events) {
@@ -39,7 +32,7 @@ export const commands: Record<string, Command> = {
       const input: WebhookDeliveryInput = { eventId: event.id, run, ...schedule };
       await client.workflow.start('webhookDelivery', {
         workflowId: workflowIds.webhook(event.id, run),
-        taskQueue: process.env.TEMPORAL_TASK_QUEUE ?? 'payments',
+        taskQueue: ctx.env.TEMPORAL_TASK_QUEUE ?? 'payments',
         args: [input],
       });
       started.push({ event_id: event.id, run });

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { cardRequest, merchantClient } from '../helpers/merchant-client';
+import { startWebhookReceiver } from '../helpers/webhook-receiver';
+import { runCli } from '../../src/cli/index';
+
+let env: TestEnv;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+});
+afterAll(() => env?.close());
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi
+    .spyOn(process.stderr, 'write')
+    .mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  try {
+    const code = await runCli(argv, {
+      DATABASE_URL: env.config.DATABASE_URL,
+      MASTER_KEY: env.config.MASTER_KEY,
+      PAYLOAD_KEYS: env.config.PAYLOAD_KEYS,
+      TEMPORAL_ADDRESS: env.config.TEMPORAL_ADDRESS,
+      TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
+    });
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+describe('npx payments', () => {
+  it('creates a merchant whose keys work, with a wallet of the given balance in each mode', async () => {
+    const result = await cli(
+      'merchants',
+      'create',
+      '--name',
+      'CLI shop',
+      '--wallet',
+      'USD:2500',
+      '--wallet',
+      'GBP:10',
+      '--json',
+    );
+    expect(result.code).toBe(0);
+    const created = JSON.parse(result.stdout);
+    expect(Object.keys(created)).toEqual(
+      expect.arrayContaining([
+        'merchant_id',
+        'test_secret_key',
+        'live_secret_key',
+        'encryption_key',
+        'webhook_secret',
+        'wallets',
+      ]),
+    );
+    expect(created.test_secret_key).toMatch(/^PA_TEST_[0-9A-Za-z]{32,}$/);
+    expect(created.live_secret_key).toMatch(/^PA_LIVE_[0-9A-Za-z]{32,}$/);
+    expect(created.encryption_key).toHaveLength(32);
+    expect(created.wallets).toHaveLength(4);
+    const wallets = await merchantClient(env.app, created).get('/api/v1/wallet');
+    expect(
+      wallets.json().data.map((w: { currency: string; amount: number }) => [w.currency, w.amount]),
+    ).toEqual([
+      ['GBP', 10],
+      ['USD', 2500],
+    ]);
+  });
+
+  it('credits a wallet through the ledger and prints a statement that adds up', async () => {
+    const created = JSON.parse(
+      (await cli('merchants', 'create', '--name', 'Ledger shop', '--wallet', 'EUR:100', '--json')).stdout,
+    );
+    const wallet = created.wallets[0].wallet_id;
+    expect(
+      (await cli('wallets', 'credit', '--wallet', wallet, '--amount', '50', '--reference', 'topup-1')).code,
+    ).toBe(0);
+    expect(
+      JSON.parse(
+        (
+          await cli(
+            'wallets',
+            'credit',
+            '--wallet',
+            wallet,
+            '--amount',
+            '50',
+            '--reference',
+            'topup-1',
+            '--json',
+          )
+        ).stdout,
+      ).result,
+    ).toBe('duplicate');
+    const statement = JSON.parse((await cli('wallets', 'statement', wallet, '--json')).stdout);
+    expect(statement.entries.map((e: { step: string; amount: string }) => [e.step, e.amount])).toEqual([
+      ['credit', '100'],
+      ['credit', '50'],
+    ]);
+    expect(statement).toMatchObject({ ledger_total: '150', available: '150' });
+  });
+
+  it('rotates keys and adds terminals', async () => {
+    const created = JSON.parse((await cli('merchants', 'create', '--name', 'Rotating', '--json')).stdout);
+    const rotated = await cli('merchants', 'rotate-keys', '--merchant', created.merchant_id, '--json');
+    expect(rotated.code).toBe(0);
+    expect(JSON.parse(rotated.stdout).test_secret_key).not.toBe(created.test_secret_key);
+    const terminal = await cli(
+      'terminals',
+      'add',
+      '--merchant',
+      created.merchant_id,
+      '--mode',
+      'live',
+      '--kind',
+      'card',
+      '--json',
+    );
+    expect(JSON.parse(terminal.stdout).terminal_id).toMatch(/^ter_/);
+  });
+
+  it("redelivers a transaction's webhook with the same event id", async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const merchant = merchantClient(env.app, await env.createMerchant());
+      const created = await merchant.post('/api/v1/test/card', cardRequest({ webhook_url: receiver.url }));
+      const [first] = await receiver.waitFor(1);
+      const result = await cli('webhooks', 'redeliver', created.json().data.transaction_id, '--json');
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).redelivering).toEqual([{ event_id: first!.json.event_id, run: 1 }]);
+      const [, second] = await receiver.waitFor(2);
+      expect(second!.body).toBe(first!.body);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it.each([
+    [['merchants', 'create'], '--name is required'],
+    [['merchants', 'create', '--name', 'x', '--wallet', 'DOLLARS'], '--wallet must be CUR:AMOUNT'],
+    [['merchants', 'rotate-keys', '--merchant', 'mer_missing'], 'Merchant mer_missing not found.'],
+    [['wallets', 'credit', '--wallet', 'wal_missing', '--amount', '5'], 'Wallet wal_missing not found.'],
+    [
+      ['wallets', 'credit', '--wallet', 'wal_x', '--amount', '1.5'],
+      '--amount must be a positive whole number',
+    ],
+    [
+      ['terminals', 'add', '--merchant', 'm', '--mode', 'prod', '--kind', 'card'],
+      '--mode must be test or live',
+    ],
+    [['webhooks', 'redeliver', 'PAnothing'], 'No webhook event found for PAnothing.'],
+    [['merchants', 'create', '--bogus'], "Unknown option '--bogus'"],
+  ])('fails %j with one clear line and a non-zero exit', async (argv, message) => {
+    const result = await cli(...argv);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
