@@ -23,6 +23,7 @@ import { pruneBuckets } from './rate-limit';
 import { cardRoutes } from './routes/card';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { codecRoutes } from './routes/codec';
+import { docsRoutes } from './routes/docs';
 import { parseForm, type PageDeps } from './pages/hosted';
 import type { CreateDeps } from '../transactions/create';
 
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => codecRoutes(scope, config));
+  await app.register(docsRoutes);
   const pageDeps: PageDeps = {
     db: deps.db,
     temporal: deps.temporal,

@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     say('');
     say(`Payments service ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
+    say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
     say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
     say(`    merchant_id      ${credentials.merchant_id}`);

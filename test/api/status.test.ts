@@ -89,6 +89,13 @@ describe('GET /api/v1/wallet', () => {
 });
 
 describe('health', () => {
+  it('serves the API reference at /docs', async () => {
+    const docs = await env.app.inject({ url: '/docs' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.body).toContain('/api/{mode}/status/{id}');
+    expect(docs.body).toContain('Encryption Key is invalid.');
+  });
+
   it('answers /healthz and /readyz', async () => {
     expect((await env.app.inject({ url: '/healthz' })).statusCode).toBe(200);
     const ready = await env.app.inject({ url: '/readyz' });

@@ -16,6 +16,8 @@ button,.button{flex:1;min-width:8rem;font-size:1rem;padding:.8rem 1rem;border-ra
 .approve{background:#1a7f37;color:#fff}.decline{background:#cf222e;color:#fff}.neutral{background:#e7e9ee;color:#1d2433}
 .status{font-size:1.1rem;font-weight:700}.SUCCESS{color:#1a7f37}.FAILED,.BLOCKED{color:#cf222e}
 .note{color:#5b6475;font-size:.85rem;margin-top:1rem}
+table{border-collapse:collapse;width:100%;margin-bottom:1rem;font-size:.9rem}td{border-top:1px solid #e7e9ee;padding:.35rem .5rem;vertical-align:top}
+code{background:#eef0f4;padding:0 .2rem;border-radius:4px}
 input{font-size:1rem;padding:.6rem;border:1px solid #c9ced8;border-radius:8px;width:100%;box-sizing:border-box;margin-bottom:.75rem}
 `;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
