@@ -120,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     masterKey: config.MASTER_KEY,
     ratePerSecond: config.PAGE_RATE_LIMIT_PER_SECOND,
     burst: config.PAGE_RATE_LIMIT_BURST,
+    secureCookies: config.baseUrl.startsWith('https://'),
   };
   await app.register(async (scope) => cardRoutes(scope, routeDeps));
   await app.register(async (scope) => cardCheckoutRoutes(scope, pageDeps));

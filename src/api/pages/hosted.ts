@@ -19,6 +19,8 @@ export interface PageDeps {
   masterKey: string;
   ratePerSecond: number;
   burst: number;
+  /** Mark cookies Secure: the public address is https. */
+  secureCookies: boolean;
 }
 
 /** Per client address, so a page cannot be hammered. */
@@ -50,18 +52,14 @@ function csrfToken(masterKey: string, transactionId: string, nonce: string): str
 }
 
 /** Double-submit CSRF: a random cookie bound to the transaction by an HMAC carried in the form. */
-export function issueCsrf(
-  reply: FastifyReply,
-  masterKey: string,
-  transactionId: string,
-  path: string,
-): string {
+export function issueCsrf(reply: FastifyReply, deps: PageDeps, transactionId: string, path: string): string {
   const nonce = newNonce();
+  const secure = deps.secureCookies ? '; Secure' : '';
   void reply.header(
     'set-cookie',
-    `${CSRF_COOKIE}=${nonce}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=86400${path.startsWith('https') ? '; Secure' : ''}`,
+    `${CSRF_COOKIE}=${nonce}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=86400${secure}`,
   );
-  return csrfToken(masterKey, transactionId, nonce);
+  return csrfToken(deps.masterKey, transactionId, nonce);
 }
 
 export function verifyCsrf(

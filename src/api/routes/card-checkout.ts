@@ -27,7 +27,7 @@ export async function cardCheckoutRoutes(app: FastifyInstance, deps: PageDeps): 
     if (!row) return notFoundPage(reply);
     if (row.status !== 'REDIRECT') return finalStatePage(reply, row);
     const path = `/api/v1/${mode}/card/checkout/${id}`;
-    const csrf = issueCsrf(reply, deps.masterKey, id, path);
+    const csrf = issueCsrf(reply, deps, id, path);
     const amount = formatMinor(row.amountMinor ?? 0n, row.currency);
     return sendPage(
       reply,
