@@ -102,16 +102,15 @@ export async function ensureTestServer() {
 `,
   );
   let artifacts = 0;
-  await run('mvn', ['-B', '-q', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'], {
+  await run('mvn', ['-B', '-ntp', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'], {
     cwd: dir,
     progress: (text) => {
-      const count = (text.match(/Downloaded/g) ?? []).length;
-      if (count > 0) {
-        artifacts += count;
-        log(`  ${artifacts} artifacts downloaded`);
-      }
+      const before = artifacts;
+      artifacts += (text.match(/^Downloaded from/gm) ?? []).length;
+      if (Math.floor(artifacts / 25) > Math.floor(before / 25)) log(`  ${artifacts} artifacts downloaded...`);
     },
   });
+  log(`  ${artifacts} artifacts downloaded`);
   const classpath = readFileSync(join(dir, 'classpath.txt'), 'utf8').trim();
   const script = `#!/bin/sh
 # Starts the Temporal Java test server: <port> [--enable-time-skipping]
