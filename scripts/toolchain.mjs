@@ -102,7 +102,7 @@ export async function ensureTestServer() {
 `,
   );
   let artifacts = 0;
-  await run('mvn', ['-B', '-ntp', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'], {
+  await run('mvn', ['-B', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'], {
     cwd: dir,
     progress: (text) => {
       const before = artifacts;
