@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     );
     say('Ctrl-C stops everything.');
   } catch (error) {
-    process.stderr.write(`npm run dev failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`npm run dev failed: ${error instanceof Error ? error.message : JSON.stringify(error) ?? String(error)}\n`);
     await shutdown(1);
   }
 }

