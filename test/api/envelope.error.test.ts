@@ -89,6 +89,26 @@ describe('encrypted request envelope', () => {
     expect(response.json()).toEqual({ message: 'Payload too large.' });
   });
 
+  it('accepts the old encryption key during a rotation overlap, and the new one', async () => {
+    const { rotateMerchantKeys } = await import('../../src/merchants');
+    const credentials = await env.createMerchant();
+    const rotated = await rotateMerchantKeys(
+      env.database.db,
+      env.config.MASTER_KEY,
+      credentials.merchant_id,
+      1,
+    );
+    for (const key of [credentials.encryption_key, rotated.encryption_key]) {
+      const response = await env.app.inject({
+        method: 'POST',
+        url: '/api/v1/test/card',
+        headers: { authorization: `Bearer ${rotated.test_secret_key}`, 'content-type': 'application/json' },
+        payload: { payload: encryptForMerchant(cardRequest(), key) },
+      });
+      expect(response.statusCode).toBe(200);
+    }
+  });
+
   it('ignores unknown query parameters', async () => {
     const response = await env.app.inject({
       method: 'POST',
