@@ -109,7 +109,9 @@ async function main(): Promise<void> {
     );
     say('Ctrl-C stops everything.');
   } catch (error) {
-    process.stderr.write(`npm run dev failed: ${error instanceof Error ? error.message : JSON.stringify(error) ?? String(error)}\n`);
+    process.stderr.write(
+      `npm run dev failed: ${error instanceof Error ? error.message : (JSON.stringify(error) ?? String(error))}\n`,
+    );
     await shutdown(1);
   }
 }

@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import { findTransaction } from '../../transactions/create';
+import type { TransactionKind } from '../../temporal/contracts';
+import type { TransactionRow } from '../../transactions/view';
+import {
+  finalStatePage,
+  findHostedTransaction,
+  issueCsrf,
+  limitPageRate,
+  merchantReturnUrl,
+  notFoundPage,
+  originOf,
+  sendPage,
+  submitDecision,
+  verifyCsrf,
+  type PageDeps,
+} from './hosted';
+import { escapeHtml, renderPage } from './layout';
+
+export interface DecisionPage {
+  kind: TransactionKind;
+  /** Route path with `:mode` and `:id`, e.g. `/api/v1/:mode/card/checkout/:id`. */
+  path: string;
+  /** The status in which the page takes an answer. */
+  awaiting: TransactionRow['status'];
+  title: string;
+  heading: string;
+  details(row: TransactionRow): [string, string][];
+  approve: string;
+  decline: string;
+  note: string;
+}
+
+/**
+ * A hosted page where the customer approves or declines (3DS challenge, payout verification). Works
+ * without JavaScript; the answer goes to the workflow as an update; a repeat or late answer changes
+ * nothing and shows the final state; afterwards the customer goes back to the merchant when it gave a URL.
+ */
+export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page: DecisionPage): void {
+  type Params = { Params: { mode: string; id: string } };
+  const pathFor = (mode: string, id: string) => page.path.replace(':mode', mode).replace(':id', id);
+
+  app.get<Params>(page.path, async (request, reply) => {
+    await limitPageRate(deps, request);
+    const { mode, id } = request.params;
+    const row = await findHostedTransaction(deps.db, mode, page.kind, id);
+    if (!row) return notFoundPage(reply);
+    if (row.status !== page.awaiting) return finalStatePage(reply, row);
+    const path = pathFor(mode, id);
+    const csrf = issueCsrf(reply, deps, id, path);
+    const details = page
+      .details(row)
+      .map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`)
+      .join('\n');
+    return sendPage(
+      reply,
+      renderPage({
+        title: page.title,
+        formTargets: originOf(row.merchantRedirectUrl),
+        body: `<h1>${escapeHtml(page.heading)}</h1>
+<dl>
+${details}
+</dl>
+<form method="post" action="${escapeHtml(path)}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+<div class="actions">
+<button class="approve" type="submit" name="decision" value="approve">${escapeHtml(page.approve)}</button>
+<button class="decline" type="submit" name="decision" value="decline">${escapeHtml(page.decline)}</button>
+</div>
+</form>
+<p class="note">${escapeHtml(page.note)}</p>`,
+      }),
+    );
+  });
+
+  app.post<Params & { Body: Record<string, string> }>(page.path, async (request, reply) => {
+    await limitPageRate(deps, request);
+    const { mode, id } = request.params;
+    const row = await findHostedTransaction(deps.db, mode, page.kind, id);
+    if (!row) return notFoundPage(reply);
+    const form = request.body ?? {};
+    const decision = form.decision;
+    if (
+      !verifyCsrf(request, deps.masterKey, id, form.csrf) ||
+      (decision !== 'approve' && decision !== 'decline')
+    ) {
+      return sendPage(
+        reply,
+        renderPage({
+          title: 'Session expired',
+          body: '<h1>This page has expired</h1><p>Reload the page and try again.</p>',
+        }),
+        403,
+      );
+    }
+    const accepted = row.status === page.awaiting && (await submitDecision(deps.temporal, id, decision));
+    const after = (await findTransaction(deps.db, id)) ?? row;
+    if (!accepted) return finalStatePage(reply, after);
+    const back = merchantReturnUrl(after);
+    return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
+  });
+}
