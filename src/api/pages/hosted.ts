@@ -146,13 +146,8 @@ export async function submitDecision(
       .executeUpdate(hostedDecisionUpdate, { args: [decision] });
     return true;
   } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError) return false;
-    if (
-      error instanceof Error &&
-      /not found|already completed|workflow execution.*(completed|closed)/i.test(error.message)
-    ) {
-      return false;
-    }
+    // Rejected by the workflow's validator, or the workflow has ended (a closed run is "not found" to updates).
+    if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError) return false;
     throw error;
   }
 }
