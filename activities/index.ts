@@ -5,19 +5,25 @@ import { projectionActivities } from './projection';
 import { cardActivities } from './cards';
 import { webhookActivities } from './webhooks';
 import { sandboxAcquirer, type CardAcquirer } from './connectors/sandbox-acquirer';
+import { sandboxPayouts, type PayoutProcessor } from './connectors/sandbox-payouts';
+import { payoutActivities } from './payouts';
+import { ledgerActivities } from './ledger';
 
 export interface ActivityDeps {
   db: Db;
   config: Config;
   cardConnectors?: Record<string, CardAcquirer>;
+  payoutConnectors?: Record<string, PayoutProcessor>;
 }
 
 /** Every activity, built once per worker over its dependencies. */
-export function createActivities({ db, config, cardConnectors }: ActivityDeps) {
+export function createActivities({ db, config, cardConnectors, payoutConnectors }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db),
     ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer() }),
+    ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts() }),
+    ...ledgerActivities(db),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -1,4 +1,6 @@
 import { and, eq, sql, TransactionRollbackError } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
+import { failureTypes } from '../src/temporal/contracts';
 import type { Db, Tx } from '../src/db/client';
 import { ledgerEntries, wallets } from '../src/db/schema/index';
 
@@ -48,4 +50,83 @@ export async function applyLedgerEntry(
 export async function creditWallet(db: Executor, walletId: string, reference: string, amount: bigint) {
   if (amount <= 0n) throw new Error('a credit must be positive');
   return applyLedgerEntry(db, { walletId, reference, step: 'credit', amount });
+}
+
+export interface WalletView {
+  walletId: string;
+  currency: string;
+  available: string;
+}
+
+/**
+ * Wallet steps of a payout, each keyed by (wallet, transaction, step) so a retry is a no-op: reserve takes
+ * the amount out of the available balance (or refuses), release gives it back, settle records that the
+ * reserved amount left for good (a zero entry: the reserve already moved the balance).
+ */
+export function ledgerActivities(db: Db) {
+  return {
+    async getWallet(input: { walletId: string }): Promise<WalletView> {
+      const [wallet] = await db.select().from(wallets).where(eq(wallets.id, input.walletId));
+      if (!wallet)
+        throw ApplicationFailure.nonRetryable(`Wallet ${input.walletId} not found.`, failureTypes.notFound);
+      return { walletId: wallet.id, currency: wallet.currency, available: wallet.available.toString() };
+    },
+
+    async reserveFunds(input: {
+      walletId: string;
+      transactionId: string;
+      amountMinor: string;
+    }): Promise<void> {
+      const result = await applyLedgerEntry(db, {
+        walletId: input.walletId,
+        reference: input.transactionId,
+        step: 'reserve',
+        amount: -BigInt(input.amountMinor),
+      });
+      if (result === 'insufficient')
+        throw ApplicationFailure.nonRetryable('Insufficient funds.', failureTypes.insufficientFunds);
+    },
+
+    async releaseFunds(input: {
+      walletId: string;
+      transactionId: string;
+      amountMinor: string;
+    }): Promise<void> {
+      const [reserved] = await db
+        .select({ id: ledgerEntries.id })
+        .from(ledgerEntries)
+        .where(
+          and(
+            eq(ledgerEntries.walletId, input.walletId),
+            eq(ledgerEntries.reference, input.transactionId),
+            eq(ledgerEntries.step, 'reserve'),
+          ),
+        );
+      if (!reserved) return;
+      await applyLedgerEntry(db, {
+        walletId: input.walletId,
+        reference: input.transactionId,
+        step: 'release',
+        amount: BigInt(input.amountMinor),
+      });
+    },
+
+    async settleFunds(input: { walletId: string; transactionId: string }): Promise<void> {
+      await applyLedgerEntry(db, {
+        walletId: input.walletId,
+        reference: input.transactionId,
+        step: 'settle',
+        amount: 0n,
+      });
+    },
+
+    /** Credits a wallet once per transaction (crypto payins). */
+    async creditFunds(input: {
+      walletId: string;
+      transactionId: string;
+      amountMinor: string;
+    }): Promise<void> {
+      await creditWallet(db, input.walletId, input.transactionId, BigInt(input.amountMinor));
+    },
+  };
 }

@@ -18,3 +18,14 @@ export const webhook = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
 });
+
+/** Wallet ledger steps: idempotent per (wallet, transaction, step), retried until Postgres answers. */
+export const ledger = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: ['InsufficientFunds'],
+  },
+});

@@ -1,2 +1,3 @@
 export { cardPayment } from './card-payment';
+export { cardPayout } from './card-payout';
 export { webhookDelivery } from './webhook-delivery';

@@ -22,6 +22,8 @@ import { walletRoutes } from './routes/wallets';
 import { pruneBuckets } from './rate-limit';
 import { cardRoutes } from './routes/card';
 import { cardCheckoutRoutes } from './routes/card-checkout';
+import { payoutRoutes } from './routes/payout';
+import { payoutVerificationRoutes } from './routes/payout-verification';
 import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
 import { parseForm, type PageDeps } from './pages/hosted';
@@ -124,6 +126,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(async (scope) => cardRoutes(scope, routeDeps));
   await app.register(async (scope) => cardCheckoutRoutes(scope, pageDeps));
+  await app.register(async (scope) => payoutRoutes(scope, routeDeps));
+  await app.register(async (scope) => payoutVerificationRoutes(scope, pageDeps));
   await app.register(async (scope) => currencyRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
   await app.register(async (scope) => walletRoutes(scope, deps));

@@ -63,6 +63,17 @@ export interface CardPaymentInput extends TransactionRef {
   hostedPageUrl: string;
 }
 
+export interface CardPayoutInput extends TransactionRef {
+  walletId: string;
+  amountMinor: string;
+  currency: string;
+  terminalId?: string;
+  card: CardSummary;
+  verificationTimeoutSeconds: number;
+  /** The verification page the cardholder answers on, when the processor asks for one. */
+  hostedPageUrl: string;
+}
+
 export interface WebhookDeliveryInput {
   eventId: string;
   /** 0 for the first delivery, then one per redelivery. */

@@ -87,3 +87,16 @@ export function cardRequest(overrides: Record<string, unknown> = {}): Record<str
     ...overrides,
   };
 }
+
+/** A complete valid card payout request from the given wallet; override what a test is about. */
+export function payoutRequest(
+  walletId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const {
+    card_cvv: _cvv,
+    redirect_url: _redirect,
+    ...card
+  } = cardRequest({ card_number: '4222222222222222', amount: 500 });
+  return { wallet_id: walletId, ...card, ...overrides };
+}
