@@ -2,7 +2,7 @@ import type { Db } from '../../src/db/client';
 import { transactions } from '../../src/db/schema/index';
 import { newTransactionId } from '../../src/crypto/secrets';
 import { summarizeCard, vaultCard } from '../../src/cards';
-import type { CardPaymentInput } from '../../src/temporal/contracts';
+import type { CardPaymentInput, CardPayoutInput } from '../../src/temporal/contracts';
 import type { MerchantCredentials } from '../../src/merchants';
 
 /** What the card route writes before it starts a workflow: the claim row and the vaulted card. */
@@ -48,5 +48,53 @@ export async function insertCardTransaction(
     card,
     challengeTimeoutSeconds: options.challengeTimeoutSeconds ?? 15 * 60,
     hostedPageUrl: `http://payments.test/api/v1/test/card/checkout/${transactionId}`,
+  };
+}
+
+/** What the payout route writes before it starts a workflow: the claim row and the vaulted card. */
+export async function insertPayoutTransaction(
+  db: Db,
+  masterKey: string,
+  merchant: MerchantCredentials,
+  options: { pan: string; amountMinor?: bigint; currency?: string; verificationTimeoutSeconds?: number },
+): Promise<CardPayoutInput> {
+  const transactionId = newTransactionId();
+  const card = summarizeCard(options.pan, masterKey);
+  const wallet = merchant.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!;
+  const amount = options.amountMinor ?? 500n;
+  await db.transaction(async (tx) => {
+    await tx.insert(transactions).values({
+      id: transactionId,
+      merchantId: merchant.merchant_id,
+      mode: 'test',
+      kind: 'payout',
+      requestHash: 'fixture',
+      message: 'Transaction is being processed.',
+      amountMinor: amount,
+      currency: options.currency ?? 'USD',
+      customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
+      walletId: wallet.wallet_id,
+      cardBin: card.bin,
+      cardLast4: card.last4,
+      cardFingerprint: card.fingerprint,
+    });
+    await vaultCard(
+      tx,
+      masterKey,
+      transactionId,
+      { pan: options.pan, expiryMonth: '12', expiryYear: '2099' },
+      3600,
+    );
+  });
+  return {
+    transactionId,
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    walletId: wallet.wallet_id,
+    amountMinor: amount.toString(),
+    currency: options.currency ?? 'USD',
+    card,
+    verificationTimeoutSeconds: options.verificationTimeoutSeconds ?? 24 * 60 * 60,
+    hostedPageUrl: `http://payments.test/api/v1/test/payout/verification/${transactionId}`,
   };
 }
