@@ -8,6 +8,8 @@ import { sandboxAcquirer, type CardAcquirer } from './connectors/sandbox-acquire
 import { sandboxPayouts, type PayoutProcessor } from './connectors/sandbox-payouts';
 import { payoutActivities } from './payouts';
 import { ledgerActivities } from './ledger';
+import { cryptoActivities } from './crypto';
+import { sandboxChain } from './connectors/sandbox-chain';
 
 export interface ActivityDeps {
   db: Db;
@@ -24,6 +26,7 @@ export function createActivities({ db, config, cardConnectors, payoutConnectors 
     ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer() }),
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts() }),
     ...ledgerActivities(db),
+    ...cryptoActivities(db, sandboxChain()),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -13,6 +13,8 @@ export interface ProjectInput {
   descriptor?: string | null;
   redirectUrl?: string | null;
   details?: Record<string, unknown>;
+  /** Marks the transaction refunded (a returned crypto deposit). */
+  refunded?: boolean;
 }
 
 export interface TerminalChoice {
@@ -34,6 +36,10 @@ export function projectionActivities(db: Db) {
       if (input.terminalId !== undefined) set.terminalId = input.terminalId;
       if (input.descriptor !== undefined) set.descriptor = input.descriptor;
       if (input.redirectUrl !== undefined) set.redirectUrl = input.redirectUrl;
+      if (input.refunded) {
+        set.refunded = true;
+        set.refundedAt = new Date();
+      }
       const updated = await db
         .update(transactions)
         .set({

@@ -29,3 +29,9 @@ export const ledger = proxyActivities<Activities>({
     nonRetryableErrorTypes: ['InsufficientFunds'],
   },
 });
+
+/** Chain and fiat-rail calls: retried, each keyed by the transaction so a retry never sends twice. */
+export const chain = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});

@@ -15,6 +15,7 @@ export interface Placement {
   descriptor?: string | null;
   redirectUrl?: string | null;
   details?: Record<string, unknown>;
+  refunded?: boolean;
 }
 
 /**
@@ -64,6 +65,17 @@ export class TransactionStateMachine {
     this.state = { status, message };
     this.first ??= this.state;
     if (isFinal(status)) await this.notify(`status:${status}`);
+  }
+
+  /** Projects new details without a status change (progress such as crypto received so far). */
+  async record(placement: Placement): Promise<void> {
+    this.version += 1;
+    await store.project({
+      transactionId: this.transactionId,
+      version: this.version,
+      ...this.state,
+      ...placement,
+    });
   }
 
   private async notify(eventKey: string): Promise<void> {

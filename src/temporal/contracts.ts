@@ -74,6 +74,45 @@ export interface CardPayoutInput extends TransactionRef {
   hostedPageUrl: string;
 }
 
+/** What a crypto transaction expects on chain, in the asset's smallest units. */
+export interface CryptoExpectation {
+  cryptoCurrency: string;
+  cryptoNetwork: string;
+  decimals: number;
+  /** Expected amount, base units. */
+  expectedUnits: string;
+  depositWindowSeconds: number;
+}
+
+export interface CryptoRampInput extends TransactionRef {
+  transactionType: 'ONRAMP' | 'OFFRAMP';
+  crypto: CryptoExpectation;
+  walletAddress: string;
+  fiatCurrency: string;
+  fiatAmount: string;
+  /** ISO 4217 exponent of the fiat currency. */
+  fiatDecimals: number;
+  /** ONRAMP: how long the customer has to pay the fiat. */
+  paymentWindowSeconds: number;
+  hostedPageUrl: string;
+}
+
+export interface CryptoPayinInput extends TransactionRef {
+  crypto: CryptoExpectation;
+  walletId: string;
+  /** Fiat credited to the wallet on success, minor units. */
+  creditMinor: string;
+  hostedPageUrl: string;
+}
+
+/** A deposit seen on chain for the transaction's address. */
+export interface Deposit {
+  txHash: string;
+  /** Base units of the asset. */
+  units: string;
+}
+export const depositUpdate = defineUpdate<FirstAnswer, [Deposit]>('deposit');
+
 export interface WebhookDeliveryInput {
   eventId: string;
   /** 0 for the first delivery, then one per redelivery. */

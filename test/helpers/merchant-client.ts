@@ -100,3 +100,43 @@ export function payoutRequest(
   } = cardRequest({ card_number: '4222222222222222', amount: 500 });
   return { wallet_id: walletId, ...card, ...overrides };
 }
+
+/** A complete valid crypto ramp request; override what a test is about. */
+export function rampRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    first_name: 'Jane',
+    last_name: 'Doe',
+    phone_number: '+12025550123',
+    transaction_type: 'ONRAMP',
+    fiat_currency: 'USD',
+    crypto_currency: 'USDT',
+    crypto_network: 'TRON',
+    fiat_amount: 100,
+    wallet_address: 'TXYZabc123456789wallet',
+    ip_address: '203.0.113.7',
+    email: 'jane@example.com',
+    country: 'US',
+    redirect_url: 'https://merchant.example/return',
+    ...overrides,
+  };
+}
+
+/** A complete valid crypto payin request; override what a test is about. */
+export function payinRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    first_name: 'Jane',
+    last_name: 'Doe',
+    email: 'jane@example.com',
+    amount: 100,
+    currency: 'USD',
+    crypto_currency: 'USDT',
+    crypto_network: 'TRON',
+    ip_address: '203.0.113.7',
+    phone_number: '+12025550123',
+    address: '1 Main Street',
+    country: 'US',
+    order_id: `payin-${Math.random().toString(36).slice(2)}`,
+    redirect_url: 'https://merchant.example/return',
+    ...overrides,
+  };
+}

@@ -18,7 +18,7 @@ import {
 import { escapeHtml, renderPage } from './layout';
 
 export interface DecisionPage {
-  kind: TransactionKind;
+  kind: TransactionKind | TransactionKind[];
   /** Route path with `:mode` and `:id`, e.g. `/api/v1/:mode/card/checkout/:id`. */
   path: string;
   /** The status in which the page takes an answer. */
@@ -29,6 +29,13 @@ export interface DecisionPage {
   approve: string;
   decline: string;
   note: string;
+  /** Which awaiting transactions take an approve/decline; the others get `otherPage`. Default: all. */
+  takesDecision?: (row: TransactionRow) => boolean;
+  /** The page for awaiting transactions that take no decision here (e.g. a crypto deposit page). */
+  otherPage?: (
+    row: TransactionRow,
+    form: { csrf: string; path: string },
+  ) => { body: string; refreshSeconds?: number };
 }
 
 /**
@@ -48,6 +55,13 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
     if (row.status !== page.awaiting) return finalStatePage(reply, row);
     const path = pathFor(mode, id);
     const csrf = issueCsrf(reply, deps, id, path);
+    if (page.otherPage && !(page.takesDecision?.(row) ?? true)) {
+      const other = page.otherPage(row, { csrf, path });
+      return sendPage(
+        reply,
+        renderPage({ title: page.title, formTargets: originOf(row.merchantRedirectUrl), ...other }),
+      );
+    }
     const details = page
       .details(row)
       .map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`)
@@ -93,7 +107,10 @@ ${details}
         403,
       );
     }
-    const accepted = row.status === page.awaiting && (await submitDecision(deps.temporal, id, decision));
+    const accepted =
+      row.status === page.awaiting &&
+      (page.takesDecision?.(row) ?? true) &&
+      (await submitDecision(deps.temporal, id, decision));
     const after = (await findTransaction(deps.db, id)) ?? row;
     if (!accepted) return finalStatePage(reply, after);
     const back = merchantReturnUrl(after);

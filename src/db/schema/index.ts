@@ -4,3 +4,4 @@ export * from './catalogue';
 export * from './transactions';
 export * from './webhooks';
 export * from './rate-limits';
+export * from './crypto';

@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import { registerDecisionPage } from '../pages/decision-page';
+import {
+  finalStatePage,
+  findHostedTransaction,
+  limitPageRate,
+  merchantReturnUrl,
+  notFoundPage,
+  sendPage,
+  verifyCsrf,
+  type PageDeps,
+} from '../pages/hosted';
+import { escapeHtml, renderPage } from '../pages/layout';
+import { decimalAmount } from '../fields';
+import { findTransaction } from '../../transactions/create';
+import { submitDeposit } from '../../transactions/deposits';
+import type { TransactionRow } from '../../transactions/view';
+
+const detail = (row: TransactionRow, key: string): string => {
+  const value = row.details[key];
+  return value === undefined || value === null ? '' : String(value);
+};
+
+const isOnramp = (row: TransactionRow) => row.kind === 'ramp' && row.details.transaction_type === 'ONRAMP';
+
+/** What the customer must send, and what has arrived: OFFRAMP and payin deposits. */
+function depositPage(row: TransactionRow, form: { csrf: string; path: string }) {
+  const code = detail(row, row.kind === 'ramp' ? 'crypto' : 'crypto_currency');
+  const rows: [string, string][] = [
+    ['Send exactly', `${detail(row, 'crypto_amount')} ${code}`],
+    ['Network', detail(row, 'crypto_network')],
+    ['Deposit address', detail(row, 'deposit_address')],
+    ['Received so far', `${detail(row, 'crypto_paid_amount') || '0'} ${code}`],
+    [
+      'Pay before',
+      detail(row, 'expires_at')
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC'),
+    ],
+  ];
+  const simulate =
+    row.mode === 'test'
+      ? `<form method="post" action="${escapeHtml(form.path)}/deposit">
+<input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
+<label for="amount">Sandbox: simulate a deposit of</label>
+<input id="amount" name="amount" inputmode="decimal" value="${escapeHtml(detail(row, 'crypto_amount'))}">
+<div class="actions"><button class="neutral" type="submit">Send test deposit</button></div>
+</form>`
+      : '';
+  return {
+    refreshSeconds: 10,
+    body: `<h1>Send your crypto</h1>
+<dl>
+${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}
+</dl>
+${simulate}
+<p class="note">This page refreshes by itself as deposits arrive.</p>`,
+  };
+}
+
+/** The crypto checkout: ONRAMP fiat payment (sandbox approve/decline), or the deposit page. */
+export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
+  registerDecisionPage(app, deps, {
+    kind: ['ramp', 'crypto_payin'],
+    path: '/api/v1/:mode/crypto/checkout/:id',
+    awaiting: 'REDIRECT',
+    title: 'Crypto checkout',
+    heading: 'Pay for your crypto',
+    details: (row) => [
+      ['You pay', `${detail(row, 'fiat_amount')} ${detail(row, 'fiat')}`],
+      ['You receive', `${detail(row, 'crypto_amount')} ${detail(row, 'crypto')}`],
+      ['Network', detail(row, 'crypto_network')],
+      ['To wallet', detail(row, 'wallet_address')],
+    ],
+    approve: 'Pay',
+    decline: 'Cancel',
+    note: 'Sandbox payment: paying sends the crypto to your wallet, cancelling fails the transaction.',
+    takesDecision: isOnramp,
+    otherPage: depositPage,
+  });
+
+  app.post<{ Params: { mode: string; id: string }; Body: Record<string, string> }>(
+    '/api/v1/:mode/crypto/checkout/:id/deposit',
+    async (request, reply) => {
+      await limitPageRate(deps, request);
+      const { mode, id } = request.params;
+      const row = await findHostedTransaction(deps.db, mode, ['ramp', 'crypto_payin'], id);
+      if (!row || row.mode !== 'test') return notFoundPage(reply);
+      const form = request.body ?? {};
+      const amount = decimalAmount('amount').safeParse(form.amount);
+      if (!verifyCsrf(request, deps.masterKey, id, form.csrf) || !amount.success) {
+        return sendPage(
+          reply,
+          renderPage({ title: 'Try again', body: '<h1>That did not work</h1><p>Go back and try again.</p>' }),
+          403,
+        );
+      }
+      if (row.status === 'REDIRECT') await submitDeposit(deps.db, deps.temporal, row, amount.data);
+      const after = (await findTransaction(deps.db, id)) ?? row;
+      if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);
+      const back = merchantReturnUrl(after);
+      return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
+    },
+  );
+}

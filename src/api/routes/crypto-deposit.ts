@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { decimalAmount, fieldError, optional, parseInput, text } from '../fields';
+import { lookupTransaction } from '../../transactions/create';
+import { submitDeposit } from '../../transactions/deposits';
+import { transactionBody } from '../../transactions/view';
+import type { RouteDeps } from '../app';
+
+const DepositRequest = z.object({
+  amount: decimalAmount('amount'),
+  tx_hash: optional(
+    text('tx_hash', { max: 128, check: (v) => /^[A-Za-z0-9]+$/.test(v), rule: 'letters and digits only' }),
+  ),
+});
+
+/** Test mode only: simulates a deposit to a transaction's address on the sandbox chain. */
+export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.post<{ Params: { mode: string; id: string } }>(
+    '/api/v1/:mode/crypto/:id/deposit',
+    { onRequest: app.authenticate },
+    async (request) => {
+      const { merchantId, mode } = request.merchant;
+      if (mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
+      const input = parseInput(DepositRequest, request.body ?? {});
+      const row = await lookupTransaction(deps.db, merchantId, mode, request.params.id);
+      if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
+        throw new ApiError('TRANSACTION_NOT_FOUND');
+      const outcome = await submitDeposit(deps.db, deps.temporal, row, input.amount, input.tx_hash);
+      if (outcome === 'not-accepting')
+        fieldError('transaction_id', 'This transaction does not accept deposits now.');
+      if (typeof outcome === 'object') fieldError('amount', outcome.invalid);
+      const after = await lookupTransaction(deps.db, merchantId, mode, row.id);
+      return transactionBody(after ?? row);
+    },
+  );
+}

@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
+import { ledgerEntries, wallets } from '../../src/db/schema/index';
+import type { MerchantCredentials } from '../../src/merchants';
+
+let env: TestEnv;
+let merchant: MerchantClient;
+let credentials: MerchantCredentials;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  credentials = await env.createMerchant();
+  merchant = merchantClient(env.app, credentials);
+});
+afterAll(() => env?.close());
+
+const deposit = (id: string, amount: unknown, txHash?: string) =>
+  merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount, ...(txHash ? { tx_hash: txHash } : {}) });
+
+async function usdBalance(): Promise<bigint> {
+  const id = credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+  const [wallet] = await env.database.db.select().from(wallets).where(eq(wallets.id, id));
+  return wallet!.available;
+}
+
+describe('POST /api/v1/{mode}/crypto/payin', () => {
+  it('answers REDIRECT to the checkout with the expected crypto amount and a deposit address', async () => {
+    const response = await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: '100.50' }));
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.status).toBe('REDIRECT');
+    expect(body.redirect_url).toBe(
+      `http://payments.test/api/v1/test/crypto/checkout/${body.data.transaction_id}`,
+    );
+    expect(body.data).toMatchObject({
+      amount: 100.5,
+      currency: 'USD',
+      crypto_currency: 'USDT',
+      crypto_network: 'TRON',
+      crypto_amount: 100.5,
+      crypto_paid_amount: 0,
+      crypto_payment_status: null,
+      refund: { status: false, refund_date: null },
+    });
+    expect(body.data.deposit_address).toMatch(/^T[0-9a-f]{33}$/);
+    expect(Date.parse(body.data.expires_at) - Date.now()).toBeGreaterThan(59 * 60 * 1000);
+  });
+
+  it('settles an exact deposit as FULLPAID and credits the wallet exactly once', async () => {
+    const before = await usdBalance();
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 25 }))).json();
+    const id = created.data.transaction_id;
+    const paid = await deposit(id, 25, 'abc123');
+    expect(paid.statusCode).toBe(200);
+    expect(paid.json()).toMatchObject({
+      status: 'SUCCESS',
+      data: { crypto_payment_status: 'FULLPAID', crypto_paid_amount: 25 },
+    });
+    const again = await deposit(id, 25, 'abc123');
+    expect(again.statusCode).toBe(422);
+    expect(await usdBalance()).toBe(before + 2500n);
+    const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
+    expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 2500n]]);
+  });
+
+  it('adds up two deposits and reports OVERPAID when more arrives', async () => {
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 10 }))).json();
+    const id = created.data.transaction_id;
+    const first = await deposit(id, '4');
+    expect(first.json()).toMatchObject({
+      status: 'REDIRECT',
+      data: { crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 4 },
+    });
+    const second = await deposit(id, '6.5');
+    expect(second.json()).toMatchObject({
+      status: 'SUCCESS',
+      data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 10.5 },
+    });
+  });
+
+  it('keeps an 18-decimal ETH amount exact through the status endpoint', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/crypto/payin',
+      payinRequest({ amount: 10, crypto_currency: 'ETH', crypto_network: 'ETHEREUM' }),
+    );
+    expect(created.payload).toContain('"crypto_amount":0.003333333333333334');
+    const id = created.json().data.transaction_id;
+    const partial = '0.001234567890123456';
+    await deposit(id, partial);
+    const status = await merchant.get(`/api/test/status/${id}`);
+    expect(status.payload).toContain(`"crypto_paid_amount":${partial}`);
+    expect(status.payload).toContain('"crypto_amount":0.003333333333333334');
+  });
+
+  it.each([
+    [{ order_id: undefined }, 'order_id', 'The order id field is required.'],
+    [
+      { crypto_network: 'BITCOIN' },
+      'crypto_network',
+      'The crypto network must be one of ETHEREUM, TRON, BINANCE_SMART_CHAIN, POLYGON, SOLANA, AVALANCHE, OMNI for USDT.',
+    ],
+    [
+      { crypto_network: undefined },
+      'crypto_network',
+      'The crypto network field is required for USDT: one of ETHEREUM, TRON, BINANCE_SMART_CHAIN, POLYGON, SOLANA, AVALANCHE, OMNI.',
+    ],
+    [{ crypto_currency: 'DOGE' }, 'crypto_currency', 'The selected crypto currency is not supported.'],
+    [{ amount: '10.001' }, 'amount', 'The amount field must have at most 2 decimal places.'],
+    [{ currency: 'GBP' }, 'currency', 'There is no GBP wallet to credit in test mode.'],
+    [{ country: 'USA' }, 'country', 'The country field must be a valid ISO 3166-1 alpha-2 country code.'],
+  ])('answers 422 for %j', async (overrides, field, message) => {
+    const response = await merchant.post('/api/v1/test/crypto/payin', payinRequest(overrides));
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors[field]).toContain(message);
+  });
+});
+
+describe('POST /api/v1/{mode}/crypto', () => {
+  it('quotes an ONRAMP and completes it from the checkout page with a chain transaction hash', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({ fiat_amount: 120, crypto_currency: 'BTC', crypto_network: 'BITCOIN' }),
+    );
+    const body = created.json();
+    expect(body).toMatchObject({
+      status: 'REDIRECT',
+      data: {
+        transaction_type: 'ONRAMP',
+        fiat: 'USD',
+        fiat_amount: 120,
+        crypto: 'BTC',
+        crypto_amount: 0.002,
+        crypto_network: 'BITCOIN',
+        rate: 60000,
+      },
+    });
+    const path = `/api/v1/test/crypto/checkout/${body.data.transaction_id}`;
+    const page = await env.app.inject({ url: path });
+    expect(page.body).toContain('120 USD');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const paid = await env.app.inject({
+      method: 'POST',
+      url: path,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: String(page.headers['set-cookie']).split(';')[0]!,
+      },
+      payload: new URLSearchParams({ decision: 'approve', csrf }).toString(),
+    });
+    expect(paid.statusCode).toBe(303);
+    expect(new URL(String(paid.headers.location)).searchParams.get('status')).toBe('SUCCESS');
+    const status = (await merchant.get(`/api/test/status/${body.data.transaction_id}`)).json();
+    expect(status.data.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('settles an OFFRAMP from two deposits and pays the fiat out', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({
+        transaction_type: 'OFFRAMP',
+        fiat_amount: undefined,
+        crypto_amount: '0.5',
+        crypto_currency: 'ETH',
+        crypto_network: 'ETHEREUM',
+        fiat_currency: 'EUR',
+      }),
+    );
+    const body = created.json();
+    expect(body.data).toMatchObject({
+      transaction_type: 'OFFRAMP',
+      crypto_amount: 0.5,
+      fiat: 'EUR',
+      fiat_amount: 1388.88,
+    });
+    expect(body.data.deposit_address).toMatch(/^0x[0-9a-f]{40}$/);
+    await deposit(body.data.transaction_id, '0.2');
+    const done = await deposit(body.data.transaction_id, '0.3');
+    expect(done.json()).toMatchObject({
+      status: 'SUCCESS',
+      data: { crypto_payment_status: 'FULLPAID', crypto_paid_amount: 0.5 },
+    });
+    expect(done.json().data.fiat_payout_reference).toMatch(/^sbxf_/);
+  });
+
+  it.each([
+    [{ first_name: 'Jo' }, 'first_name', 'The first name field must be between 3 and 191 characters.'],
+    [{ first_name: 'Jean-Luc' }, 'first_name', 'The first name field must be letters only.'],
+    [
+      { last_name: 'x'.repeat(192) },
+      'last_name',
+      'The last name field must be between 3 and 191 characters.',
+    ],
+    [
+      { phone_number: '1234567' },
+      'phone_number',
+      'The phone number field must be 8 to 19 digits with an optional leading +.',
+    ],
+    [
+      { phone_number: '+12345678901234567890' },
+      'phone_number',
+      'The phone number field must be between 1 and 20 characters.',
+    ],
+    [
+      { transaction_type: 'SWAP' },
+      'transaction_type',
+      'The transaction type field must be ONRAMP or OFFRAMP.',
+    ],
+    [
+      { fiat_currency: 'US' },
+      'fiat_currency',
+      'The fiat currency field must be a valid ISO 4217 currency code.',
+    ],
+    [{ fiat_currency: 'PLN' }, 'fiat_currency', 'The selected fiat currency is not supported.'],
+    [{ country: 'USA' }, 'country', 'The country field must be a valid ISO 3166-1 alpha-2 country code.'],
+    [{ payment_method: 'CASH' }, 'payment_method', 'The payment method field must be CARD, BANK or WALLET.'],
+    [
+      { fiat_amount: undefined },
+      'fiat_amount',
+      'The fiat amount field is required when transaction type is ONRAMP.',
+    ],
+    [
+      { crypto_amount: 1 },
+      'crypto_amount',
+      'The crypto amount field is not allowed when transaction type is ONRAMP.',
+    ],
+    [
+      { transaction_type: 'OFFRAMP' },
+      'fiat_amount',
+      'The fiat amount field is not allowed when transaction type is OFFRAMP.',
+    ],
+    [
+      { transaction_type: 'OFFRAMP', fiat_amount: undefined },
+      'crypto_amount',
+      'The crypto amount field is required when transaction type is OFFRAMP.',
+    ],
+    [{ fiat_amount: '100.123' }, 'fiat_amount', 'The fiat amount field must have at most 2 decimal places.'],
+    [
+      { transaction_type: 'OFFRAMP', fiat_amount: undefined, crypto_amount: '1.1234567' },
+      'crypto_amount',
+      'The crypto amount field must have at most 6 decimal places.',
+    ],
+    [{ fiat_amount: -3 }, 'fiat_amount', 'The fiat amount field must be a positive number.'],
+    [
+      { wallet_address: 'short' },
+      'wallet_address',
+      'The wallet address field must be between 8 and 128 characters.',
+    ],
+    [{ email: 'nope' }, 'email', 'The email field must be a valid email address.'],
+    [{ redirect_url: undefined }, 'redirect_url', 'The redirect url field is required.'],
+  ])('answers 422 for %j', async (overrides, field, message) => {
+    const response = await merchant.post('/api/v1/test/crypto', rampRequest(overrides));
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors[field]).toContain(message);
+  });
+
+  it.each([
+    [{ first_name: 'Zoë', last_name: 'Ñandú' }],
+    [{ first_name: 'Анна', last_name: '李小龙' }],
+    [{ phone_number: '12345678' }],
+    [{ phone_number: '+1234567890123456789' }],
+    [{ first_name: 'A'.repeat(191) }],
+    [{ payment_method: 'WALLET' }],
+    [{ crypto_currency: 'BTC', crypto_network: undefined, fiat_amount: 50 }],
+    [{ fiat_amount: '99.99' }],
+  ])('accepts the edge values %j', async (overrides) => {
+    const response = await merchant.post('/api/v1/test/crypto', rampRequest(overrides));
+    expect(response.statusCode).toBe(200);
+    expect(response.json().status).toBe('REDIRECT');
+  });
+
+  it('refuses deposits from another merchant and in live mode', async () => {
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest())).json();
+    const other = merchantClient(env.app, await env.createMerchant());
+    const theirs = await other.postPlain(`/api/v1/test/crypto/${created.data.transaction_id}/deposit`, {
+      amount: 1,
+    });
+    expect(theirs.statusCode).toBe(404);
+    const live = await merchant.postPlain(`/api/v1/live/crypto/${created.data.transaction_id}/deposit`, {
+      amount: 1,
+    });
+    expect(live.statusCode).toBe(404);
+  });
+});
