@@ -2,7 +2,12 @@ import type { Db } from '../../src/db/client';
 import { transactions } from '../../src/db/schema/index';
 import { newTransactionId } from '../../src/crypto/secrets';
 import { summarizeCard, vaultCard } from '../../src/cards';
-import type { CardPaymentInput, CardPayoutInput } from '../../src/temporal/contracts';
+import type {
+  CardPaymentInput,
+  CardPayoutInput,
+  CryptoPayinInput,
+  CryptoRampInput,
+} from '../../src/temporal/contracts';
 import type { MerchantCredentials } from '../../src/merchants';
 
 /** What the card route writes before it starts a workflow: the claim row and the vaulted card. */
@@ -96,5 +101,80 @@ export async function insertPayoutTransaction(
     card,
     verificationTimeoutSeconds: options.verificationTimeoutSeconds ?? 24 * 60 * 60,
     hostedPageUrl: `http://payments.test/api/v1/test/payout/verification/${transactionId}`,
+  };
+}
+
+async function insertCryptoRow(
+  db: Db,
+  merchant: MerchantCredentials,
+  kind: 'ramp' | 'crypto_payin',
+  walletId?: string,
+) {
+  const transactionId = newTransactionId();
+  await db.insert(transactions).values({
+    id: transactionId,
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    kind,
+    requestHash: 'fixture',
+    message: 'Transaction is being processed.',
+    amountDecimal: '100',
+    currency: 'USD',
+    customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
+    merchantRedirectUrl: 'https://merchant.example/return',
+    walletId: walletId ?? null,
+  });
+  return transactionId;
+}
+
+/** A USDT-on-TRON payin of 100 USD expecting 100 USDT (6 decimals). */
+export async function insertPayinTransaction(
+  db: Db,
+  merchant: MerchantCredentials,
+): Promise<CryptoPayinInput> {
+  const wallet = merchant.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!;
+  const transactionId = await insertCryptoRow(db, merchant, 'crypto_payin', wallet.wallet_id);
+  return {
+    transactionId,
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    crypto: {
+      cryptoCurrency: 'USDT',
+      cryptoNetwork: 'TRON',
+      decimals: 6,
+      expectedUnits: '100000000',
+      depositWindowSeconds: 3600,
+    },
+    walletId: wallet.wallet_id,
+    creditMinor: '10000',
+    hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
+  };
+}
+
+/** A 100 USD ramp for 100 USDT on TRON. */
+export async function insertRampTransaction(
+  db: Db,
+  merchant: MerchantCredentials,
+  transactionType: 'ONRAMP' | 'OFFRAMP',
+): Promise<CryptoRampInput> {
+  const transactionId = await insertCryptoRow(db, merchant, 'ramp');
+  return {
+    transactionId,
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    transactionType,
+    crypto: {
+      cryptoCurrency: 'USDT',
+      cryptoNetwork: 'TRON',
+      decimals: 6,
+      expectedUnits: '100000000',
+      depositWindowSeconds: 3600,
+    },
+    walletAddress: 'TXYZabc123456789wallet',
+    fiatCurrency: 'USD',
+    fiatAmount: '100',
+    fiatDecimals: 2,
+    paymentWindowSeconds: 1800,
+    hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
   };
 }

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { insertPayinTransaction, insertRampTransaction } from '../helpers/fixtures';
+import { ledgerEntries, merchants, transactions } from '../../src/db/schema/index';
+import { cryptoPayin } from '../../workflows/crypto-payin';
+import { cryptoRamp } from '../../workflows/crypto-ramp';
+import { depositUpdate, firstAnswerUpdate } from '../../src/temporal/contracts';
+import type { MerchantCredentials } from '../../src/merchants';
+import type { WorkflowHandle } from '@temporalio/client';
+
+let ts: TimeSkippingEnv;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  ts = await startTimeSkipping();
+  merchant = await ts.createMerchant();
+});
+afterAll(() => ts?.close());
+
+/** Starts the payin, waits for its address to open, then sends the deposits (USDT base units, 6 decimals). */
+async function payin(deposits: string[]): Promise<{ handle: WorkflowHandle; id: string }> {
+  const input = await insertPayinTransaction(ts.database.db, merchant);
+  const handle = await ts.env.client.workflow.start(cryptoPayin, {
+    workflowId: input.transactionId,
+    taskQueue: ts.taskQueue,
+    args: [input],
+  });
+  await handle.executeUpdate(firstAnswerUpdate);
+  for (const [i, units] of deposits.entries()) {
+    await handle.executeUpdate(depositUpdate, { args: [{ txHash: `tx${i}`, units }] });
+  }
+  return { handle, id: input.transactionId };
+}
+
+async function row(id: string) {
+  const [found] = await ts.database.db.select().from(transactions).where(eq(transactions.id, id));
+  return found!;
+}
+
+async function credits(id: string) {
+  return ts.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
+}
+
+describe('crypto settlement (time-skipping)', () => {
+  it('settles an exact payment as FULLPAID and credits the wallet once', async () => {
+    const { handle, id } = await payin(['100000000']);
+    expect(await handle.result()).toEqual({
+      status: 'SUCCESS',
+      message: 'Transaction processed successfully.',
+    });
+    expect((await row(id)).details).toMatchObject({
+      crypto_payment_status: 'FULLPAID',
+      crypto_paid_amount: '100',
+    });
+    expect((await credits(id)).map((e) => e.amount)).toEqual([10000n]);
+  });
+
+  it('settles an overpayment as OVERPAID and keeps the excess by default', async () => {
+    const { handle, id } = await payin(['100000001']);
+    expect((await handle.result()).status).toBe('SUCCESS');
+    expect((await row(id)).details).toMatchObject({
+      crypto_payment_status: 'OVERPAID',
+      crypto_paid_amount: '100.000001',
+    });
+    expect((await row(id)).details).not.toHaveProperty('refund_amount');
+  });
+
+  it('adds two deposits up to the amount', async () => {
+    const { handle, id } = await payin(['40000000', '60000000']);
+    expect((await handle.result()).status).toBe('SUCCESS');
+    expect((await row(id)).details).toMatchObject({
+      crypto_payment_status: 'FULLPAID',
+      crypto_paid_amount: '100',
+    });
+  });
+
+  it('counts a repeated transaction hash once', async () => {
+    const input = await insertPayinTransaction(ts.database.db, merchant);
+    const handle = await ts.env.client.workflow.start(cryptoPayin, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    await handle.executeUpdate(firstAnswerUpdate);
+    await handle.executeUpdate(depositUpdate, { args: [{ txHash: 'same', units: '60000000' }] });
+    await handle.executeUpdate(depositUpdate, { args: [{ txHash: 'same', units: '60000000' }] });
+    expect(await handle.result()).toMatchObject({ status: 'FAILED' });
+    expect((await row(input.transactionId)).details).toMatchObject({
+      crypto_payment_status: 'UNDERPAID',
+      crypto_paid_amount: '60',
+    });
+  });
+
+  it('fails an underpayment at the 60-minute deadline and refunds the deposit', async () => {
+    const { handle, id } = await payin(['30000000']);
+    expect(await handle.result()).toEqual({
+      status: 'FAILED',
+      message: 'Transaction underpaid: the deposit was refunded.',
+    });
+    const final = await row(id);
+    expect(final.details).toMatchObject({
+      crypto_payment_status: 'UNDERPAID',
+      crypto_paid_amount: '30',
+      refund_amount: '30',
+    });
+    expect(final.refunded).toBe(true);
+    expect(await credits(id)).toEqual([]);
+    const history = await handle.fetchHistory();
+    const timer = history.events?.find((e) => e.timerStartedEventAttributes);
+    expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(3600);
+  });
+
+  it('fails with "Transaction expired." when nothing arrives', async () => {
+    const { handle, id } = await payin([]);
+    expect(await handle.result()).toEqual({ status: 'FAILED', message: 'Transaction expired.' });
+    expect((await row(id)).details).toMatchObject({ crypto_payment_status: null, crypto_paid_amount: '0' });
+  });
+
+  it('honours the merchant tolerance and the accept-underpaid and refund-overpaid settings', async () => {
+    await ts.database.db
+      .update(merchants)
+      .set({ cryptoTolerance: '0.5', underpaidPolicy: 'accept', overpaidPolicy: 'refund' })
+      .where(eq(merchants.id, merchant.merchant_id));
+    try {
+      const within = await payin(['99600000']);
+      expect((await within.handle.result()).status).toBe('SUCCESS');
+      expect((await row(within.id)).details).toMatchObject({ crypto_payment_status: 'FULLPAID' });
+
+      const partial = await payin(['20000000']);
+      expect(await partial.handle.result()).toEqual({
+        status: 'SUCCESS',
+        message: 'Transaction accepted for the partial amount.',
+      });
+      expect((await row(partial.id)).details).toMatchObject({ crypto_payment_status: 'UNDERPAID' });
+
+      const over = await payin(['102000000']);
+      expect((await over.handle.result()).status).toBe('SUCCESS');
+      expect((await row(over.id)).details).toMatchObject({
+        crypto_payment_status: 'OVERPAID',
+        refund_amount: '2',
+      });
+    } finally {
+      await ts.database.db.execute(
+        sql`update merchants set crypto_tolerance = 0, underpaid_policy = 'fail', overpaid_policy = 'keep' where id = ${merchant.merchant_id}`,
+      );
+    }
+  });
+
+  it('fails an ONRAMP nobody pays within 30 minutes', async () => {
+    const input = await insertRampTransaction(ts.database.db, merchant, 'ONRAMP');
+    const handle = await ts.env.client.workflow.start(cryptoRamp, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    expect(await handle.result()).toEqual({ status: 'FAILED', message: 'Transaction expired.' });
+    const history = await handle.fetchHistory();
+    const timer = history.events?.find((e) => e.timerStartedEventAttributes);
+    expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(1800);
+  });
+
+  it('pays an OFFRAMP out after its deposit settles', async () => {
+    const input = await insertRampTransaction(ts.database.db, merchant, 'OFFRAMP');
+    const handle = await ts.env.client.workflow.start(cryptoRamp, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    await handle.executeUpdate(firstAnswerUpdate);
+    await handle.executeUpdate(depositUpdate, { args: [{ txHash: 'offramp', units: '100000000' }] });
+    expect((await handle.result()).status).toBe('SUCCESS');
+    expect((await row(input.transactionId)).details.fiat_payout_reference).toMatch(/^sbxf_/);
+  });
+});
