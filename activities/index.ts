@@ -16,10 +16,17 @@ export interface ActivityDeps {
   config: Config;
   cardConnectors?: Record<string, CardAcquirer>;
   payoutConnectors?: Record<string, PayoutProcessor>;
+  /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
+  wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
 }
 
 /** Every activity, built once per worker over its dependencies. */
-export function createActivities({ db, config, cardConnectors, payoutConnectors }: ActivityDeps) {
+export function createActivities(deps: ActivityDeps) {
+  const activities = buildActivities(deps);
+  return { ...activities, ...deps.wrap?.(activities) };
+}
+
+function buildActivities({ db, config, cardConnectors, payoutConnectors }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db),
