@@ -14,6 +14,10 @@ afterAll(() => env?.close());
 const endpoints: { method: 'GET' | 'POST'; url: (mode: string) => string }[] = [
   { method: 'POST', url: (m) => `/api/v1/${m}/crypto/currencies` },
   { method: 'POST', url: (m) => `/api/v1/${m}/card` },
+  { method: 'POST', url: (m) => `/api/v1/${m}/payout` },
+  { method: 'POST', url: (m) => `/api/v1/${m}/crypto` },
+  { method: 'POST', url: (m) => `/api/v1/${m}/crypto/payin` },
+  { method: 'POST', url: (m) => `/api/v1/${m}/crypto/PAnothing/deposit` },
   { method: 'GET', url: (m) => `/api/${m}/status/PAnothing` },
   { method: 'GET', url: () => `/api/v1/wallet` },
 ];

@@ -40,7 +40,7 @@ describe('POST /api/v1/{mode}/payout: the sandbox payout table', () => {
     ['4333333333333333', 'FAILED', 'Payout declined by the card issuer.', 0n],
     ['5222333344445555', 'FAILED', 'Payout declined by the card issuer.', 0n],
     ['4012888888881881', 'FAILED', 'The Card is not supported for testing.', 0n],
-  ])('card %s answers %s and moves the wallet by %s', async (card, status, message, moved) => {
+  ])('card %s answers %s (%s) and moves the wallet accordingly', async (card, status, message, moved) => {
     const wallet = walletOf(credentials, 'USD');
     const before = await balance(wallet);
     const response = await payout({ card_number: card });
