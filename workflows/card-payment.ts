@@ -1,19 +1,5 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  setHandler,
-} from '@temporalio/workflow';
-import {
-  failureTypes,
-  firstAnswerUpdate,
-  hostedDecisionUpdate,
-  stateQuery,
-  type CardPaymentInput,
-  type FirstAnswer,
-  type HostedDecision,
-} from '../src/temporal/contracts';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { failureTypes, type CardPaymentInput, type FirstAnswer } from '../src/temporal/contracts';
 import { connector, store } from './activities';
 import { TransactionStateMachine } from './state';
 
@@ -23,24 +9,6 @@ import { TransactionStateMachine } from './state';
  */
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'card');
-  let decision: HostedDecision | undefined;
-  let awaitingDecision = false;
-
-  setHandler(firstAnswerUpdate, () => machine.firstAnswer());
-  setHandler(stateQuery, () => machine.current());
-  setHandler(
-    hostedDecisionUpdate,
-    async (answer) => {
-      decision = answer;
-      return machine.finalAnswer();
-    },
-    {
-      validator: (_answer: HostedDecision) => {
-        if (!awaitingDecision || decision !== undefined)
-          throw new Error('This transaction awaits no answer.');
-      },
-    },
-  );
 
   const terminals = await store.listTerminals({
     merchantId: input.merchantId,
@@ -100,17 +68,15 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
             redirectUrl: input.hostedPageUrl,
           },
         );
-        awaitingDecision = true;
-        const answered = await condition(() => decision !== undefined, input.challengeTimeoutSeconds * 1000);
-        awaitingDecision = false;
-        if (!answered) {
+        const decision = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
+        if (!decision) {
           await machine.move('FAILED', 'Transaction abandoned.');
         } else {
           try {
             await connector.completeChallenge({
               transactionId: input.transactionId,
               connector: routed.terminal.connector,
-              decision: decision!,
+              decision,
             });
             await machine.move('SUCCESS', 'Transaction processed successfully.');
           } catch (error) {
@@ -123,8 +89,7 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     }
   }
 
-  await condition(allHandlersFinished);
-  return machine.current();
+  return machine.finish();
 }
 
 /** The decline message when `error` is a business outcome; undefined for a technical failure. */

@@ -1,19 +1,5 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  setHandler,
-} from '@temporalio/workflow';
-import {
-  failureTypes,
-  firstAnswerUpdate,
-  hostedDecisionUpdate,
-  stateQuery,
-  type CardPayoutInput,
-  type FirstAnswer,
-  type HostedDecision,
-} from '../src/temporal/contracts';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { failureTypes, type CardPayoutInput, type FirstAnswer } from '../src/temporal/contracts';
 import { connector, ledger, store } from './activities';
 import { TransactionStateMachine } from './state';
 
@@ -28,23 +14,6 @@ const TEST_MODE_LIMIT = 1000n;
 export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'payout');
   const compensations: (() => Promise<void>)[] = [];
-  let decision: HostedDecision | undefined;
-  let awaitingDecision = false;
-
-  setHandler(firstAnswerUpdate, () => machine.firstAnswer());
-  setHandler(stateQuery, () => machine.current());
-  setHandler(
-    hostedDecisionUpdate,
-    async (answer) => {
-      decision = answer;
-      return machine.finalAnswer();
-    },
-    {
-      validator: (_answer: HostedDecision) => {
-        if (!awaitingDecision || decision !== undefined) throw new Error('This payout awaits no answer.');
-      },
-    },
-  );
 
   const fail = async (message: string) => {
     for (const undo of compensations.reverse()) await undo();
@@ -81,20 +50,15 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
             redirectUrl: input.hostedPageUrl,
           },
         );
-        awaitingDecision = true;
-        const answered = await condition(
-          () => decision !== undefined,
-          input.verificationTimeoutSeconds * 1000,
-        );
-        awaitingDecision = false;
-        if (!answered) {
+        const decision = await machine.awaitDecision(input.verificationTimeoutSeconds * 1000);
+        if (!decision) {
           await fail('Payout verification expired.');
         } else {
           const confirmed = await attempt(() =>
             connector.confirmPayout({
               transactionId: input.transactionId,
               connector: sent.connector,
-              decision: decision!,
+              decision,
             }),
           );
           if (confirmed.kind === 'failed') {
@@ -110,8 +74,7 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
     await store.purgeCardData({ transactionId: input.transactionId });
   }
 
-  await condition(allHandlersFinished);
-  return machine.current();
+  return machine.finish();
 }
 
 async function reserved(funds: {

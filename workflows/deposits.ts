@@ -20,12 +20,13 @@ export interface Settlement {
 export class DepositWatcher {
   private paid = 0n;
   private accepting = false;
+  private refundedAmount: string | undefined;
   private readonly tolerance: bigint;
 
   constructor(
     private readonly transactionId: string,
     private readonly expectation: CryptoExpectation,
-    settings: CryptoSettings,
+    private readonly settings: CryptoSettings,
     private readonly machine: TransactionStateMachine,
     private readonly details: () => Record<string, unknown>,
   ) {
@@ -83,8 +84,41 @@ export class DepositWatcher {
     };
   }
 
-  /** Sends `units` back to the customer and returns the refunded amount as text. */
-  async refund(units: bigint): Promise<string> {
+  /** What was sent back to the customer, as text, once a refund happened. */
+  get refunded(): string | undefined {
+    return this.refundedAmount;
+  }
+
+  /**
+   * Watches until settled, then ends the transaction as the contract says: nothing received is
+   * "Transaction expired."; an underpayment fails with its deposit refunded, unless the merchant accepts
+   * partial amounts; an overpayment keeps or refunds the excess by merchant setting. `onSuccess` runs
+   * before the move to SUCCESS (credit the wallet, pay the fiat out).
+   */
+  async conclude(onSuccess: (paidUnits: bigint) => Promise<void>): Promise<void> {
+    const settled = await this.watch();
+    if (settled.status === 'NONE') {
+      await this.machine.move('FAILED', 'Transaction expired.', { details: this.details() });
+    } else if (settled.status === 'UNDERPAID' && this.settings.underpaidPolicy === 'fail') {
+      await this.refund(settled.paidUnits);
+      await this.machine.move('FAILED', 'Transaction underpaid: the deposit was refunded.', {
+        details: this.details(),
+        refunded: true,
+      });
+    } else {
+      if (settled.status === 'OVERPAID' && this.settings.overpaidPolicy === 'refund') {
+        await this.refund(settled.paidUnits - BigInt(this.expectation.expectedUnits));
+      }
+      await onSuccess(settled.paidUnits);
+      const message =
+        settled.status === 'UNDERPAID'
+          ? 'Transaction accepted for the partial amount.'
+          : 'Transaction processed successfully.';
+      await this.machine.move('SUCCESS', message, { details: this.details() });
+    }
+  }
+
+  private async refund(units: bigint): Promise<void> {
     const amount = formatUnits(units, this.expectation.decimals);
     await chain.refundCrypto({
       transactionId: this.transactionId,
@@ -92,7 +126,7 @@ export class DepositWatcher {
       amount,
       currency: this.expectation.cryptoCurrency,
     });
-    return amount;
+    this.refundedAmount = amount;
   }
 }
 

@@ -1,7 +1,18 @@
-import { ParentClosePolicy, condition, startChild, upsertSearchAttributes } from '@temporalio/workflow';
 import {
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import {
+  firstAnswerUpdate,
+  hostedDecisionUpdate,
   isFinal,
   searchAttributes,
+  stateQuery,
+  type HostedDecision,
   workflowIds,
   type FirstAnswer,
   type TransactionKind,
@@ -27,10 +38,45 @@ export class TransactionStateMachine {
   private first: FirstAnswer | undefined;
   private version = 0;
 
+  private decision: HostedDecision | undefined;
+  private awaitingDecision = false;
+
+  /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
     private readonly transactionId: string,
     private readonly kind: TransactionKind,
-  ) {}
+  ) {
+    setHandler(firstAnswerUpdate, () => this.firstAnswer());
+    setHandler(stateQuery, () => this.current());
+    setHandler(
+      hostedDecisionUpdate,
+      async (answer) => {
+        this.decision = answer;
+        return this.finalAnswer();
+      },
+      {
+        validator: (_answer: HostedDecision) => {
+          if (!this.awaitingDecision || this.decision !== undefined) {
+            throw new Error('This transaction awaits no answer.');
+          }
+        },
+      },
+    );
+  }
+
+  /** Waits for the customer's answer on the hosted page; undefined when the time runs out. */
+  async awaitDecision(timeoutMs: number): Promise<HostedDecision | undefined> {
+    this.awaitingDecision = true;
+    const answered = await condition(() => this.decision !== undefined, timeoutMs);
+    this.awaitingDecision = false;
+    return answered ? this.decision : undefined;
+  }
+
+  /** Lets running update handlers finish, then gives the workflow's result. */
+  async finish(): Promise<FirstAnswer> {
+    await condition(allHandlersFinished);
+    return this.state;
+  }
 
   current(): FirstAnswer {
     return this.state;
