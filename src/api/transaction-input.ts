@@ -7,7 +7,7 @@ import { keyedDigest, type Mode } from '../crypto/secrets';
 import { luhnValid } from '../cards';
 import { urlAllowed } from '../net/address-policy';
 import { fieldError, text } from './fields';
-import type { TransactionKind } from '../temporal/contracts';
+import type { CardSummary, TransactionKind } from '../temporal/contracts';
 import { stringifyExact } from './serialize';
 
 /**
@@ -103,4 +103,22 @@ export async function checkTerminal(
 export function requestHash(masterKey: string, fields: Record<string, unknown>): string {
   const sorted = Object.fromEntries(Object.entries(fields).sort(([a], [b]) => a.localeCompare(b)));
   return keyedDigest(stringifyExact(sorted), masterKey, 'request-hash');
+}
+
+/** The `customer` object every transaction shows. */
+export function customerOf(input: { first_name: string; last_name: string; email: string }) {
+  return { first_name: input.first_name, last_name: input.last_name, email: input.email };
+}
+
+/** Projection columns of card-based transactions: the customer and what may be kept of the card. */
+export function cardholderColumns(
+  input: { first_name: string; last_name: string; email: string },
+  card: CardSummary,
+) {
+  return {
+    customer: customerOf(input),
+    cardBin: card.bin,
+    cardLast4: card.last4,
+    cardFingerprint: card.fingerprint,
+  };
 }

@@ -16,6 +16,7 @@ import {
 } from '../fields';
 import {
   cardFields,
+  cardholderColumns,
   checkCardExpiry,
   checkMerchantUrls,
   checkTerminal,
@@ -70,12 +71,9 @@ export async function cardRoutes(app: FastifyInstance, deps: RouteDeps): Promise
         row: {
           amountMinor: input.amount,
           currency: input.currency,
-          customer: { first_name: input.first_name, last_name: input.last_name, email: input.email },
+          ...cardholderColumns(input, card),
           merchantRedirectUrl: input.redirect_url,
           webhookUrl: input.webhook_url ?? null,
-          cardBin: card.bin,
-          cardLast4: card.last4,
-          cardFingerprint: card.fingerprint,
           details: { is_card_WL: whitelisted },
         },
         workflowType: 'cardPayment',

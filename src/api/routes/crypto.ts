@@ -19,7 +19,7 @@ import {
   terminalId,
   text,
 } from '../fields';
-import { checkMerchantUrls, checkTerminal, requestHash } from '../transaction-input';
+import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
 import { findCryptoAsset, fiatUsdRate, networksOf, type CryptoAsset } from '../../catalogue';
 import { quote } from '../../quotes';
@@ -215,7 +215,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
         row: {
           amountDecimal: q.fiatAmount,
           currency: input.fiat_currency,
-          customer: { first_name: input.first_name, last_name: input.last_name, email: input.email },
+          customer: customerOf(input),
           merchantRedirectUrl: input.redirect_url,
           webhookUrl: input.webhook_url ?? null,
           details: {
@@ -299,7 +299,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
         row: {
           amountDecimal: input.amount,
           currency: input.currency,
-          customer: { first_name: input.first_name, last_name: input.last_name, email: input.email },
+          customer: customerOf(input),
           merchantRedirectUrl: input.redirect_url,
           webhookUrl: input.webhook_url ?? null,
           walletId: wallet.id,

@@ -18,6 +18,7 @@ import {
 } from '../fields';
 import {
   cardFields,
+  cardholderColumns,
   checkCardExpiry,
   checkMerchantUrls,
   checkTerminal,
@@ -83,12 +84,9 @@ export async function payoutRoutes(app: FastifyInstance, deps: RouteDeps): Promi
         row: {
           amountMinor: input.amount,
           currency: input.currency,
-          customer: { first_name: input.first_name, last_name: input.last_name, email: input.email },
+          ...cardholderColumns(input, card),
           webhookUrl: input.webhook_url ?? null,
           walletId: input.wallet_id,
-          cardBin: card.bin,
-          cardLast4: card.last4,
-          cardFingerprint: card.fingerprint,
         },
         workflowType: 'cardPayout',
         args: (transactionId): [CardPayoutInput] => [
