@@ -26,6 +26,16 @@ export type AuthorizeResult =
   | { outcome: 'challenge'; reference: string }
   | { outcome: 'declined'; message: string };
 
+/** The sandbox card table as merchants read it (served on /docs). */
+export const SANDBOX_CARD_TABLE: [cards: string, outcome: string][] = [
+  ['4111111111111111, 5555555555554444', 'REDIRECT to the 3-D Secure page, which approves or declines'],
+  ['4242424242424242', 'SUCCESS without a challenge'],
+  ['4000000000000002', 'FAILED, Card declined.'],
+  ['4000000000009995', 'FAILED, Insufficient funds.'],
+  ['4000000000000119', 'technical failure on the first terminal, SUCCESS on the next'],
+  ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
+];
+
 /** A connector-side fault (timeout, 5xx): worth retrying, then cascading to the next terminal. */
 export class TechnicalFailure extends Error {}
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { errorCatalogue } from '../../errors';
 import { escapeHtml, renderPage } from '../pages/layout';
 import { sendPage } from '../pages/hosted';
+import { SANDBOX_CARD_TABLE } from '../../../activities/connectors/sandbox-acquirer';
 
 const endpoints: [string, string, string][] = [
   [
@@ -16,15 +17,6 @@ const endpoints: [string, string, string][] = [
   ['GET', '/api/{mode}/status/{id}', 'A transaction by transaction_id, else by order_id.'],
   ['GET', '/api/v1/wallet', "The calling mode's wallets and available balances."],
   ['GET', '/healthz, /readyz', 'Process up; Postgres and Temporal reachable.'],
-];
-
-const cards: [string, string][] = [
-  ['4111111111111111, 5555555555554444', 'REDIRECT to the 3-D Secure page, which approves or declines'],
-  ['4242424242424242', 'SUCCESS without a challenge'],
-  ['4000000000000002', 'FAILED, Card declined.'],
-  ['4000000000009995', 'FAILED, Insufficient funds.'],
-  ['4000000000000119', 'technical failure on the first terminal, SUCCESS on the next'],
-  ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
 ];
 
 const rows = (items: string[][]) =>
@@ -42,7 +34,7 @@ AES-256-CBC (PKCS#7), a fresh 16-byte IV, and the UTF-8 bytes of the merchant's 
 <h2>Endpoints</h2><table>${rows(endpoints)}</table>
 <h2>Errors</h2><p>Every error body has a <code>message</code>; validation errors add <code>errors</code>, each failing field with its messages.</p>
 <table>${rows(Object.values(errorCatalogue).map((e) => [String(e.status), e.message]))}</table>
-<h2>Sandbox cards</h2><table>${rows(cards)}</table>
+<h2>Sandbox cards</h2><table>${rows(SANDBOX_CARD_TABLE)}</table>
 <h2>Webhooks</h2><p>Sent on every final status: the status body plus <code>event_id</code>, signed in
 <code>fs-webhook-hash</code> (hex HMAC-SHA256 of the body) and <code>webhook-signature</code> (<code>v1,</code> + base64
 HMAC-SHA256 of <code>webhook-id.webhook-timestamp.body</code>), keyed with the webhook secret. Retried for up to three days.</p>`,
