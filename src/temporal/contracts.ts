@@ -17,7 +17,7 @@ export function isFinal(status: TransactionStatus): boolean {
 /** Search attributes: identifiers and state only, never personal data. */
 export const searchAttributes = {
   merchantId: defineSearchAttributeKey('MerchantId', 'KEYWORD'),
-  mode: defineSearchAttributeKey('Mode', 'KEYWORD'),
+  mode: defineSearchAttributeKey('TransactionMode', 'KEYWORD'),
   kind: defineSearchAttributeKey('TransactionKind', 'KEYWORD'),
   status: defineSearchAttributeKey('TransactionStatus', 'KEYWORD'),
   orderId: defineSearchAttributeKey('OrderId', 'KEYWORD'),

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Db, Tx } from '../db/client';
@@ -129,15 +129,18 @@ export async function lookupTransaction(
   mode: Mode,
   id: string,
 ): Promise<TransactionRow | undefined> {
-  const scope = and(eq(transactions.merchantId, merchantId), eq(transactions.mode, mode));
-  const [byId] = await db
+  // One round trip: a transaction id match sorts before an order id match.
+  const [row] = await db
     .select()
     .from(transactions)
-    .where(and(scope, eq(transactions.id, id)));
-  if (byId) return byId;
-  const [byOrder] = await db
-    .select()
-    .from(transactions)
-    .where(and(scope, eq(transactions.orderId, id)));
-  return byOrder;
+    .where(
+      and(
+        eq(transactions.merchantId, merchantId),
+        eq(transactions.mode, mode),
+        or(eq(transactions.id, id), eq(transactions.orderId, id)),
+      ),
+    )
+    .orderBy(sql`${transactions.id} = ${id} desc`)
+    .limit(1);
+  return row;
 }

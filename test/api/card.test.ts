@@ -53,6 +53,18 @@ describe('POST /api/v1/{mode}/card: the sandbox card table', () => {
     expect(status2.json()).toMatchObject({ status, message });
   });
 
+  it('keeps the search attributes in step with the status, so ops can filter in the Temporal UI', async () => {
+    const response = await pay({ card_number: '4242424242424242' });
+    const id = response.json().data.transaction_id;
+    const query = `WorkflowId = '${id}' AND TransactionStatus = 'SUCCESS' AND TransactionKind = 'card' AND MerchantId = '${merchant.credentials.merchant_id}' AND TransactionMode = 'test'`;
+    let found = 0;
+    for (let i = 0; i < 50 && found === 0; i++) {
+      for await (const _ of env.client.workflow.list({ query })) found += 1;
+      if (found === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(found).toBe(1);
+  });
+
   it('does not cascade when the terminal is pinned', async () => {
     const terminal = merchant.credentials.terminals.find(
       (t) => t.mode === 'test' && t.descriptor === 'SANDBOX*PRIMARY',

@@ -96,6 +96,31 @@ describe('health', () => {
     expect(docs.body).toContain('Encryption Key is invalid.');
   });
 
+  it('answers /readyz 503 naming what is down when Temporal cannot be reached', async () => {
+    const { buildApp } = await import('../../src/api/app');
+    const unreachable = {
+      workflowService: { getSystemInfo: () => Promise.reject(new Error('unavailable')) },
+    };
+    const app = await buildApp({
+      config: env.config,
+      db: env.database.db,
+      temporal: unreachable as unknown as typeof env.client,
+      log: (await import('pino')).default({ level: 'silent' }),
+    });
+    const ready = await app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toEqual({ status: 'unavailable', postgres: 'ok', temporal: 'unavailable' });
+    await app.close();
+  });
+
+  it('finds a transaction id before an order id that happens to equal it', async () => {
+    const first = await alice.post('/api/v1/test/card', cardRequest({ order_id: 'collide-a' }));
+    const firstId = first.json().data.transaction_id;
+    await alice.post('/api/v1/test/card', cardRequest({ order_id: firstId }));
+    const found = await alice.get(`/api/test/status/${firstId}`);
+    expect(found.json().data).toMatchObject({ transaction_id: firstId, order_id: 'collide-a' });
+  });
+
   it('answers /healthz and /readyz', async () => {
     expect((await env.app.inject({ url: '/healthz' })).statusCode).toBe(200);
     const ready = await env.app.inject({ url: '/readyz' });
