@@ -24,7 +24,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
     const worker = await createWorker({ config, db: database.db, connection, log });
     const running = worker.run();
     stops.unshift(async () => {
-      worker.shutdown();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
     });

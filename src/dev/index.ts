@@ -9,6 +9,7 @@ import { start } from '../main';
 import { createLogger } from '../log';
 import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
 import { startTemporalDevServer, type LocalTemporal } from './temporal';
+import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from './state';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -78,6 +79,8 @@ async function main(): Promise<void> {
       HOST: host,
     });
     const log = createLogger(config.LOG_LEVEL);
+    const added = await ensureSearchAttributes(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+    if (added.length > 0) say(`registered search attributes: ${added.join(', ')}`);
 
     const database = createDatabase(config.DATABASE_URL, 2);
     await runMigrations(database.pool);

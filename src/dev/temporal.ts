@@ -71,6 +71,10 @@ export async function startTemporalDevServer(options: {
     stderr = (stderr + String(chunk)).slice(-4000);
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // However this process ends (another library's signal hook may call process.exit first), the server goes too.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.removeListener('exit', killOnExit));
   await Promise.race([
     waitForPort('127.0.0.1', options.port, 60_000),
     exited.then((code) => {

@@ -60,6 +60,8 @@ export function installRuntime(log: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({
+    // The process shuts its worker down itself (src/main.ts), in order with the API and Postgres pool.
+    shutdownSignals: [],
     logger: new DefaultLogger('WARN', (entry) => {
       const fields = { ...entry.meta, sdk: true };
       if (entry.level === 'ERROR') log.error(fields, entry.message);
