@@ -7,10 +7,10 @@ import {
   decimalAmount,
   decimalPlaces,
   email,
+  fiatCurrency,
   fieldError,
   httpUrl,
   ipAddress,
-  isFiatCurrency,
   optional,
   orderId,
   parseInput,
@@ -35,13 +35,6 @@ const DEPOSIT_WINDOW_SECONDS = 60 * 60;
 
 const upper = (field: string, max: number) => text(field, { max }).transform((v) => v.toUpperCase());
 
-const fiatCode = (field: string) =>
-  text(field, {
-    max: 3,
-    check: (v) => /^[A-Za-z]{3}$/.test(v) && isFiatCurrency(v.toUpperCase()),
-    rule: 'a valid ISO 4217 currency code',
-  }).transform((v) => v.toUpperCase());
-
 export const RampRequest = z
   .object({
     first_name: personName('first_name'),
@@ -50,7 +43,7 @@ export const RampRequest = z
     transaction_type: z.enum(['ONRAMP', 'OFFRAMP'], {
       error: 'The transaction type field must be ONRAMP or OFFRAMP.',
     }),
-    fiat_currency: fiatCode('fiat_currency'),
+    fiat_currency: fiatCurrency('fiat_currency'),
     crypto_currency: upper('crypto_currency', 10),
     crypto_network: optional(upper('crypto_network', 40)),
     crypto_amount: z.unknown().optional(),
@@ -109,7 +102,7 @@ export const PayinRequest = z.object({
   last_name: text('last_name'),
   email: email(),
   amount: decimalAmount('amount'),
-  currency: fiatCode('currency'),
+  currency: fiatCurrency('currency'),
   crypto_currency: upper('crypto_currency', 10),
   crypto_network: optional(upper('crypto_network', 40)),
   ip_address: ipAddress(),
