@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 import type { Db } from './db/client';
-import { findCryptoAsset, fiatUsdRate, type CryptoAsset } from './catalogue';
+import { fiatUsdRate, type CryptoAsset } from './catalogue';
 
 const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_DOWN });
 
@@ -64,8 +64,4 @@ export function quote(options: {
     fiatAmount: plain(fiat),
     cryptoAmount: plain(new Exact(options.given.crypto)),
   };
-}
-
-export async function assetOrUndefined(db: Db, code: string, network: string) {
-  return findCryptoAsset(db, code, network);
 }

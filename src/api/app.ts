@@ -21,6 +21,7 @@ import { statusRoutes } from './routes/status';
 import { walletRoutes } from './routes/wallets';
 import { pruneBuckets } from './rate-limit';
 import { cardRoutes } from './routes/card';
+import { sandboxRates, type RateSource } from '../quotes';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { payoutRoutes } from './routes/payout';
 import { payoutVerificationRoutes } from './routes/payout-verification';
@@ -37,9 +38,11 @@ export interface AppDeps {
   db: Db;
   temporal: Client;
   log?: Logger;
+  /** Prices for crypto quotes; the sandbox reads the catalogue. */
+  rates?: RateSource;
 }
 
-export type RouteDeps = AppDeps & { createDeps: CreateDeps };
+export type RouteDeps = AppDeps & { createDeps: CreateDeps; rates: RateSource };
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const routeDeps: RouteDeps = {
     ...deps,
+    rates: deps.rates ?? sandboxRates(deps.db),
     createDeps: {
       db: deps.db,
       temporal: deps.temporal,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import countries from 'i18n-iso-countries';
 import currencyCodes from 'currency-codes';
 import { JsonNumber } from './json';
-import { ApiError, validationError } from '../errors';
+import { validationError } from '../errors';
 
 /** `first_name` -> `first name`, as merchants read it in messages. */
 export function human(field: string): string {
@@ -210,5 +210,3 @@ export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z
 export function fieldError(field: string, message: string): never {
   throw validationError({ [field]: [message] });
 }
-
-export { ApiError };

@@ -155,6 +155,32 @@ describe('POST /api/v1/{mode}/crypto', () => {
     expect(status.data.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
+  it('prices quotes from the configured rate source, not from the catalogue directly', async () => {
+    const { buildApp } = await import('../../src/api/app');
+    const app = await buildApp({
+      config: env.config,
+      db: env.database.db,
+      temporal: env.client,
+      log: (await import('pino')).default({ level: 'silent' }),
+      rates: {
+        cryptoUsd: async () => '50000',
+        fiatUsd: async (currency) => (currency === 'USD' ? '1' : undefined),
+      },
+    });
+    try {
+      const client = merchantClient(app, credentials);
+      const created = await client.post(
+        '/api/v1/test/crypto',
+        rampRequest({ fiat_amount: 100, crypto_currency: 'BTC', crypto_network: 'BITCOIN' }),
+      );
+      expect(created.json().data).toMatchObject({ rate: 50000, crypto_amount: 0.002 });
+      const refused = await client.post('/api/v1/test/crypto', rampRequest({ fiat_currency: 'EUR' }));
+      expect(refused.json().errors.fiat_currency).toEqual(['The selected fiat currency is not supported.']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('settles an OFFRAMP from two deposits and pays the fiat out', async () => {
     const created = await merchant.post(
       '/api/v1/test/crypto',

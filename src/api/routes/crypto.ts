@@ -21,11 +21,11 @@ import {
 } from '../fields';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
-import { findCryptoAsset, fiatUsdRate, networksOf, type CryptoAsset } from '../../catalogue';
-import { quote } from '../../quotes';
+import { findCryptoAsset, networksOf, type CryptoAsset } from '../../catalogue';
+import { quote, type RateSource } from '../../quotes';
 import { formatUnits, parseUnits } from '../../units';
 import { wallets } from '../../db/schema/index';
-import type { CryptoPayinInput, CryptoRampInput } from '../../temporal/contracts';
+import type { CryptoExpectation, CryptoPayinInput, CryptoRampInput } from '../../temporal/contracts';
 import type { Db } from '../../db/client';
 import type { RouteDeps } from '../app';
 
@@ -115,6 +115,17 @@ export const PayinRequest = z.object({
   terminal_id: optional(terminalId()),
 });
 
+/** What the workflow watches for on chain: the asset and the quoted amount in its smallest units. */
+function expectation(asset: CryptoAsset, cryptoAmount: string): CryptoExpectation {
+  return {
+    cryptoCurrency: asset.code,
+    cryptoNetwork: asset.network,
+    decimals: asset.decimals,
+    expectedUnits: parseUnits(cryptoAmount, asset.decimals)!.toString(),
+    depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
+  };
+}
+
 /** The catalogue entry for the currency and network; the network may be left out when there is only one. */
 async function resolveAsset(db: Db, code: string, network: string | undefined): Promise<CryptoAsset> {
   if (!network) {
@@ -145,8 +156,8 @@ function checkDecimals(field: string, amount: string, decimals: number): void {
   }
 }
 
-async function priced(db: Db, field: string, currency: string) {
-  const rate = await fiatUsdRate(db, currency);
+async function priced(rates: RateSource, field: string, currency: string) {
+  const rate = await rates.fiatUsd(currency);
   if (!rate) fieldError(field, `The selected ${field.replace('_', ' ')} is not supported.`);
   return rate;
 }
@@ -175,7 +186,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       const input = parseInput(RampRequest, request.body);
       await checkMerchantUrls(config, mode, input);
       const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
-      const fiatUsd = await priced(deps.db, 'fiat_currency', input.fiat_currency);
+      const fiatUsd = await priced(deps.rates, 'fiat_currency', input.fiat_currency);
       const fiatDecimals = currencyExponent(input.fiat_currency) ?? 2;
       const onramp = input.transaction_type === 'ONRAMP';
       checkDecimals(
@@ -185,7 +196,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       );
       if (input.terminal_id) await checkTerminal(deps.db, merchantId, mode, 'ramp', input.terminal_id);
       const q = quote({
-        cryptoUsd: asset.usdRate,
+        cryptoUsd: await deps.rates.cryptoUsd(asset),
         fiatUsd,
         cryptoDecimals: asset.decimals,
         fiatDecimals,
@@ -229,13 +240,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
             merchantId,
             mode,
             transactionType: input.transaction_type,
-            crypto: {
-              cryptoCurrency: asset.code,
-              cryptoNetwork: asset.network,
-              decimals: asset.decimals,
-              expectedUnits: parseUnits(q.cryptoAmount, asset.decimals)!.toString(),
-              depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
-            },
+            crypto: expectation(asset, q.cryptoAmount),
             walletAddress: input.wallet_address,
             fiatCurrency: input.fiat_currency,
             fiatAmount: q.fiatAmount,
@@ -258,7 +263,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       const input = parseInput(PayinRequest, request.body);
       await checkMerchantUrls(config, mode, input);
       const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
-      const fiatUsd = await priced(deps.db, 'currency', input.currency);
+      const fiatUsd = await priced(deps.rates, 'currency', input.currency);
       const fiatDecimals = currencyExponent(input.currency) ?? 2;
       checkDecimals('amount', input.amount, fiatDecimals);
       checkLimits('amount', input.amount, asset);
@@ -276,7 +281,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       if (input.terminal_id)
         await checkTerminal(deps.db, merchantId, mode, 'crypto_payin', input.terminal_id);
       const q = quote({
-        cryptoUsd: asset.usdRate,
+        cryptoUsd: await deps.rates.cryptoUsd(asset),
         fiatUsd,
         cryptoDecimals: asset.decimals,
         fiatDecimals,
@@ -310,13 +315,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
             transactionId,
             merchantId,
             mode,
-            crypto: {
-              cryptoCurrency: asset.code,
-              cryptoNetwork: asset.network,
-              decimals: asset.decimals,
-              expectedUnits: parseUnits(q.cryptoAmount, asset.decimals)!.toString(),
-              depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
-            },
+            crypto: expectation(asset, q.cryptoAmount),
             walletId: wallet.id,
             creditMinor: parseUnits(input.amount, fiatDecimals)!.toString(),
             hostedPageUrl: checkoutUrl(mode, transactionId),
