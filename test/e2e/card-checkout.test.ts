@@ -1,39 +1,27 @@
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startTestEnv, type TestEnv } from '../helpers/env';
+import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
-import { launchBrowser } from '../helpers/browser';
-import { freePort } from '../../src/dev/postgres';
+import { startServedEnv, startShop } from '../helpers/browser';
 
 let env: TestEnv;
 let merchant: MerchantClient;
 let browser: Browser;
-let shop: Server;
+let served: Awaited<ReturnType<typeof startServedEnv>>;
+let shop: Awaited<ReturnType<typeof startShop>>;
 let shopUrl: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  env = await startTestEnv({ BASE_URL: `http://127.0.0.1:${port}`, PORT: String(port) });
-  await env.app.listen({ host: '127.0.0.1', port });
+  served = await startServedEnv();
+  ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant());
-  // The merchant's own site, where customers land after the hosted page.
-  shop = createServer((request, response) => {
-    response.setHeader('content-type', 'text/html');
-    response.end(
-      `<h1>Thanks for your order</h1><p id="query">${new URL(request.url ?? '/', 'http://x').search}</p>`,
-    );
-  });
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  const address = shop.address();
-  shopUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/return`;
-  browser = await launchBrowser();
+  shop = await startShop();
+  shopUrl = shop.url;
 });
 afterAll(async () => {
-  await browser?.close();
   shop?.close();
-  await env?.close();
+  await served?.close();
 });
 
 describe('card checkout page in Chromium', () => {

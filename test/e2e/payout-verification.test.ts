@@ -1,28 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startTestEnv, type TestEnv } from '../helpers/env';
+import type { TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
-import { launchBrowser } from '../helpers/browser';
-import { freePort } from '../../src/dev/postgres';
+import { startServedEnv } from '../helpers/browser';
 import type { MerchantCredentials } from '../../src/merchants';
 
 let env: TestEnv;
 let credentials: MerchantCredentials;
 let merchant: MerchantClient;
 let browser: Browser;
+let served: Awaited<ReturnType<typeof startServedEnv>>;
 
 beforeAll(async () => {
-  const port = await freePort();
-  env = await startTestEnv({ BASE_URL: `http://127.0.0.1:${port}`, PORT: String(port) });
-  await env.app.listen({ host: '127.0.0.1', port });
+  served = await startServedEnv();
+  ({ env, browser } = served);
   credentials = await env.createMerchant();
   merchant = merchantClient(env.app, credentials);
-  browser = await launchBrowser();
 });
-afterAll(async () => {
-  await browser?.close();
-  await env?.close();
-});
+afterAll(() => served?.close());
 
 describe('payout verification page in Chromium', () => {
   it.each([
