@@ -114,6 +114,24 @@ describe('bearer authentication on every merchant endpoint', () => {
       sql`select count(*)::int as n from secret_keys where merchant_id = ${credentials.merchant_id} and expires_at <= now()`,
     );
     expect((expired.rows[0] as { n: number }).n).toBe(4);
+
+    // Another API process (no cached answers) refuses the retired keys and takes the newest.
+    const { buildApp } = await import('../../src/api/app');
+    const other = await buildApp({
+      config: env.config,
+      db: env.database.db,
+      temporal: env.client,
+      log: (await import('pino')).default({ level: 'silent' }),
+    });
+    try {
+      const on = (key: string) =>
+        other.inject({ method: 'GET', url: '/api/v1/wallet', headers: { authorization: `Bearer ${key}` } });
+      expect((await on(before)).json()).toEqual({ message: 'Invalid Secret Key.' });
+      expect((await on(rotated.test_secret_key)).statusCode).toBe(401);
+      expect((await on(again.test_secret_key)).statusCode).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });
 
