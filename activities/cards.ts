@@ -4,10 +4,14 @@ import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/crypto/secrets';
 import { failureTypes, type Mode } from '../src/temporal/contracts';
-import { TechnicalFailure, type CardAcquirer } from './connectors/sandbox-acquirer';
+import type { AuthorizeResult, CardAcquirer } from './connectors/sandbox-acquirer';
+import type { Lookup } from './connectors/errors';
+import { callConnector, unknownConnector } from './connector-calls';
 
 export interface AuthorizeInput {
   transactionId: string;
+  /** Sent with the request; the same key never charges twice. */
+  authorizationKey: string;
   mode: Mode;
   connector: string;
   terminalRank: number;
@@ -22,15 +26,16 @@ export type AuthorizeOutcome = { outcome: 'approved' | 'challenge'; reference: s
  * number nor the CVV is ever an activity argument or result; a decline is a non-retryable failure.
  */
 export function cardActivities(db: Db, masterKey: string, connectors: Record<string, CardAcquirer>) {
-  function connectorFor(name: string): CardAcquirer {
-    const connector = connectors[name];
-    if (!connector)
-      throw ApplicationFailure.nonRetryable(`Unknown card connector ${name}.`, failureTypes.technical);
-    return connector;
-  }
+  const connectorFor = (name: string) => connectors[name] ?? unknownConnector('card', name);
+  const settled = (result: AuthorizeResult): AuthorizeOutcome => {
+    if (result.outcome === 'declined')
+      throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+    return result;
+  };
 
   return {
     async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome> {
+      const acquirer = connectorFor(input.connector);
       const [card] = await db
         .select({
           pan: cardVault.panEnc,
@@ -39,43 +44,46 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
         })
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
-      if (!card || !card.cvv) {
+      if (!card?.pan || !card.expiry || !card.cvv) {
         throw ApplicationFailure.nonRetryable(
           'Card data expired before authorization.',
           failureTypes.declined,
         );
       }
-      try {
-        const result = await connectorFor(input.connector).authorize({
+      const { pan, expiry, cvv } = card;
+      const result = await callConnector(input.connector, () =>
+        acquirer.authorize({
+          idempotencyKey: input.authorizationKey,
           transactionId: input.transactionId,
           mode: input.mode,
-          pan: decryptSecret(card.pan, masterKey),
-          cvv: decryptSecret(card.cvv, masterKey),
-          expiry: decryptSecret(card.expiry, masterKey),
+          pan: decryptSecret(pan, masterKey),
+          cvv: decryptSecret(cvv, masterKey),
+          expiry: decryptSecret(expiry, masterKey),
           amountMinor: BigInt(input.amountMinor),
           currency: input.currency,
           terminalRank: input.terminalRank,
-        });
-        if (result.outcome === 'declined')
-          throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
-        return result;
-      } catch (error) {
-        // Connector faults stay retryable; their text may echo request data, so it is not passed on.
-        if (error instanceof TechnicalFailure)
-          throw new Error(`connector ${input.connector} failed: technical failure`);
-        throw error;
-      }
+        }),
+      );
+      return settled(result);
     },
 
     async completeChallenge(input: {
-      transactionId: string;
       connector: string;
+      authorizationKey: string;
+      reference: string;
       decision: 'approve' | 'decline';
     }): Promise<AuthorizeOutcome> {
-      const result = await connectorFor(input.connector).completeChallenge(input);
-      if (result.outcome === 'declined')
-        throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
-      return result;
+      const acquirer = connectorFor(input.connector);
+      return settled(await callConnector(input.connector, () => acquirer.completeChallenge(input)));
+    },
+
+    /** Asks the acquirer where an authorization stands, for a call whose answer was lost. */
+    async lookupAuthorization(input: {
+      connector: string;
+      authorizationKey: string;
+    }): Promise<Lookup<AuthorizeResult>> {
+      const acquirer = connectorFor(input.connector);
+      return callConnector(input.connector, () => acquirer.lookup(input));
     },
   };
 }

@@ -1,11 +1,14 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { cryptoDeposits, merchants } from '../src/db/schema/index';
+import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
 import type { ChainConnector, FiatPayouts } from './connectors/sandbox-chain';
+import { holdDeposit, type DepositRef } from '../src/transactions/deposits';
 
 export interface CryptoSettings {
-  /** Crypto units within which a deposit counts as exact. */
-  tolerance: string;
+  /** Tolerance in the paid asset's own units, when the merchant set one for that asset. */
+  assetTolerance: string | null;
+  /** Tolerance as a fiat amount (major units of the transaction's currency), converted at the locked rate. */
+  fiatTolerance: string | null;
   overpaidPolicy: 'keep' | 'refund';
   underpaidPolicy: 'fail' | 'accept';
 }
@@ -13,11 +16,21 @@ export interface CryptoSettings {
 /** Deposits, sends and settlement bookkeeping for ramps and payins; each keyed by the transaction. */
 export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
   return {
-    async cryptoSettings(input: { merchantId: string }): Promise<CryptoSettings> {
+    async cryptoSettings(input: { merchantId: string; cryptoCurrency: string }): Promise<CryptoSettings> {
       const [merchant] = await db.select().from(merchants).where(eq(merchants.id, input.merchantId));
       if (!merchant) throw new Error(`merchant ${input.merchantId} not found`);
+      const [asset] = await db
+        .select({ tolerance: cryptoTolerances.tolerance })
+        .from(cryptoTolerances)
+        .where(
+          and(
+            eq(cryptoTolerances.merchantId, input.merchantId),
+            eq(cryptoTolerances.cryptoCurrency, input.cryptoCurrency),
+          ),
+        );
       return {
-        tolerance: merchant.cryptoTolerance,
+        assetTolerance: asset?.tolerance ?? null,
+        fiatTolerance: merchant.cryptoToleranceFiat,
         overpaidPolicy: merchant.overpaidPolicy === 'refund' ? 'refund' : 'keep',
         underpaidPolicy: merchant.underpaidPolicy === 'accept' ? 'accept' : 'fail',
       };
@@ -27,14 +40,68 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       return chain.depositAddress(input.transactionId, input.network);
     },
 
-    /** True the first time a transaction hash is seen for the transaction. */
-    async recordDeposit(input: { transactionId: string; txHash: string; amount: string }): Promise<boolean> {
-      const inserted = await db
+    /** Records a deposit counted towards the payment; a refund or hold recorded first is kept. */
+    async recordDeposit(input: DepositRef): Promise<void> {
+      await db
         .insert(cryptoDeposits)
-        .values({ transactionId: input.transactionId, txHash: input.txHash, amount: input.amount })
-        .onConflictDoNothing({ target: [cryptoDeposits.transactionId, cryptoDeposits.txHash] })
-        .returning({ id: cryptoDeposits.id });
-      return inserted.length > 0;
+        .values({
+          ...input,
+          sender: input.sender ?? null,
+          disposition: 'counted',
+          countedInPayment: true,
+        })
+        .onConflictDoNothing({ target: [cryptoDeposits.transactionId, cryptoDeposits.txHash] });
+    },
+
+    /**
+     * Sends `refundAmount` of a deposit back to its sender and records why: all of it, which makes it
+     * `refunded`, or the excess of an overpayment, which leaves it counted. Keyed by the deposit, so a
+     * retry refunds once. Returns the refund's transaction hash.
+     */
+    async refundDeposit(
+      input: DepositRef & {
+        sender: string;
+        network: string;
+        currency: string;
+        reason: string;
+        countedInPayment: boolean;
+        refundAmount: string;
+        whole: boolean;
+      },
+    ): Promise<string> {
+      const refundTxHash = await chain.send({
+        idempotencyKey: `refund:${input.transactionId}:${input.txHash}`,
+        network: input.network,
+        address: input.sender,
+        amount: input.refundAmount,
+        currency: input.currency,
+      });
+      const recorded = {
+        disposition: input.whole ? ('refunded' as const) : ('counted' as const),
+        reason: input.reason,
+        refundAmount: input.refundAmount,
+        refundTxHash,
+        countedInPayment: input.countedInPayment,
+      };
+      await db
+        .insert(cryptoDeposits)
+        .values({
+          transactionId: input.transactionId,
+          txHash: input.txHash,
+          amount: input.amount,
+          sender: input.sender,
+          ...recorded,
+        })
+        .onConflictDoUpdate({
+          target: [cryptoDeposits.transactionId, cryptoDeposits.txHash],
+          set: { ...recorded, updatedAt: sql`now()` },
+        });
+      return refundTxHash;
+    },
+
+    /** Keeps a deposit that cannot be counted or refunded for ops, with the reason. */
+    async holdDeposit(input: DepositRef & { reason: string; countedInPayment: boolean }): Promise<void> {
+      await holdDeposit(db, input);
     },
 
     async sendCrypto(input: {
@@ -45,11 +112,6 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       currency: string;
     }) {
       return chain.send({ idempotencyKey: `send:${input.transactionId}`, ...input });
-    },
-
-    /** Returns crypto to the customer (an under- or overpayment); keyed so a retry refunds once. */
-    async refundCrypto(input: { transactionId: string; network: string; amount: string; currency: string }) {
-      return chain.send({ idempotencyKey: `refund:${input.transactionId}`, address: 'sender', ...input });
     },
 
     async payoutFiat(input: { transactionId: string; currency: string; amount: string }): Promise<string> {

@@ -30,8 +30,8 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors }: Activ
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db),
-    ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer() }),
-    ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts() }),
+    ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer(db) }),
+    ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
     ...ledgerActivities(db),
     ...cryptoActivities(db, sandboxChain()),
     ...webhookActivities(db, {

@@ -1,4 +1,4 @@
-import { and, eq, sql, TransactionRollbackError } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import { failureTypes } from '../src/temporal/contracts';
 import type { Db, Tx } from '../src/db/client';
@@ -6,10 +6,21 @@ import { ledgerEntries, wallets } from '../src/db/schema/index';
 
 type Executor = Db | Tx;
 
+/** Steps that move money into or out of a wallet anew; an inactive wallet takes none of them. */
+const MOVES_MONEY: readonly string[] = ['credit', 'reserve'];
+
+class Refused extends Error {
+  constructor(readonly why: 'insufficient' | 'inactive') {
+    super(why);
+  }
+}
+
 /**
  * Adds an entry and moves the wallet's available balance by the same amount, in one database transaction.
- * A second call with the same (wallet, reference, step) changes nothing and returns false; an entry that
- * would take the balance below zero changes nothing and returns 'insufficient'.
+ * A second call with the same (wallet, reference, step) changes nothing and returns 'duplicate'; an entry
+ * that would take the balance below zero changes nothing and returns 'insufficient'; a credit or reserve on
+ * an inactive wallet changes nothing and returns 'inactive'. Releases and settles of earlier reserves always
+ * go through.
  */
 export async function applyLedgerEntry(
   db: Executor,
@@ -19,7 +30,7 @@ export async function applyLedgerEntry(
     step: 'credit' | 'reserve' | 'release' | 'settle';
     amount: bigint;
   },
-): Promise<'applied' | 'duplicate' | 'insufficient'> {
+): Promise<'applied' | 'duplicate' | 'insufficient' | 'inactive'> {
   return db
     .transaction(async (tx) => {
       const inserted = await tx
@@ -29,20 +40,32 @@ export async function applyLedgerEntry(
           target: [ledgerEntries.walletId, ledgerEntries.reference, ledgerEntries.step],
         })
         .returning({ id: ledgerEntries.id });
+      // A step already taken answers 'duplicate' whatever the wallet's state is now.
       if (inserted.length === 0) return 'duplicate';
       if (entry.amount === 0n) return 'applied';
+      const needsActive = MOVES_MONEY.includes(entry.step);
       const moved = await tx
         .update(wallets)
         .set({ available: sql`${wallets.available} + ${entry.amount}` })
-        .where(and(eq(wallets.id, entry.walletId), sql`${wallets.available} + ${entry.amount} >= 0`))
+        .where(
+          and(
+            eq(wallets.id, entry.walletId),
+            sql`${wallets.available} + ${entry.amount} >= 0`,
+            needsActive ? eq(wallets.status, 'Active') : undefined,
+          ),
+        )
         .returning({ id: wallets.id });
       if (moved.length === 0) {
-        tx.rollback();
+        const [wallet] = await tx
+          .select({ status: wallets.status })
+          .from(wallets)
+          .where(eq(wallets.id, entry.walletId));
+        throw new Refused(needsActive && wallet?.status !== 'Active' ? 'inactive' : 'insufficient');
       }
-      return 'applied';
+      return 'applied' as const;
     })
     .catch((error: unknown) => {
-      if (error instanceof TransactionRollbackError) return 'insufficient' as const;
+      if (error instanceof Refused) return error.why;
       throw error;
     });
 }
@@ -56,7 +79,11 @@ export interface WalletView {
   walletId: string;
   currency: string;
   available: string;
+  status: 'Active' | 'Inactive';
 }
+
+const walletInactive = () =>
+  ApplicationFailure.nonRetryable('The wallet is inactive.', failureTypes.walletInactive);
 
 /**
  * Wallet steps of a payout, each keyed by (wallet, transaction, step) so a retry is a no-op: reserve takes
@@ -69,7 +96,12 @@ export function ledgerActivities(db: Db) {
       const [wallet] = await db.select().from(wallets).where(eq(wallets.id, input.walletId));
       if (!wallet)
         throw ApplicationFailure.nonRetryable(`Wallet ${input.walletId} not found.`, failureTypes.notFound);
-      return { walletId: wallet.id, currency: wallet.currency, available: wallet.available.toString() };
+      return {
+        walletId: wallet.id,
+        currency: wallet.currency,
+        available: wallet.available.toString(),
+        status: wallet.status,
+      };
     },
 
     async reserveFunds(input: {
@@ -85,6 +117,7 @@ export function ledgerActivities(db: Db) {
       });
       if (result === 'insufficient')
         throw ApplicationFailure.nonRetryable('Insufficient funds.', failureTypes.insufficientFunds);
+      if (result === 'inactive') throw walletInactive();
     },
 
     async releaseFunds(input: {
@@ -120,13 +153,14 @@ export function ledgerActivities(db: Db) {
       });
     },
 
-    /** Credits a wallet once per transaction (crypto payins). */
+    /** Credits a wallet once per transaction (crypto payins); an inactive wallet refuses. */
     async creditFunds(input: {
       walletId: string;
       transactionId: string;
       amountMinor: string;
     }): Promise<void> {
-      await creditWallet(db, input.walletId, input.transactionId, BigInt(input.amountMinor));
+      const result = await creditWallet(db, input.walletId, input.transactionId, BigInt(input.amountMinor));
+      if (result === 'inactive') throw walletInactive();
     },
   };
 }

@@ -5,55 +5,66 @@ import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/crypto/secrets';
 import { failureTypes, type Mode } from '../src/temporal/contracts';
 import type { PayoutProcessor, PayoutResult } from './connectors/sandbox-payouts';
+import type { Lookup } from './connectors/errors';
+import { callConnector, unknownConnector } from './connector-calls';
 
-export type PayoutOutcome = { outcome: 'paid'; reference: string } | { outcome: 'verification' };
+export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: string };
 
 /** Card payouts through the terminal's processor; the card number comes from the vault, a decline is final. */
 export function payoutActivities(db: Db, masterKey: string, processors: Record<string, PayoutProcessor>) {
-  function processorFor(name: string): PayoutProcessor {
-    const processor = processors[name];
-    if (!processor)
-      throw ApplicationFailure.nonRetryable(`Unknown payout connector ${name}.`, failureTypes.technical);
-    return processor;
-  }
-  function settle(result: PayoutResult): PayoutOutcome {
+  const processorFor = (name: string) => processors[name] ?? unknownConnector('payout', name);
+  const settled = (result: PayoutResult): PayoutOutcome => {
     if (result.outcome === 'declined')
       throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
     return result;
-  }
+  };
 
   return {
     async sendPayout(input: {
       transactionId: string;
+      /** Sent with the request; the same key never pays twice. */
+      payoutKey: string;
       mode: Mode;
       connector: string;
       amountMinor: string;
       currency: string;
     }): Promise<PayoutOutcome> {
+      const processor = processorFor(input.connector);
       const [card] = await db
         .select({ pan: cardVault.panEnc, expiry: cardVault.expiryEnc })
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
-      if (!card)
+      if (!card?.pan || !card.expiry)
         throw ApplicationFailure.nonRetryable('Card data expired before the payout.', failureTypes.declined);
-      return settle(
-        await processorFor(input.connector).send({
+      const { pan, expiry } = card;
+      const result = await callConnector(input.connector, () =>
+        processor.send({
+          idempotencyKey: input.payoutKey,
           transactionId: input.transactionId,
           mode: input.mode,
-          pan: decryptSecret(card.pan, masterKey),
-          expiry: decryptSecret(card.expiry, masterKey),
+          pan: decryptSecret(pan, masterKey),
+          expiry: decryptSecret(expiry, masterKey),
           amountMinor: BigInt(input.amountMinor),
           currency: input.currency,
         }),
       );
+      return settled(result);
     },
 
     async confirmPayout(input: {
-      transactionId: string;
       connector: string;
+      payoutKey: string;
+      reference: string;
       decision: 'approve' | 'decline';
-    }) {
-      return settle(await processorFor(input.connector).confirm(input));
+    }): Promise<PayoutOutcome> {
+      const processor = processorFor(input.connector);
+      return settled(await callConnector(input.connector, () => processor.confirm(input)));
+    },
+
+    /** Asks the processor where a payout stands, for a call whose answer was lost. */
+    async lookupPayout(input: { connector: string; payoutKey: string }): Promise<Lookup<PayoutResult>> {
+      const processor = processorFor(input.connector);
+      return callConnector(input.connector, () => processor.lookup(input));
     },
   };
 }

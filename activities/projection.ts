@@ -80,9 +80,15 @@ export function projectionActivities(db: Db) {
       return rows;
     },
 
-    /** Removes the card number and CVV once no step needs them. */
+    /**
+     * Removes the card number and CVV once no step needs them. The row stays as a tombstone, so a replayed
+     * create cannot vault the card again; the maintenance sweep removes it when its hold ends.
+     */
     async purgeCardData(input: { transactionId: string }): Promise<void> {
-      await db.delete(cardVault).where(eq(cardVault.transactionId, input.transactionId));
+      await db
+        .update(cardVault)
+        .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
+        .where(eq(cardVault.transactionId, input.transactionId));
     },
   };
 }

@@ -16,6 +16,15 @@ export const connector = proxyActivities<Activities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
+/**
+ * Asking a connector about a call whose answer was lost: retried until the connector answers, since the
+ * transaction cannot move on without knowing.
+ */
+export const lookup = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
 /** One webhook attempt each; the delivery workflow owns the retry schedule. */
 export const webhook = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

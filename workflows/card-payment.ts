@@ -1,81 +1,141 @@
-import type { CardPaymentInput, FirstAnswer } from '../src/temporal/contracts';
-import { connector, store } from './activities';
-import { attempt } from './failures';
-import { TransactionStateMachine } from './state';
+import { sleep } from '@temporalio/workflow';
+import {
+  connectorKeys,
+  failureTypes,
+  type CardPaymentInput,
+  type FirstAnswer,
+  type HostedDecision,
+} from '../src/temporal/contracts';
+import type { AuthorizeOutcome } from '../activities/cards';
+import type { TerminalChoice } from '../activities/projection';
+import { connector, lookup, store } from './activities';
+import { attempt, type Outcome } from './failures';
+import { runTransaction, TransactionStateMachine } from './state';
+import { askUntilKnown } from './unknown-outcome';
 
 /**
- * A card payment: route through the merchant's terminals (technical failures cascade, declines do not),
- * then either settle at once or hold a 3DS challenge open for the customer's answer.
+ * A card payment: route through the merchant's terminals (a call the acquirer certainly did not process
+ * cascades, a decline does not, a lost answer is asked for), then either settle at once or hold a 3DS
+ * challenge open for the customer's answer.
  */
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'card');
-  const terminals = await store.listTerminals({
-    merchantId: input.merchantId,
-    mode: input.mode,
-    kind: 'card',
-    terminalId: input.terminalId,
-  });
-
-  type Terminal = (typeof terminals)[number];
-  let routed: { terminal: Terminal; outcome: 'approved' | 'challenge' } | undefined;
-  let declined: { terminal: Terminal; message: string } | undefined;
-  try {
-    for (const [rank, terminal] of terminals.entries()) {
-      const result = await attempt(() =>
-        connector.authorizeCard({
-          transactionId: input.transactionId,
-          mode: input.mode,
-          connector: terminal.connector,
-          terminalRank: rank,
-          amountMinor: input.amountMinor,
-          currency: input.currency,
-        }),
-      );
-      if (result.kind === 'technical') continue;
-      if (result.kind === 'failed') declined = { terminal, message: result.message };
-      else routed = { terminal, outcome: result.value.outcome };
-      break;
-    }
-  } finally {
-    // The card number and CVV are needed by no later step.
-    await store.purgeCardData({ transactionId: input.transactionId });
-  }
-
-  const placementOf = (terminal: Terminal) => ({
-    terminalId: terminal.terminalId,
-    descriptor: terminal.descriptor,
-  });
-  if (declined) {
-    await machine.move('FAILED', declined.message, placementOf(declined.terminal));
-  } else if (!routed) {
-    await machine.move(
-      'FAILED',
-      terminals.length === 0
-        ? 'No terminal is available for this transaction.'
-        : 'The payment could not be processed.',
-    );
-  } else if (routed.outcome === 'approved') {
-    await machine.move('SUCCESS', 'Transaction processed successfully.', placementOf(routed.terminal));
-  } else {
-    await machine.move('REDIRECT', 'Redirect the customer to redirect_url to complete 3DS authentication.', {
-      ...placementOf(routed.terminal),
-      redirectUrl: input.hostedPageUrl,
+  return runTransaction(machine, async () => {
+    const terminals = await store.listTerminals({
+      merchantId: input.merchantId,
+      mode: input.mode,
+      kind: 'card',
+      terminalId: input.terminalId,
     });
-    const decision = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
-    if (!decision) {
-      await machine.move('FAILED', 'Transaction abandoned.');
-    } else {
-      const completed = await attempt(() =>
-        connector.completeChallenge({
-          transactionId: input.transactionId,
-          connector: routed.terminal.connector,
-          decision,
-        }),
-      );
-      if (completed.kind === 'done') await machine.move('SUCCESS', 'Transaction processed successfully.');
-      else if (completed.kind === 'failed') await machine.move('FAILED', completed.message);
-      else await machine.move('FAILED', 'The payment could not be processed.');
+
+    let routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome } | undefined;
+    let declined: { terminal: TerminalChoice; message: string } | undefined;
+    try {
+      for (const [rank, terminal] of terminals.entries()) {
+        if (machine.stopReason) break;
+        const result = await authorize(machine, input, terminal, rank);
+        if (result.kind === 'notProcessed') continue;
+        if (result.kind === 'failed') declined = { terminal, message: result.message };
+        else if (result.kind === 'done') routed = { terminal, authorization: result.value };
+        break;
+      }
+    } finally {
+      // The card number and CVV are needed by no later step.
+      await store.purgeCardData({ transactionId: input.transactionId });
     }
+
+    const placementOf = (terminal: TerminalChoice) => ({
+      terminalId: terminal.terminalId,
+      descriptor: terminal.descriptor,
+    });
+    if (declined) {
+      await machine.move('FAILED', declined.message, placementOf(declined.terminal));
+    } else if (!routed) {
+      await machine.move(
+        'FAILED',
+        machine.stopReason ??
+          (terminals.length === 0
+            ? 'No terminal is available for this transaction.'
+            : 'The payment could not be processed.'),
+      );
+    } else if (routed.authorization.outcome === 'approved') {
+      await machine.move('SUCCESS', 'Transaction processed successfully.', placementOf(routed.terminal));
+    } else {
+      await machine.move(
+        'REDIRECT',
+        'Redirect the customer to redirect_url to complete 3DS authentication.',
+        {
+          ...placementOf(routed.terminal),
+          redirectUrl: input.hostedPageUrl,
+        },
+      );
+      const answer = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
+      if (answer === 'timeout') {
+        await machine.move('FAILED', 'Transaction abandoned.');
+      } else if (answer === 'stopped') {
+        await machine.move('FAILED', machine.stopReason!);
+      } else {
+        const completed = await completeChallenge(machine, input, routed, answer);
+        if (completed === 'approved') await machine.move('SUCCESS', 'Transaction processed successfully.');
+        else await machine.move('FAILED', completed.declined);
+      }
+    }
+  });
+}
+
+/** One terminal's authorization; a lost answer is asked for until the acquirer knows. */
+async function authorize(
+  machine: TransactionStateMachine,
+  input: CardPaymentInput,
+  terminal: TerminalChoice,
+  rank: number,
+): Promise<Outcome<AuthorizeOutcome>> {
+  const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
+  const result = await attempt(() =>
+    connector.authorizeCard({
+      transactionId: input.transactionId,
+      authorizationKey,
+      mode: input.mode,
+      connector: terminal.connector,
+      terminalRank: rank,
+      amountMinor: input.amountMinor,
+      currency: input.currency,
+    }),
+  );
+  if (result.kind !== 'unknown') return result;
+  const known = await askUntilKnown(machine, () =>
+    lookup.lookupAuthorization({ connector: terminal.connector, authorizationKey }),
+  );
+  if (known.outcome === 'not_found') return { kind: 'notProcessed' };
+  if (known.outcome === 'declined')
+    return { kind: 'failed', message: known.message, type: failureTypes.declined };
+  return { kind: 'done', value: known };
+}
+
+/**
+ * Sends the customer's 3DS answer to the acquirer until the authorization shows its result: when the
+ * answer is lost or refused, the authorization is looked up, and sent again while it still awaits it.
+ */
+async function completeChallenge(
+  machine: TransactionStateMachine,
+  input: CardPaymentInput,
+  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
+  decision: HostedDecision,
+): Promise<'approved' | { declined: string }> {
+  const authorizationKey = connectorKeys.authorization(input.transactionId, routed.terminal.terminalId);
+  const request = {
+    connector: routed.terminal.connector,
+    authorizationKey,
+    reference: routed.authorization.reference,
+  };
+  for (let round = 0; ; round++) {
+    const result = await attempt(() => connector.completeChallenge({ ...request, decision }));
+    if (result.kind === 'done') return 'approved';
+    if (result.kind === 'failed') return { declined: result.message };
+    const known = await askUntilKnown(machine, () => lookup.lookupAuthorization(request));
+    if (known.outcome === 'approved') return 'approved';
+    if (known.outcome === 'declined') return { declined: known.message };
+    if (known.outcome === 'not_found') return { declined: 'The payment could not be processed.' };
+    await sleep(Math.min(5_000 * 2 ** round, 10 * 60_000));
   }
-  return machine.finish();
 }

@@ -1,97 +1,112 @@
-import type { CardPayoutInput, FirstAnswer } from '../src/temporal/contracts';
+import { sleep } from '@temporalio/workflow';
+import {
+  connectorKeys,
+  type CardPayoutInput,
+  type FirstAnswer,
+  type HostedDecision,
+} from '../src/temporal/contracts';
+import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
-import { connector, ledger, store } from './activities';
-import { TransactionStateMachine } from './state';
+import { connector, ledger, lookup, store } from './activities';
+import { runTransaction, TransactionStateMachine } from './state';
+import { askUntilKnown } from './unknown-outcome';
 
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */
 const TEST_MODE_LIMIT = 1000n;
 
+/** Where a payout stands with its processor. */
+type Sent =
+  | { kind: 'paid'; terminal: TerminalChoice }
+  | { kind: 'verification'; terminal: TerminalChoice; reference: string }
+  | { kind: 'declined'; message: string };
+
 /**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
- * terminals (technical failures cascade), and settle on success. Every failure after the reserve runs the
- * compensations in reverse, so the wallet ends where it started.
+ * terminals, and settle once the processor has paid. Every failure after the reserve runs the compensations
+ * in reverse, so the wallet ends where it started. Only a processor's definite answer moves money: a lost
+ * answer is asked for until known, and only a send the processor certainly did not process cascades.
  */
 export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'payout');
   const compensations: (() => Promise<void>)[] = [];
-
   const fail = async (message: string) => {
     for (const undo of compensations.reverse()) await undo();
-    await machine.move('FAILED', message);
+    await machine.move('FAILED', message, { redirectUrl: null });
   };
   const funds = {
     walletId: input.walletId,
     transactionId: input.transactionId,
     amountMinor: input.amountMinor,
   };
+  const paid = async (terminal?: TerminalChoice) => {
+    await ledger.settleFunds(funds);
+    await machine.move('SUCCESS', 'Transaction processed successfully.', {
+      ...(terminal ? { terminalId: terminal.terminalId } : {}),
+      redirectUrl: null,
+    });
+  };
 
-  try {
-    const wallet = await store.getWallet({ walletId: input.walletId });
-    if (wallet.currency !== input.currency) {
-      await machine.move('BLOCKED', "Currency must match the wallet's currency");
-    } else if (input.mode === 'test' && BigInt(input.amountMinor) > TEST_MODE_LIMIT) {
-      await fail('Insufficient funds.');
-    } else if (!(await reserved(funds))) {
-      await fail('Insufficient funds.');
-    } else {
+  return runTransaction(machine, async () => {
+    try {
+      const wallet = await store.getWallet({ walletId: input.walletId });
+      if (wallet.currency !== input.currency) {
+        await machine.move('BLOCKED', "Currency must match the wallet's currency");
+        return;
+      }
+      if (wallet.status !== 'Active') {
+        await machine.move('BLOCKED', 'The wallet is inactive.');
+        return;
+      }
+      if (input.mode === 'test' && BigInt(input.amountMinor) > TEST_MODE_LIMIT) {
+        await fail('Insufficient funds.');
+        return;
+      }
+      // Releasing is a no-op without a reserve, so the undo is registered before the reserve is tried.
       compensations.push(() => ledger.releaseFunds(funds));
-      const sent = await send(input);
-      if (sent.kind === 'failed') {
+      const reserve = await attempt(() => ledger.reserveFunds(funds));
+      if (reserve.kind !== 'done') {
+        await fail(reserve.kind === 'failed' ? reserve.message : 'The payout could not be processed.');
+        return;
+      }
+      if (machine.stopReason) {
+        await fail(machine.stopReason);
+        return;
+      }
+
+      const sent = await send(machine, input);
+      if (sent.kind === 'declined') {
         await fail(sent.message);
-      } else if (sent.outcome === 'paid') {
-        await ledger.settleFunds(funds);
-        await machine.move('SUCCESS', 'Transaction processed successfully.', { terminalId: sent.terminalId });
+      } else if (sent.kind === 'paid') {
+        await paid(sent.terminal);
       } else {
         await machine.move(
           'PENDING',
           'Additional verification is required: redirect the user to redirect_url.',
           {
-            terminalId: sent.terminalId,
+            terminalId: sent.terminal.terminalId,
             redirectUrl: input.hostedPageUrl,
           },
         );
-        const decision = await machine.awaitDecision(input.verificationTimeoutSeconds * 1000);
-        if (!decision) {
-          await fail('Payout verification expired.');
-        } else {
-          const confirmed = await attempt(() =>
-            connector.confirmPayout({
-              transactionId: input.transactionId,
-              connector: sent.connector,
-              decision,
-            }),
-          );
-          if (confirmed.kind === 'failed') {
-            await fail(confirmed.message);
-          } else {
-            await ledger.settleFunds(funds);
-            await machine.move('SUCCESS', 'Transaction processed successfully.');
-          }
-        }
+        const answer = await machine.awaitDecision(input.verificationTimeoutSeconds * 1000);
+        // Unanswered or stopped, the payout is withdrawn at the processor before the funds come back.
+        const decision: HostedDecision = answer === 'approve' ? 'approve' : 'decline';
+        const confirmed = await confirm(machine, input, sent, decision);
+        if (confirmed === 'paid') await paid();
+        else if (answer === 'timeout') await fail('Payout verification expired.');
+        else if (answer === 'stopped') await fail(machine.stopReason!);
+        else await fail(confirmed.declined);
       }
+    } finally {
+      await store.purgeCardData({ transactionId: input.transactionId });
     }
-  } finally {
-    await store.purgeCardData({ transactionId: input.transactionId });
-  }
-
-  return machine.finish();
+  });
 }
 
-async function reserved(funds: {
-  walletId: string;
-  transactionId: string;
-  amountMinor: string;
-}): Promise<boolean> {
-  const result = await attempt(() => ledger.reserveFunds(funds));
-  return result.kind === 'done';
-}
-
-type Sent =
-  | { kind: 'failed'; message: string }
-  | { kind: 'done'; outcome: 'paid' | 'verification'; terminalId: string; connector: string };
-
-/** Tries the payout terminals by priority: a technical failure moves on, a decline is the answer. */
-async function send(input: CardPayoutInput): Promise<Sent> {
+/**
+ * Tries the payout terminals by priority. A decline is the answer; a send the processor certainly did
+ * not process moves on to the next terminal; a lost answer is asked for until the processor knows.
+ */
+async function send(machine: TransactionStateMachine, input: CardPayoutInput): Promise<Sent> {
   const terminals = await store.listTerminals({
     merchantId: input.merchantId,
     mode: input.mode,
@@ -99,30 +114,63 @@ async function send(input: CardPayoutInput): Promise<Sent> {
     terminalId: input.terminalId,
   });
   for (const terminal of terminals) {
+    if (machine.stopReason) return { kind: 'declined', message: machine.stopReason };
+    const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
     const result = await attempt(() =>
       connector.sendPayout({
         transactionId: input.transactionId,
+        payoutKey,
         mode: input.mode,
         connector: terminal.connector,
         amountMinor: input.amountMinor,
         currency: input.currency,
       }),
     );
-    if (result.kind === 'failed') return result;
-    if (result.kind === 'done') {
-      return {
-        kind: 'done',
-        outcome: result.value.outcome,
-        terminalId: terminal.terminalId,
-        connector: terminal.connector,
-      };
-    }
+    if (result.kind === 'failed') return { kind: 'declined', message: result.message };
+    if (result.kind === 'notProcessed') continue;
+    const known =
+      result.kind === 'done'
+        ? result.value
+        : await askUntilKnown(machine, () =>
+            lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+          );
+    if (known.outcome === 'not_found') continue;
+    if (known.outcome === 'declined') return { kind: 'declined', message: known.message };
+    if (known.outcome === 'paid') return { kind: 'paid', terminal };
+    return { kind: 'verification', terminal, reference: known.reference };
   }
   return {
-    kind: 'failed',
+    kind: 'declined',
     message:
       terminals.length === 0
         ? 'No terminal is available for this transaction.'
         : 'The payout could not be processed.',
   };
+}
+
+/**
+ * Sends the cardholder's verification answer to the processor until the payout shows its result: when
+ * the answer is lost or refused, the payout is looked up, and the answer sent again while it still waits.
+ */
+async function confirm(
+  machine: TransactionStateMachine,
+  input: CardPayoutInput,
+  sent: { terminal: TerminalChoice; reference: string },
+  decision: HostedDecision,
+): Promise<'paid' | { declined: string }> {
+  const request = {
+    connector: sent.terminal.connector,
+    payoutKey: connectorKeys.payout(input.transactionId, sent.terminal.terminalId),
+    reference: sent.reference,
+  };
+  for (let round = 0; ; round++) {
+    const result = await attempt(() => connector.confirmPayout({ ...request, decision }));
+    if (result.kind === 'done' && result.value.outcome === 'paid') return 'paid';
+    if (result.kind === 'failed') return { declined: result.message };
+    const known = await askUntilKnown(machine, () => lookup.lookupPayout(request));
+    if (known.outcome === 'paid') return 'paid';
+    if (known.outcome === 'declined') return { declined: known.message };
+    if (known.outcome === 'not_found') return { declined: 'The payout could not be processed.' };
+    await sleep(Math.min(5_000 * 2 ** round, 10 * 60_000));
+  }
 }

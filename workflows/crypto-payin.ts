@@ -1,44 +1,63 @@
 import type { CryptoPayinInput, FirstAnswer } from '../src/temporal/contracts';
+import { settledFiat } from '../src/settlement';
 import { formatUnits } from '../src/units';
 import { chain, ledger, store } from './activities';
 import { DepositWatcher } from './deposits';
-import { TransactionStateMachine } from './state';
+import { attempt } from './failures';
+import { runTransaction, TransactionStateMachine } from './state';
 
 /**
  * A crypto payin: open a deposit address, watch deposits for the window, settle as FULLPAID, OVERPAID or
- * UNDERPAID by the merchant's settings, and credit the fiat amount to the merchant's wallet exactly once.
+ * UNDERPAID by the merchant's settings, and credit what was received, at the locked rate, to the
+ * merchant's wallet exactly once.
  */
 export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'crypto_payin');
-  const { crypto } = input;
-  const settings = await store.cryptoSettings({ merchantId: input.merchantId });
-  const address = await chain.openDepositAddress({
-    transactionId: input.transactionId,
-    network: crypto.cryptoNetwork,
-  });
-  const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
-  const details = () => ({
-    crypto_currency: crypto.cryptoCurrency,
-    crypto_network: crypto.cryptoNetwork,
-    crypto_payment_status: watcher.status,
-    crypto_amount: formatUnits(BigInt(crypto.expectedUnits), crypto.decimals),
-    crypto_paid_amount: formatUnits(watcher.paidUnits, crypto.decimals),
-    deposit_address: address,
-    expires_at: expiresAt,
-    ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
-  });
-  const watcher = new DepositWatcher(input.transactionId, crypto, settings, machine, details);
-
-  await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay in crypto.', {
-    redirectUrl: input.hostedPageUrl,
-    details: details(),
-  });
-  await watcher.conclude(() =>
-    ledger.creditFunds({
-      walletId: input.walletId,
+  return runTransaction(machine, async () => {
+    const { crypto } = input;
+    const settings = await store.cryptoSettings({
+      merchantId: input.merchantId,
+      cryptoCurrency: crypto.cryptoCurrency,
+    });
+    const address = await chain.openDepositAddress({
       transactionId: input.transactionId,
-      amountMinor: input.creditMinor,
-    }),
-  );
-  return machine.finish();
+      network: crypto.cryptoNetwork,
+    });
+    const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
+    const details = () => ({
+      crypto_currency: crypto.cryptoCurrency,
+      crypto_network: crypto.cryptoNetwork,
+      crypto_payment_status: watcher.status,
+      crypto_amount: formatUnits(BigInt(crypto.expectedUnits), crypto.decimals),
+      crypto_paid_amount: formatUnits(watcher.paidUnits, crypto.decimals),
+      deposit_address: address,
+      expires_at: expiresAt,
+      ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
+    });
+    const watcher = new DepositWatcher(input.transactionId, crypto, settings, machine, details);
+
+    await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay in crypto.', {
+      redirectUrl: input.hostedPageUrl,
+      details: details(),
+    });
+    await watcher.conclude(async (settlement) => {
+      const credit = settledFiat(
+        settlement.status,
+        settlement.paidUnits,
+        crypto,
+        settings.overpaidPolicy === 'keep',
+      );
+      if (credit === 0n) return;
+      const credited = await attempt(() =>
+        ledger.creditFunds({
+          walletId: input.walletId,
+          transactionId: input.transactionId,
+          amountMinor: credit.toString(),
+        }),
+      );
+      if (credited.kind === 'failed') return { refused: `${credited.message} The deposit was refunded.` };
+      // The ledger retries until Postgres answers; anything else is a fault for ops, not a guess.
+      if (credited.kind !== 'done') throw new Error('the wallet credit failed');
+    });
+  });
 }

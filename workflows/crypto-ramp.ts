@@ -1,8 +1,9 @@
 import type { CryptoRampInput, FirstAnswer } from '../src/temporal/contracts';
-import { formatUnits, parseUnits } from '../src/units';
+import { settledFiat } from '../src/settlement';
+import { formatUnits } from '../src/units';
 import { chain, store } from './activities';
 import { DepositWatcher } from './deposits';
-import { TransactionStateMachine } from './state';
+import { runTransaction, TransactionStateMachine } from './state';
 
 /**
  * A crypto ramp. ONRAMP: the customer pays fiat on the checkout page, then the crypto goes to their
@@ -10,45 +11,62 @@ import { TransactionStateMachine } from './state';
  */
 export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'ramp');
+  return runTransaction(machine, () =>
+    input.transactionType === 'ONRAMP' ? onramp(input, machine) : offramp(input, machine),
+  );
+}
+
+function quotedDetails(input: CryptoRampInput) {
   const { crypto } = input;
-  const cryptoAmount = formatUnits(BigInt(crypto.expectedUnits), crypto.decimals);
-  const quoted = {
+  return {
     transaction_type: input.transactionType,
     fiat: input.fiatCurrency,
     fiat_amount: input.fiatAmount,
     crypto: crypto.cryptoCurrency,
-    crypto_amount: cryptoAmount,
+    crypto_amount: formatUnits(BigInt(crypto.expectedUnits), crypto.decimals),
     crypto_network: crypto.cryptoNetwork,
     wallet_address: input.walletAddress,
   };
+}
 
-  if (input.transactionType === 'ONRAMP') {
-    const expiresAt = new Date(Date.now() + input.paymentWindowSeconds * 1000).toISOString();
-    await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay.', {
-      redirectUrl: input.hostedPageUrl,
-      details: { ...quoted, expires_at: expiresAt },
+/** The customer pays fiat on the checkout page, then the crypto goes to their wallet. */
+async function onramp(input: CryptoRampInput, machine: TransactionStateMachine): Promise<void> {
+  const { crypto } = input;
+  const quoted = quotedDetails(input);
+  const expiresAt = new Date(Date.now() + input.paymentWindowSeconds * 1000).toISOString();
+  await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay.', {
+    redirectUrl: input.hostedPageUrl,
+    details: { ...quoted, expires_at: expiresAt },
+  });
+  const answer = await machine.awaitDecision(input.paymentWindowSeconds * 1000);
+  if (answer === 'timeout') {
+    await machine.move('FAILED', 'Transaction expired.');
+  } else if (answer === 'stopped') {
+    await machine.move('FAILED', machine.stopReason!);
+  } else if (answer === 'decline') {
+    await machine.move('FAILED', 'Payment declined.');
+  } else {
+    const txHash = await chain.sendCrypto({
+      transactionId: input.transactionId,
+      network: crypto.cryptoNetwork,
+      address: input.walletAddress,
+      amount: quoted.crypto_amount,
+      currency: crypto.cryptoCurrency,
     });
-    const decision = await machine.awaitDecision(input.paymentWindowSeconds * 1000);
-    if (!decision) {
-      await machine.move('FAILED', 'Transaction expired.');
-    } else if (decision === 'decline') {
-      await machine.move('FAILED', 'Payment declined.');
-    } else {
-      const txHash = await chain.sendCrypto({
-        transactionId: input.transactionId,
-        network: crypto.cryptoNetwork,
-        address: input.walletAddress,
-        amount: cryptoAmount,
-        currency: crypto.cryptoCurrency,
-      });
-      await machine.move('SUCCESS', 'Transaction processed successfully.', {
-        details: { ...quoted, tx_hash: txHash },
-      });
-    }
-    return machine.finish();
+    await machine.move('SUCCESS', 'Transaction processed successfully.', {
+      details: { ...quoted, tx_hash: txHash },
+    });
   }
+}
 
-  const settings = await store.cryptoSettings({ merchantId: input.merchantId });
+/** The customer deposits crypto, which settles like a payin, then the fiat is paid out to them. */
+async function offramp(input: CryptoRampInput, machine: TransactionStateMachine): Promise<void> {
+  const { crypto } = input;
+  const quoted = quotedDetails(input);
+  const settings = await store.cryptoSettings({
+    merchantId: input.merchantId,
+    cryptoCurrency: crypto.cryptoCurrency,
+  });
   const address = await chain.openDepositAddress({
     transactionId: input.transactionId,
     network: crypto.cryptoNetwork,
@@ -70,19 +88,14 @@ export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
     details: details(),
   });
 
-  // An underpayment the merchant accepts pays out fiat in proportion, rounded down to the fiat's minor unit.
-  const fiatFor = (paidUnits: bigint): string => {
-    const expected = BigInt(crypto.expectedUnits);
-    if (paidUnits >= expected) return input.fiatAmount;
-    const fiatUnits = parseUnits(input.fiatAmount, input.fiatDecimals) ?? 0n;
-    return formatUnits((fiatUnits * paidUnits) / expected, input.fiatDecimals);
-  };
-  await watcher.conclude(async (paidUnits) => {
+  // The customer is paid for what counted, at the locked rate; an overpayment's kept excess stays with
+  // the merchant, so it adds nothing to the fiat paid out.
+  await watcher.conclude(async (settlement) => {
+    const fiat = settledFiat(settlement.status, settlement.paidUnits, crypto, false);
     payoutReference = await chain.payoutFiat({
       transactionId: input.transactionId,
       currency: input.fiatCurrency,
-      amount: fiatFor(paidUnits),
+      amount: formatUnits(fiat, crypto.fiatDecimals),
     });
   });
-  return machine.finish();
 }

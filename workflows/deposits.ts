@@ -1,27 +1,45 @@
 import { condition, setHandler } from '@temporalio/workflow';
-import { depositUpdate, type CryptoExpectation, type Deposit } from '../src/temporal/contracts';
-import { formatUnits, parseUnits } from '../src/units';
+import {
+  depositUpdate,
+  type CryptoExpectation,
+  type Deposit,
+  type DepositDisposition,
+  type DepositReceipt,
+} from '../src/temporal/contracts';
+import { classify, toleranceUnits, type PaymentStatus } from '../src/settlement';
+import { formatUnits } from '../src/units';
 import { chain, store } from './activities';
 import type { TransactionStateMachine } from './state';
 import type { CryptoSettings } from '../activities/crypto';
 
-export type PaymentStatus = 'FULLPAID' | 'OVERPAID' | 'UNDERPAID';
-
 export interface Settlement {
-  status: PaymentStatus | 'NONE';
+  status: PaymentStatus;
   paidUnits: bigint;
 }
 
+interface Received {
+  txHash: string;
+  units: bigint;
+  sender?: string;
+}
+
+/** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
+export type SettlementOutcome = void | { refused: string };
+
 /**
- * Waits for deposits to an address until they cover the expected amount (within the merchant's
- * tolerance) or the window closes. Deposits arrive as updates, count once per transaction hash, and each
- * one is projected so the status endpoint and the checkout page show what has arrived.
+ * Watches a transaction's deposit address. Every deposit arrives as an update and is accounted exactly
+ * once, decided the moment it arrives: counted towards the payment while the window is open and the
+ * payment incomplete, otherwise refunded to its sender (or held for ops when there is no sender). The
+ * workflow's own record of transaction hashes makes a repeated deposit count once.
  */
 export class DepositWatcher {
+  private readonly seen = new Set<string>();
+  private readonly counted: Received[] = [];
   private paid = 0n;
-  private accepting = false;
-  private refundedAmount: string | undefined;
+  private counting = false;
+  private refundedUnits = 0n;
   private readonly tolerance: bigint;
+  private readonly expected: bigint;
 
   constructor(
     private readonly transactionId: string,
@@ -30,34 +48,15 @@ export class DepositWatcher {
     private readonly machine: TransactionStateMachine,
     private readonly details: () => Record<string, unknown>,
   ) {
-    this.tolerance =
-      parseUnits(truncate(settings.tolerance, expectation.decimals), expectation.decimals) ?? 0n;
-    setHandler(
-      depositUpdate,
-      async (deposit: Deposit) => {
-        const units = BigInt(deposit.units);
-        const fresh = await store.recordDeposit({
-          transactionId: this.transactionId,
-          txHash: deposit.txHash,
-          amount: formatUnits(units, expectation.decimals),
-        });
-        if (fresh && this.accepting) {
-          this.paid += units;
-          await this.machine.record({ details: this.details() });
-        }
-        // The deposit that completes the payment answers with the settled outcome.
-        if (this.paid >= BigInt(expectation.expectedUnits) - this.tolerance)
-          return this.machine.finalAnswer();
-        return this.machine.current();
+    this.tolerance = toleranceUnits(settings, expectation);
+    this.expected = BigInt(expectation.expectedUnits);
+    setHandler(depositUpdate, (deposit: Deposit) => this.receive(deposit), {
+      validator: (deposit: Deposit) => {
+        if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
+          throw new Error('A deposit must be positive.');
+        if (!deposit.txHash) throw new Error('A deposit needs its transaction hash.');
       },
-      {
-        validator: (deposit: Deposit) => {
-          if (!this.accepting) throw new Error('This transaction accepts no deposits.');
-          if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
-            throw new Error('A deposit must be positive.');
-        },
-      },
-    );
+    });
   }
 
   get paidUnits(): bigint {
@@ -66,77 +65,160 @@ export class DepositWatcher {
 
   /** The payment status so far, or null before anything arrived. */
   get status(): PaymentStatus | null {
-    if (this.paid === 0n) return null;
-    return classify(this.paid, BigInt(this.expectation.expectedUnits), this.tolerance);
+    return this.paid === 0n ? null : classify(this.paid, this.expected, this.tolerance);
   }
 
-  async watch(): Promise<Settlement> {
-    const expected = BigInt(this.expectation.expectedUnits);
-    this.accepting = true;
+  /** Crypto sent back to the customer so far, as text, once anything was. */
+  get refunded(): string | undefined {
+    return this.refundedUnits > 0n ? this.format(this.refundedUnits) : undefined;
+  }
+
+  private get complete(): boolean {
+    return this.paid >= this.expected - this.tolerance;
+  }
+
+  private format(units: bigint): string {
+    return formatUnits(units, this.expectation.decimals);
+  }
+
+  private async receive(deposit: Deposit): Promise<DepositReceipt> {
+    const receipt = (disposition: DepositDisposition, answer = this.machine.current()) => ({
+      ...answer,
+      disposition,
+    });
+    if (this.seen.has(deposit.txHash)) return receipt('duplicate');
+    this.seen.add(deposit.txHash);
+    const received: Received = {
+      txHash: deposit.txHash,
+      units: BigInt(deposit.units),
+      sender: deposit.sender,
+    };
+    // Decided before anything is awaited: what counts is exactly what the settlement sees.
+    if (!this.counting) {
+      const reason =
+        this.paid > 0n && this.complete
+          ? 'Arrived after the payment was complete.'
+          : 'Arrived after the deposit window closed.';
+      const disposition = await this.giveBack(received, received.units, reason, false);
+      await this.machine.record({ details: this.details() });
+      return receipt(disposition);
+    }
+    this.paid += received.units;
+    this.counted.push(received);
+    await store.recordDeposit({
+      transactionId: this.transactionId,
+      txHash: received.txHash,
+      amount: this.format(received.units),
+      sender: received.sender,
+    });
+    await this.machine.record({ details: this.details() });
+    // The deposit that completes the payment answers with the settled outcome.
+    return receipt('counted', this.complete ? await this.machine.finalAnswer() : undefined);
+  }
+
+  /** Counts deposits until they cover the expected amount, the window closes, or a stop is requested. */
+  private async watch(): Promise<'complete' | 'expired' | 'stopped'> {
+    this.counting = true;
     await condition(
-      () => this.paid >= expected - this.tolerance,
+      () => this.complete || this.machine.stopReason !== undefined,
       this.expectation.depositWindowSeconds * 1000,
     );
-    this.accepting = false;
-    return {
-      status: this.paid === 0n ? 'NONE' : classify(this.paid, expected, this.tolerance),
-      paidUnits: this.paid,
-    };
-  }
-
-  /** What was sent back to the customer, as text, once a refund happened. */
-  get refunded(): string | undefined {
-    return this.refundedAmount;
+    this.counting = false;
+    if (this.machine.stopReason !== undefined) return 'stopped';
+    return this.complete ? 'complete' : 'expired';
   }
 
   /**
    * Watches until settled, then ends the transaction as the contract says: nothing received is
-   * "Transaction expired."; an underpayment fails with its deposit refunded, unless the merchant accepts
-   * partial amounts; an overpayment keeps or refunds the excess by merchant setting. `onSuccess` runs
-   * before the move to SUCCESS (credit the wallet, pay the fiat out).
+   * "Transaction expired."; an underpayment fails with its deposits refunded, unless the merchant accepts
+   * partial amounts; an overpayment keeps or refunds the excess by merchant setting; a stop refunds
+   * everything. `onSettled` runs before the move to SUCCESS (credit the wallet, pay the fiat out) and may
+   * refuse the payment, which then fails with its deposits refunded.
    */
-  async conclude(onSuccess: (paidUnits: bigint) => Promise<void>): Promise<void> {
-    const settled = await this.watch();
-    if (settled.status === 'NONE') {
+  async conclude(onSettled: (settlement: Settlement) => Promise<SettlementOutcome>): Promise<void> {
+    const ended = await this.watch();
+    if (ended === 'stopped') {
+      await this.fail(this.machine.stopReason!);
+      return;
+    }
+    if (this.paid === 0n) {
       await this.machine.move('FAILED', 'Transaction expired.', { details: this.details() });
-    } else if (settled.status === 'UNDERPAID' && this.settings.underpaidPolicy === 'fail') {
-      await this.refund(settled.paidUnits);
-      await this.machine.move('FAILED', 'Transaction underpaid: the deposit was refunded.', {
-        details: this.details(),
-        refunded: true,
-      });
-    } else {
-      if (settled.status === 'OVERPAID' && this.settings.overpaidPolicy === 'refund') {
-        await this.refund(settled.paidUnits - BigInt(this.expectation.expectedUnits));
-      }
-      await onSuccess(settled.paidUnits);
-      const message =
-        settled.status === 'UNDERPAID'
-          ? 'Transaction accepted for the partial amount.'
-          : 'Transaction processed successfully.';
-      await this.machine.move('SUCCESS', message, { details: this.details() });
+      return;
+    }
+    const settlement = { status: classify(this.paid, this.expected, this.tolerance), paidUnits: this.paid };
+    if (settlement.status === 'UNDERPAID' && this.settings.underpaidPolicy === 'fail') {
+      await this.fail('Transaction underpaid: the deposit was refunded.');
+      return;
+    }
+    const outcome = await onSettled(settlement);
+    if (outcome) {
+      await this.fail(outcome.refused);
+      return;
+    }
+    if (settlement.status === 'OVERPAID' && this.settings.overpaidPolicy === 'refund') {
+      await this.refundExcess(this.paid - this.expected);
+    }
+    const message =
+      settlement.status === 'UNDERPAID'
+        ? 'Transaction accepted for the partial amount.'
+        : 'Transaction processed successfully.';
+    await this.machine.move('SUCCESS', message, { details: this.details() });
+  }
+
+  /** Fails the transaction with every counted deposit given back. */
+  private async fail(message: string): Promise<void> {
+    for (const deposit of this.counted) {
+      await this.giveBack(deposit, deposit.units, message, true);
+    }
+    await this.machine.move('FAILED', message, {
+      details: this.details(),
+      ...(this.refundedUnits > 0n ? { refunded: true } : {}),
+    });
+  }
+
+  /** Sends the excess back, from the latest deposits first. */
+  private async refundExcess(excess: bigint): Promise<void> {
+    let left = excess;
+    for (const deposit of [...this.counted].reverse()) {
+      if (left === 0n) break;
+      const part = deposit.units < left ? deposit.units : left;
+      await this.giveBack(deposit, part, 'The excess of an overpayment, refunded by merchant setting.', true);
+      left -= part;
     }
   }
 
-  private async refund(units: bigint): Promise<void> {
-    const amount = formatUnits(units, this.expectation.decimals);
-    await chain.refundCrypto({
+  /** Refunds `units` of a deposit to its sender, or holds it for ops when there is no sender to refund. */
+  private async giveBack(
+    deposit: Received,
+    units: bigint,
+    reason: string,
+    countedInPayment: boolean,
+  ): Promise<'refunded' | 'held'> {
+    const ref = {
       transactionId: this.transactionId,
+      txHash: deposit.txHash,
+      amount: this.format(deposit.units),
+      sender: deposit.sender,
+    };
+    if (!deposit.sender) {
+      await store.holdDeposit({
+        ...ref,
+        reason: `${reason} There is no sender address to refund to.`,
+        countedInPayment,
+      });
+      return 'held';
+    }
+    await chain.refundDeposit({
+      ...ref,
+      sender: deposit.sender,
       network: this.expectation.cryptoNetwork,
-      amount,
       currency: this.expectation.cryptoCurrency,
+      reason,
+      countedInPayment,
+      refundAmount: this.format(units),
+      whole: units === deposit.units,
     });
-    this.refundedAmount = amount;
+    this.refundedUnits += units;
+    return 'refunded';
   }
-}
-
-export function classify(paid: bigint, expected: bigint, tolerance: bigint): PaymentStatus {
-  const difference = paid - expected;
-  if ((difference < 0n ? -difference : difference) <= tolerance) return 'FULLPAID';
-  return paid > expected ? 'OVERPAID' : 'UNDERPAID';
-}
-
-function truncate(decimal: string, decimals: number): string {
-  const [whole, fraction = ''] = decimal.split('.');
-  return fraction ? `${whole}.${fraction.slice(0, decimals)}` : whole!;
 }

@@ -1,25 +1,37 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
 import { failureTypes } from '../src/temporal/contracts';
 
 export type Outcome<T> =
-  { kind: 'done'; value: T } | { kind: 'failed'; message: string } | { kind: 'technical' };
+  | { kind: 'done'; value: T }
+  | { kind: 'failed'; message: string; type: string }
+  | { kind: 'notProcessed' }
+  | { kind: 'unknown' };
 
-/** The failure types that are business outcomes (CONTRACT.md messages), not faults. */
-const BUSINESS: readonly string[] = [failureTypes.declined, failureTypes.insufficientFunds];
+/** The failure types that are business outcomes (the contract's messages), not faults. */
+const BUSINESS: readonly string[] = [
+  failureTypes.declined,
+  failureTypes.insufficientFunds,
+  failureTypes.walletInactive,
+];
 
 /**
- * Runs an activity and sorts how it ended: its value, a business outcome (a decline, no funds) with the
- * merchant-facing message, or a technical failure left after its retries. Anything else is a bug and
- * fails the workflow task. A remote activity's failure arrives wrapped in an ActivityFailure, a local
- * activity's as the ApplicationFailure itself; both are read the same way.
+ * Runs an activity and sorts how it ended, once its retries are spent: its value; a business outcome (a
+ * decline, no funds) with the merchant-facing message; `notProcessed` when the connector certainly did not
+ * act; or `unknown` for anything else (a lost answer, a timeout, a fault): the call may have taken effect
+ * and must be asked about, never guessed. A remote activity's failure arrives wrapped in an
+ * ActivityFailure, a local activity's as the failure itself; both are read the same way. An error that is
+ * no Temporal failure is a bug in the workflow and fails its task.
  */
 export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { kind: 'done', value: await run() };
   } catch (error) {
+    if (!(error instanceof TemporalFailure)) throw error;
     const cause = error instanceof ActivityFailure ? error.cause : error;
-    if (!(cause instanceof ApplicationFailure)) throw error;
-    if (cause.type && BUSINESS.includes(cause.type)) return { kind: 'failed', message: cause.message };
-    return { kind: 'technical' };
+    if (cause instanceof ApplicationFailure && cause.type) {
+      if (BUSINESS.includes(cause.type)) return { kind: 'failed', message: cause.message, type: cause.type };
+      if (cause.type === failureTypes.notProcessed) return { kind: 'notProcessed' };
+    }
+    return { kind: 'unknown' };
   }
 }

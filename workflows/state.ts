@@ -1,4 +1,5 @@
 import {
+  CancellationScope,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
@@ -7,6 +8,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import {
+  CANCELLED_BY_OPS,
   firstAnswerUpdate,
   hostedDecisionUpdate,
   isFinal,
@@ -29,6 +31,27 @@ export interface Placement {
   refunded?: boolean;
 }
 
+/** How a wait for the customer ended. */
+export type Answer = HostedDecision | 'timeout' | 'stopped';
+
+const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
+
+/**
+ * Runs a transaction workflow's body. Workflow cancellation (the Temporal UI's "Request Cancellation")
+ * does not tear the body down mid-step: it becomes a stop request the body honours at its next wait or
+ * step boundary, failing the transaction with every compensation, as a failure would.
+ */
+export async function runTransaction(
+  machine: TransactionStateMachine,
+  body: () => Promise<void>,
+): Promise<FirstAnswer> {
+  CancellationScope.current().cancelRequested.catch(() => machine.requestStop(CANCELLED_BY_OPS));
+  return CancellationScope.nonCancellable(async () => {
+    await body();
+    return machine.finish();
+  });
+}
+
 /**
  * A transaction's public status inside its workflow. Every move is projected to Postgres (with a growing
  * version), mirrored in the search attributes, and a move into a final status starts its webhook.
@@ -40,6 +63,7 @@ export class TransactionStateMachine {
 
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
+  private stop: string | undefined;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
@@ -64,12 +88,29 @@ export class TransactionStateMachine {
     );
   }
 
-  /** Waits for the customer's answer on the hosted page; undefined when the time runs out. */
-  async awaitDecision(timeoutMs: number): Promise<HostedDecision | undefined> {
+  /** Asks the workflow to fail the transaction (with its compensations) at its next wait or step. */
+  requestStop(reason: string): void {
+    this.stop ??= reason;
+  }
+
+  /** Why the transaction was asked to stop, if it was. */
+  get stopReason(): string | undefined {
+    return this.stop;
+  }
+
+  /** Waits for the customer's answer on the hosted page, the time to run out, or a stop request. */
+  async awaitDecision(timeoutMs: number): Promise<Answer> {
     this.awaitingDecision = true;
-    const answered = await condition(() => this.decision !== undefined, timeoutMs);
+    await condition(() => this.decision !== undefined || this.stop !== undefined, timeoutMs);
     this.awaitingDecision = false;
-    return answered ? this.decision : undefined;
+    if (this.decision !== undefined) return this.decision;
+    return this.stop !== undefined ? 'stopped' : 'timeout';
+  }
+
+  /** Shows the transaction as waiting on the processor's answer to a call whose answer was lost. */
+  async outcomeUnknown(): Promise<void> {
+    if (this.state.status === 'PENDING' && this.state.message === OUTCOME_UNKNOWN) return;
+    await this.move('PENDING', OUTCOME_UNKNOWN, { redirectUrl: null });
   }
 
   /** Lets running update handlers finish, then gives the workflow's result. */

@@ -1,15 +1,24 @@
+import type { Db } from '../../src/db/client';
 import type { Mode } from '../../src/crypto/secrets';
+import { NotProcessedError, OutcomeUnknownError, type Lookup } from './errors';
+import { sandboxRecords, type SandboxRecord } from './sandbox-records';
 
 /** The connector interface every card acquirer implements. */
 export interface CardAcquirer {
+  /** Authorizes a payment; a repeated idempotency key gets the first answer, never a second charge. */
   authorize(request: AuthorizeRequest): Promise<AuthorizeResult>;
+  /** Completes an authorization's 3-D Secure challenge with the cardholder's answer. */
   completeChallenge(request: {
-    transactionId: string;
+    authorizationKey: string;
+    reference: string;
     decision: 'approve' | 'decline';
   }): Promise<AuthorizeResult>;
+  /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
+  lookup(request: { authorizationKey: string }): Promise<Lookup<AuthorizeResult>>;
 }
 
 export interface AuthorizeRequest {
+  idempotencyKey: string;
   transactionId: string;
   mode: Mode;
   pan: string;
@@ -33,44 +42,73 @@ export const SANDBOX_CARD_TABLE: [cards: string, outcome: string][] = [
   ['4000000000000002', 'FAILED, Card declined.'],
   ['4000000000009995', 'FAILED, Insufficient funds.'],
   ['4000000000000119', 'technical failure on the first terminal, SUCCESS on the next'],
+  [
+    '4000000000000770',
+    'approved, but the answer is lost: PENDING while the status is asked for, then SUCCESS',
+  ],
   ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
 ];
 
-/** A connector-side fault (timeout, 5xx): worth retrying, then cascading to the next terminal. */
-export class TechnicalFailure extends Error {}
+const asResult = (record: SandboxRecord): AuthorizeResult =>
+  record.state === 'declined'
+    ? { outcome: 'declined', message: record.message ?? 'Card declined.' }
+    : { outcome: record.state as 'approved' | 'challenge', reference: record.reference };
 
 /**
- * Sandbox acquirer following the contract's test-card table. Deterministic in the card and terminal, so a
- * retried call answers the same way and never authorizes twice.
+ * Sandbox acquirer following the contract's test-card table. It keeps its own books by idempotency key,
+ * so a retried call answers the same way and never authorizes twice, and a lost answer can be looked up.
  */
-export function sandboxAcquirer(): CardAcquirer {
+export function sandboxAcquirer(db: Db): CardAcquirer {
+  const books = sandboxRecords(db, 'sandbox-acquirer', 'authorization');
+
+  function decide(request: AuthorizeRequest): SandboxRecord | 'outage' {
+    const reference = `sbx_${request.transactionId}`;
+    const answer = (state: string, message: string | null = null) => ({ state, reference, message });
+    switch (request.pan) {
+      case '4111111111111111':
+      case '5555555555554444':
+        return answer('challenge');
+      case '4242424242424242':
+      case '4000000000000770':
+        return answer('approved');
+      case '4000000000000002':
+        return answer('declined', 'Card declined.');
+      case '4000000000009995':
+        return answer('declined', 'Insufficient funds.');
+      case '4000000000000119':
+        return request.terminalRank === 0 ? 'outage' : answer('approved');
+      default:
+        return request.mode === 'test'
+          ? answer('declined', 'The Card is not supported for testing.')
+          : answer('approved');
+    }
+  }
+
   return {
     async authorize(request) {
-      const reference = `sbx_${request.transactionId}`;
-      switch (request.pan) {
-        case '4111111111111111':
-        case '5555555555554444':
-          return { outcome: 'challenge', reference };
-        case '4242424242424242':
-          return { outcome: 'approved', reference };
-        case '4000000000000002':
-          return { outcome: 'declined', message: 'Card declined.' };
-        case '4000000000009995':
-          return { outcome: 'declined', message: 'Insufficient funds.' };
-        case '4000000000000119':
-          if (request.terminalRank === 0)
-            throw new TechnicalFailure('sandbox acquirer: simulated processor outage');
-          return { outcome: 'approved', reference };
-        default:
-          return request.mode === 'test'
-            ? { outcome: 'declined', message: 'The Card is not supported for testing.' }
-            : { outcome: 'approved', reference };
-      }
+      const decided = decide(request);
+      if (decided === 'outage') throw new NotProcessedError('sandbox acquirer: simulated processor outage');
+      const recorded = await books.record(request.idempotencyKey, decided);
+      if (request.pan === '4000000000000770')
+        throw new OutcomeUnknownError('sandbox acquirer: the answer was lost');
+      return asResult(recorded);
     },
+
     async completeChallenge(request) {
-      return request.decision === 'approve'
-        ? { outcome: 'approved', reference: `sbx_${request.transactionId}` }
-        : { outcome: 'declined', message: '3DS authentication failed.' };
+      const settled = await books.settle(
+        request.authorizationKey,
+        'challenge',
+        request.decision === 'approve'
+          ? { state: 'approved', message: null }
+          : { state: 'declined', message: '3DS authentication failed.' },
+      );
+      if (!settled) throw new NotProcessedError('sandbox acquirer: no such authorization');
+      return asResult(settled);
+    },
+
+    async lookup(request) {
+      const record = await books.find(request.authorizationKey);
+      return record ? asResult(record) : { outcome: 'not_found' };
     },
   };
 }

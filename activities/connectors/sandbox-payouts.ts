@@ -1,13 +1,24 @@
+import type { Db } from '../../src/db/client';
 import type { Mode } from '../../src/crypto/secrets';
+import { NotProcessedError, OutcomeUnknownError, type Lookup } from './errors';
+import { sandboxRecords, type SandboxRecord } from './sandbox-records';
 
 /** The connector interface every card payout processor implements. */
 export interface PayoutProcessor {
+  /** Sends a payout; a repeated idempotency key gets the first answer, never a second payout. */
   send(request: PayoutRequest): Promise<PayoutResult>;
   /** Completes a payout held for cardholder verification. */
-  confirm(request: { transactionId: string; decision: 'approve' | 'decline' }): Promise<PayoutResult>;
+  confirm(request: {
+    payoutKey: string;
+    reference: string;
+    decision: 'approve' | 'decline';
+  }): Promise<PayoutResult>;
+  /** Where a payout stands, by the idempotency key it was sent with (for a lost answer). */
+  lookup(request: { payoutKey: string }): Promise<Lookup<PayoutResult>>;
 }
 
 export interface PayoutRequest {
+  idempotencyKey: string;
   transactionId: string;
   mode: Mode;
   pan: string;
@@ -18,7 +29,7 @@ export interface PayoutRequest {
 
 export type PayoutResult =
   | { outcome: 'paid'; reference: string }
-  | { outcome: 'verification' }
+  | { outcome: 'verification'; reference: string }
   | { outcome: 'declined'; message: string };
 
 /** The interface's payout test cards that fail the Luhn check; the API accepts them in test mode. */
@@ -29,33 +40,82 @@ export const SANDBOX_PAYOUT_CARDS: ReadonlySet<string> = new Set([
   '5222333344445555',
 ]);
 
+/** The sandbox payout card table as merchants read it. */
+export const SANDBOX_PAYOUT_TABLE: [cards: string, outcome: string][] = [
+  ['4222222222222222, 5111222233334444', 'SUCCESS'],
+  ['4333333333333333, 5222333344445555', 'FAILED (reservation released)'],
+  ['4000000000003220', 'PENDING with a verification page, which approves or rejects'],
+  ['4000000000003261', 'paid, but the answer is lost: PENDING while the status is asked for, then SUCCESS'],
+  [
+    '4000000000003279',
+    'verification page, then the answer to the approval or rejection is lost: the status is asked for',
+  ],
+  ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
+];
+
+const LOST_SEND = '4000000000003261';
+const LOST_CONFIRM = '4000000000003279';
+
+const asResult = (record: SandboxRecord): PayoutResult =>
+  record.state === 'declined'
+    ? { outcome: 'declined', message: record.message ?? 'Payout declined by the card issuer.' }
+    : { outcome: record.state as 'paid' | 'verification', reference: record.reference };
+
 /**
- * Sandbox payout processor following the contract's payout card table. Deterministic in the card, so a
- * retried call answers the same way; real processors get the transaction id as idempotency key.
+ * Sandbox payout processor following the contract's payout card table. It keeps its own books by
+ * idempotency key, so a retried send pays once and a lost answer can be looked up.
  */
-export function sandboxPayouts(): PayoutProcessor {
+export function sandboxPayouts(db: Db): PayoutProcessor {
+  const books = sandboxRecords(db, 'sandbox-payouts', 'payout');
+  // The books hold no card number: a payout whose confirmation answers get lost is told by its reference.
+  const confirmationLost = (reference: string) => reference.startsWith('sbxpl_');
+
+  function decide(request: PayoutRequest): SandboxRecord {
+    const reference = `sbxp_${request.transactionId}`;
+    const answer = (state: string, message: string | null = null) => ({ state, reference, message });
+    switch (request.pan) {
+      case '4222222222222222':
+      case '5111222233334444':
+      case LOST_SEND:
+        return answer('paid');
+      case '4333333333333333':
+      case '5222333344445555':
+        return answer('declined', 'Payout declined by the card issuer.');
+      case '4000000000003220':
+        return answer('verification');
+      case LOST_CONFIRM:
+        return { state: 'verification', reference: `sbxpl_${request.transactionId}`, message: null };
+      default:
+        return request.mode === 'test'
+          ? answer('declined', 'The Card is not supported for testing.')
+          : answer('paid');
+    }
+  }
+
   return {
     async send(request) {
-      const reference = `sbxp_${request.transactionId}`;
-      switch (request.pan) {
-        case '4222222222222222':
-        case '5111222233334444':
-          return { outcome: 'paid', reference };
-        case '4333333333333333':
-        case '5222333344445555':
-          return { outcome: 'declined', message: 'Payout declined by the card issuer.' };
-        case '4000000000003220':
-          return { outcome: 'verification' };
-        default:
-          return request.mode === 'test'
-            ? { outcome: 'declined', message: 'The Card is not supported for testing.' }
-            : { outcome: 'paid', reference };
-      }
+      const recorded = await books.record(request.idempotencyKey, decide(request));
+      if (request.pan === LOST_SEND) throw new OutcomeUnknownError('sandbox payouts: the answer was lost');
+      return asResult(recorded);
     },
+
     async confirm(request) {
-      return request.decision === 'approve'
-        ? { outcome: 'paid', reference: `sbxp_${request.transactionId}` }
-        : { outcome: 'declined', message: 'Payout rejected at verification.' };
+      const settled = await books.settle(
+        request.payoutKey,
+        'verification',
+        request.decision === 'approve'
+          ? { state: 'paid', message: null }
+          : { state: 'declined', message: 'Payout rejected at verification.' },
+      );
+      if (!settled) throw new NotProcessedError('sandbox payouts: no such payout');
+      if (confirmationLost(settled.reference))
+        throw new OutcomeUnknownError('sandbox payouts: the answer was lost');
+      return asResult(settled);
+    },
+
+    async lookup(request) {
+      const record = await books.find(request.payoutKey);
+      return record ? asResult(record) : { outcome: 'not_found' };
     },
   };
 }

@@ -74,13 +74,20 @@ export interface CardPayoutInput extends TransactionRef {
   hostedPageUrl: string;
 }
 
-/** What a crypto transaction expects on chain, in the asset's smallest units. */
+/** What a crypto transaction expects on chain, in the asset's smallest units, and its locked fiat value. */
 export interface CryptoExpectation {
   cryptoCurrency: string;
   cryptoNetwork: string;
   decimals: number;
   /** Expected amount, base units. */
   expectedUnits: string;
+  /**
+   * The fiat amount the expected crypto is worth, minor units: with `expectedUnits` it is the rate locked
+   * for the transaction, at which partial amounts and tolerances are converted.
+   */
+  fiatMinor: string;
+  /** ISO 4217 exponent of the fiat currency. */
+  fiatDecimals: number;
   depositWindowSeconds: number;
 }
 
@@ -90,18 +97,15 @@ export interface CryptoRampInput extends TransactionRef {
   walletAddress: string;
   fiatCurrency: string;
   fiatAmount: string;
-  /** ISO 4217 exponent of the fiat currency. */
-  fiatDecimals: number;
   /** ONRAMP: how long the customer has to pay the fiat. */
   paymentWindowSeconds: number;
   hostedPageUrl: string;
 }
 
 export interface CryptoPayinInput extends TransactionRef {
+  /** `fiatMinor` is what a full payment credits to the wallet. */
   crypto: CryptoExpectation;
   walletId: string;
-  /** Fiat credited to the wallet on success, minor units. */
-  creditMinor: string;
   hostedPageUrl: string;
 }
 
@@ -110,8 +114,17 @@ export interface Deposit {
   txHash: string;
   /** Base units of the asset. */
   units: string;
+  /** The sending address, where a refund goes. */
+  sender?: string;
 }
-export const depositUpdate = defineUpdate<FirstAnswer, [Deposit]>('deposit');
+
+export type DepositDisposition = 'counted' | 'refunded' | 'held' | 'duplicate';
+
+/** How the workflow accounted a deposit, and the transaction's state after it. */
+export interface DepositReceipt extends FirstAnswer {
+  disposition: DepositDisposition;
+}
+export const depositUpdate = defineUpdate<DepositReceipt, [Deposit]>('deposit');
 
 export interface WebhookDeliveryInput {
   eventId: string;
@@ -121,13 +134,34 @@ export interface WebhookDeliveryInput {
   windowSeconds: number;
 }
 
-/** Closed list of business outcomes raised as non-retryable ApplicationFailures; workflows branch on it. */
+/**
+ * Closed list of failure types activities raise; workflows branch on them. Business outcomes (a decline, no
+ * funds, an inactive wallet) are final answers. `notProcessed` says a connector certainly did not act, which
+ * allows a cascade or a release; anything else from a connector call leaves its outcome unknown.
+ */
 export const failureTypes = {
   declined: 'CardDeclined',
-  technical: 'ConnectorTechnicalFailure',
   notFound: 'NotFound',
   insufficientFunds: 'InsufficientFunds',
+  walletInactive: 'WalletInactive',
+  notProcessed: 'ConnectorNotProcessed',
+  outcomeUnknown: 'ConnectorOutcomeUnknown',
 } as const;
+
+/**
+ * What a connector says about an earlier request when asked by its idempotency key: the request's result,
+ * `not_found` (it never arrived: certainly not processed) or `pending` (still being processed).
+ */
+export type Lookup<Result> = Result | { outcome: 'not_found' } | { outcome: 'pending' };
+
+/** The idempotency keys connector calls carry: one per transaction, step and terminal, never reused. */
+export const connectorKeys = {
+  authorization: (transactionId: string, terminalId: string) => `${transactionId}:authorize:${terminalId}`,
+  payout: (transactionId: string, terminalId: string) => `${transactionId}:payout:${terminalId}`,
+};
+
+/** What the UI's "Request Cancellation" means for a transaction: a failure with every compensation. */
+export const CANCELLED_BY_OPS = 'Cancelled by ops.';
 
 export const workflowIds = {
   webhook: (eventId: string, run: number) => `webhook-${eventId}-${run}`,

@@ -101,7 +101,7 @@ async function claimTransaction(db: Db, request: CreateRequest): Promise<{ id: s
       return { id, replayed: false };
     }
     const [existing] = await tx
-      .select({ id: transactions.id, requestHash: transactions.requestHash, version: transactions.version })
+      .select({ id: transactions.id, requestHash: transactions.requestHash })
       .from(transactions)
       .where(
         and(
@@ -111,8 +111,8 @@ async function claimTransaction(db: Db, request: CreateRequest): Promise<{ id: s
         ),
       );
     if (!existing || existing.requestHash !== request.requestHash) throw new ApiError('ORDER_CONFLICT');
-    // Never started (a crash between claim and start): give the workflow what it needs again.
-    if (existing.version === 0) await request.beforeStart?.(tx, existing.id);
+    // What `beforeStart` wrote was committed with the claim; a replay never writes it again (the card
+    // number of a transaction that has used it must not come back).
     return { id: existing.id, replayed: true };
   });
 }

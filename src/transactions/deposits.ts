@@ -1,14 +1,26 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../catalogue';
-import { depositUpdate } from '../temporal/contracts';
+import { depositUpdate, type DepositDisposition } from '../temporal/contracts';
 import { parseUnits } from '../units';
 import type { TransactionRow } from './view';
 
-export type DepositOutcome = 'accepted' | 'not-accepting' | { invalid: string };
+export interface DepositRef {
+  transactionId: string;
+  txHash: string;
+  /** Crypto units, exact decimal text. */
+  amount: string;
+  /** The sending address, where a refund goes. */
+  sender?: string;
+}
 
-/** The asset a crypto transaction is paid in. */
+export type DepositOutcome =
+  { txHash: string; disposition: DepositDisposition } | 'not-accepting' | { invalid: string };
+
+/** The asset a crypto transaction is paid in, when it takes deposits at all. */
 export function assetOf(row: TransactionRow): { code: string; network: string } | undefined {
   const d = row.details as Record<string, string | undefined>;
   const code = row.kind === 'ramp' ? d.crypto : d.crypto_currency;
@@ -18,7 +30,34 @@ export function assetOf(row: TransactionRow): { code: string; network: string } 
   return takesDeposits && code && network ? { code, network } : undefined;
 }
 
-/** Simulates a deposit on the sandbox chain: the amount reaches the transaction's workflow as an update. */
+/** Records a deposit as held for ops, with the reason; a deposit recorded already keeps its disposition. */
+export async function holdDeposit(
+  db: Db,
+  input: DepositRef & { reason: string; countedInPayment?: boolean },
+): Promise<boolean> {
+  const held = {
+    disposition: 'held' as const,
+    reason: input.reason,
+    countedInPayment: input.countedInPayment ?? false,
+  };
+  const inserted = await db
+    .insert(cryptoDeposits)
+    .values({ ...input, sender: input.sender ?? null, ...held })
+    .onConflictDoUpdate({
+      target: [cryptoDeposits.transactionId, cryptoDeposits.txHash],
+      set: held,
+      // A counted deposit the workflow could not refund becomes held; nothing else is overwritten.
+      setWhere: sql`${cryptoDeposits.disposition} = 'counted' and ${input.countedInPayment ?? false}`,
+    })
+    .returning({ id: cryptoDeposits.id });
+  return inserted.length > 0;
+}
+
+/**
+ * A deposit seen for a transaction's address (the sandbox chain's simulated ones included) goes to the
+ * transaction's workflow, which counts or refunds it. Once the workflow has closed, the deposit is held
+ * for ops with the reason, so no deposit is ever dropped.
+ */
 export async function submitDeposit(
   db: Db,
   temporal: Client,
@@ -32,14 +71,31 @@ export async function submitDeposit(
   const units = found ? parseUnits(amount, found.decimals) : undefined;
   if (!found || units === undefined)
     return { invalid: `The amount field must have at most ${found?.decimals ?? 0} decimal places.` };
+  // The sandbox chain's deposits come from a sender derived from their hash, so they can be refunded.
+  const sender = `sandbox-${createHash('sha256').update(txHash).digest('hex').slice(0, 32)}`;
+  const handle = temporal.workflow.getHandle(row.id);
   try {
-    await temporal.workflow
-      .getHandle(row.id)
-      .executeUpdate(depositUpdate, { args: [{ txHash, units: units.toString() }] });
-    return 'accepted';
+    const receipt = await handle.executeUpdate(depositUpdate, {
+      args: [{ txHash, units: units.toString(), sender }],
+    });
+    return { txHash, disposition: receipt.disposition };
   } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)
-      return 'not-accepting';
-    throw error;
+    if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
+    const running = await handle.describe().then(
+      (description) => description.status.name === 'RUNNING',
+      (cause: unknown) => {
+        if (cause instanceof WorkflowNotFoundError) return false;
+        throw cause;
+      },
+    );
+    if (running) throw error;
+    const held = await holdDeposit(db, {
+      transactionId: row.id,
+      txHash,
+      amount,
+      sender,
+      reason: 'Arrived after the transaction closed.',
+    });
+    return { txHash, disposition: held ? 'held' : 'duplicate' };
   }
 }

@@ -15,8 +15,9 @@ function iso(date: Date | null): string | null {
   return date ? date.toISOString() : null;
 }
 
-function amountOf(row: TransactionRow): number | JsonNumber | null {
-  if (row.amountMinor !== null) return Number(row.amountMinor);
+/** Minor units stay a bigint (written as an exact JSON number); decimals stay their exact text. */
+function amountOf(row: TransactionRow): bigint | JsonNumber | null {
+  if (row.amountMinor !== null) return row.amountMinor;
   if (row.amountDecimal !== null) return new JsonNumber(row.amountDecimal);
   return null;
 }

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
+import { eq } from 'drizzle-orm';
+import { cardVault } from '../../src/db/schema/index';
+import { createActivities } from '../../activities/index';
 
 let env: TestEnv;
 let merchant: MerchantClient;
@@ -42,6 +45,28 @@ describe('no worker answers in time', () => {
     } finally {
       await env.startWorker();
       await receiver.close();
+    }
+  });
+});
+
+describe('a replay after the card was used', () => {
+  it('never vaults the card number again', async () => {
+    await env.stopWorker();
+    try {
+      const request = cardRequest({ order_id: 'revault-1' });
+      const created = await merchant.post('/api/v1/test/card', request);
+      expect(created.json().status).toBe('PENDING');
+      const id = created.json().data.transaction_id;
+      // The workflow's own step, run as the worker would, before it has projected anything.
+      await createActivities({ db: env.database.db, config: env.config }).purgeCardData({
+        transactionId: id,
+      });
+      const replay = await merchant.post('/api/v1/test/card', request);
+      expect(replay.json().data.transaction_id).toBe(id);
+      const vault = await env.database.db.select().from(cardVault).where(eq(cardVault.transactionId, id));
+      expect(vault.map((v) => [v.panEnc, v.cvvEnc])).toEqual([[null, null]]);
+    } finally {
+      await env.startWorker();
     }
   });
 });

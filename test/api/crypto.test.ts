@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
-import { ledgerEntries, wallets } from '../../src/db/schema/index';
+import { cryptoDeposits, ledgerEntries, wallets } from '../../src/db/schema/index';
 import type { MerchantCredentials } from '../../src/merchants';
 
 let env: TestEnv;
@@ -59,10 +59,42 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
       data: { crypto_payment_status: 'FULLPAID', crypto_paid_amount: 25 },
     });
     const again = await deposit(id, 25, 'abc123');
-    expect(again.statusCode).toBe(422);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().deposit).toEqual({ tx_hash: 'abc123', amount: 25, disposition: 'duplicate' });
     expect(await usdBalance()).toBe(before + 2500n);
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 2500n]]);
+  });
+
+  it('holds a deposit that arrives after the transaction closed, with the reason', async () => {
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 12 }))).json();
+    const id = created.data.transaction_id;
+    expect((await deposit(id, 12, 'ontime')).json().status).toBe('SUCCESS');
+    const late = await deposit(id, 3, 'late1');
+    expect(late.statusCode).toBe(200);
+    expect(late.json()).toMatchObject({
+      status: 'SUCCESS',
+      data: { crypto_paid_amount: 12 },
+      deposit: { tx_hash: 'late1', amount: 3, disposition: 'held' },
+    });
+    const rows = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    expect(rows.find((r) => r.txHash === 'late1')).toMatchObject({
+      disposition: 'held',
+      countedInPayment: false,
+      reason: 'Arrived after the transaction closed.',
+    });
+  });
+
+  it('refuses a payin whose wallet is inactive', async () => {
+    const idle = await env.createMerchant();
+    const walletId = idle.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+    await env.database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, walletId));
+    const response = await merchantClient(env.app, idle).post('/api/v1/test/crypto/payin', payinRequest());
+    expect(response.statusCode).toBe(422);
+    expect(response.json().message).toBe('The USD wallet to credit is inactive.');
   });
 
   it('adds up two deposits and reports OVERPAID when more arrives', async () => {

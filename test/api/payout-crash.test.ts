@@ -11,7 +11,7 @@ let merchant: MerchantClient;
 let credentials: MerchantCredentials;
 
 /** The sandbox processor, except that the first send dies mid-call (the worker "crashes" there). */
-const sandbox = sandboxPayouts();
+let sandbox: PayoutProcessor;
 let crashed: () => void;
 const crash = new Promise<void>((resolve) => (crashed = resolve));
 let sends = 0;
@@ -28,10 +28,12 @@ const flaky: PayoutProcessor = {
     return result;
   },
   confirm: (request) => sandbox.confirm(request),
+  lookup: (request) => sandbox.lookup(request),
 };
 
 beforeAll(async () => {
   env = await startTestEnv({}, { payoutConnectors: { 'sandbox-payouts': flaky } });
+  sandbox = sandboxPayouts(env.database.db);
   credentials = await env.createMerchant();
   merchant = merchantClient(env.app, credentials);
 });

@@ -73,6 +73,24 @@ describe('POST /api/v1/{mode}/payout: the sandbox payout table', () => {
     expect((await payout({ amount: 1000 })).json().status).toBe('SUCCESS');
   });
 
+  it('echoes an amount above 2^53 exactly in the answer and the status', async () => {
+    const response = await payout({ amount: '9007199254740993', order_id: 'huge-1' });
+    expect(response.json()).toMatchObject({ status: 'FAILED', message: 'Insufficient funds.' });
+    expect(response.payload).toContain('"amount":9007199254740993,');
+    const id = response.json().data.transaction_id;
+    expect((await merchant.get(`/api/test/status/${id}`)).payload).toContain('"amount":9007199254740993,');
+  });
+
+  it('blocks a payout from an inactive wallet and leaves it untouched', async () => {
+    const idle = await env.createMerchant();
+    const wallet = walletOf(idle, 'USD');
+    await env.database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, wallet));
+    const response = await payout({}, merchantClient(env.app, idle), idle);
+    expect(response.json()).toMatchObject({ status: 'BLOCKED', message: 'The wallet is inactive.' });
+    expect(await balance(wallet)).toBe(1_000_000n);
+    expect(await ledgerTotal(wallet)).toBe(1_000_000n);
+  });
+
   it('fails a payout the wallet cannot fund', async () => {
     const poor = await env.createMerchant({ wallets: [{ currency: 'USD', amount: 300n }] });
     const client = merchantClient(env.app, poor);

@@ -61,7 +61,13 @@ export async function insertPayoutTransaction(
   db: Db,
   masterKey: string,
   merchant: MerchantCredentials,
-  options: { pan: string; amountMinor?: bigint; currency?: string; verificationTimeoutSeconds?: number },
+  options: {
+    pan: string;
+    amountMinor?: bigint;
+    currency?: string;
+    verificationTimeoutSeconds?: number;
+    webhookUrl?: string;
+  },
 ): Promise<CardPayoutInput> {
   const transactionId = newTransactionId();
   const card = summarizeCard(options.pan, masterKey);
@@ -79,6 +85,7 @@ export async function insertPayoutTransaction(
       currency: options.currency ?? 'USD',
       customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
       walletId: wallet.wallet_id,
+      webhookUrl: options.webhookUrl ?? null,
       cardBin: card.bin,
       cardLast4: card.last4,
       cardFingerprint: card.fingerprint,
@@ -127,10 +134,11 @@ async function insertCryptoRow(
   return transactionId;
 }
 
-/** A USDT-on-TRON payin of 100 USD expecting 100 USDT (6 decimals). */
+/** A USDT-on-TRON payin of 100 USD expecting 100 USDT (6 decimals); `crypto` overrides the asset. */
 export async function insertPayinTransaction(
   db: Db,
   merchant: MerchantCredentials,
+  crypto: Partial<CryptoPayinInput['crypto']> = {},
 ): Promise<CryptoPayinInput> {
   const wallet = merchant.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!;
   const transactionId = await insertCryptoRow(db, merchant, 'crypto_payin', wallet.wallet_id);
@@ -143,10 +151,12 @@ export async function insertPayinTransaction(
       cryptoNetwork: 'TRON',
       decimals: 6,
       expectedUnits: '100000000',
+      fiatMinor: '10000',
+      fiatDecimals: 2,
       depositWindowSeconds: 3600,
+      ...crypto,
     },
     walletId: wallet.wallet_id,
-    creditMinor: '10000',
     hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
   };
 }
@@ -168,12 +178,13 @@ export async function insertRampTransaction(
       cryptoNetwork: 'TRON',
       decimals: 6,
       expectedUnits: '100000000',
+      fiatMinor: '10000',
+      fiatDecimals: 2,
       depositWindowSeconds: 3600,
     },
     walletAddress: 'TXYZabc123456789wallet',
     fiatCurrency: 'USD',
     fiatAmount: '100',
-    fiatDecimals: 2,
     paymentWindowSeconds: 1800,
     hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
   };

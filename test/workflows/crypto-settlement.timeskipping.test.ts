@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertPayinTransaction, insertRampTransaction } from '../helpers/fixtures';
-import { ledgerEntries, merchants, transactions } from '../../src/db/schema/index';
+import { cryptoTolerances, ledgerEntries, merchants, transactions } from '../../src/db/schema/index';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
 import { depositUpdate, firstAnswerUpdate } from '../../src/temporal/contracts';
@@ -28,7 +28,7 @@ async function payin(deposits: string[]): Promise<{ handle: WorkflowHandle; id: 
   });
   await handle.executeUpdate(firstAnswerUpdate);
   for (const [i, units] of deposits.entries()) {
-    await handle.executeUpdate(depositUpdate, { args: [{ txHash: `tx${i}`, units }] });
+    await handle.executeUpdate(depositUpdate, { args: [{ txHash: `tx${i}`, units, sender: 'Tsender' }] });
   }
   return { handle, id: input.transactionId };
 }
@@ -120,8 +120,11 @@ describe('crypto settlement (time-skipping)', () => {
   it('honours the merchant tolerance and the accept-underpaid and refund-overpaid settings', async () => {
     await ts.database.db
       .update(merchants)
-      .set({ cryptoTolerance: '0.5', underpaidPolicy: 'accept', overpaidPolicy: 'refund' })
+      .set({ underpaidPolicy: 'accept', overpaidPolicy: 'refund' })
       .where(eq(merchants.id, merchant.merchant_id));
+    await ts.database.db
+      .insert(cryptoTolerances)
+      .values({ merchantId: merchant.merchant_id, cryptoCurrency: 'USDT', tolerance: '0.5' });
     try {
       const within = await payin(['99600000']);
       expect((await within.handle.result()).status).toBe('SUCCESS');
@@ -142,8 +145,11 @@ describe('crypto settlement (time-skipping)', () => {
       });
     } finally {
       await ts.database.db.execute(
-        sql`update merchants set crypto_tolerance = 0, underpaid_policy = 'fail', overpaid_policy = 'keep' where id = ${merchant.merchant_id}`,
+        sql`update merchants set underpaid_policy = 'fail', overpaid_policy = 'keep' where id = ${merchant.merchant_id}`,
       );
+      await ts.database.db
+        .delete(cryptoTolerances)
+        .where(eq(cryptoTolerances.merchantId, merchant.merchant_id));
     }
   });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../errors';
+import { JsonNumber } from '../json';
 import { decimalAmount, fieldError, optional, parseInput, text } from '../fields';
 import { lookupTransaction } from '../../transactions/create';
 import { submitDeposit } from '../../transactions/deposits';
@@ -14,7 +15,11 @@ const DepositRequest = z.object({
   ),
 });
 
-/** Test mode only: simulates a deposit to a transaction's address on the sandbox chain. */
+/**
+ * Test mode only: simulates a deposit to a transaction's address on the sandbox chain. The answer is the
+ * transaction's status body plus how the deposit was accounted: counted, refunded (it came after the
+ * payment was complete or the window closed), held (after the transaction closed) or duplicate.
+ */
 export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post<{ Params: { mode: string; id: string } }>(
     '/api/v1/:mode/crypto/:id/deposit',
@@ -28,10 +33,17 @@ export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps)
         throw new ApiError('TRANSACTION_NOT_FOUND');
       const outcome = await submitDeposit(deps.db, deps.temporal, row, input.amount, input.tx_hash);
       if (outcome === 'not-accepting')
-        fieldError('transaction_id', 'This transaction does not accept deposits now.');
-      if (typeof outcome === 'object') fieldError('amount', outcome.invalid);
+        fieldError('transaction_id', 'This transaction does not take deposits.');
+      if ('invalid' in outcome) fieldError('amount', outcome.invalid);
       const after = await lookupTransaction(deps.db, merchantId, mode, row.id);
-      return transactionBody(after ?? row);
+      return {
+        ...transactionBody(after ?? row),
+        deposit: {
+          tx_hash: outcome.txHash,
+          amount: new JsonNumber(input.amount),
+          disposition: outcome.disposition,
+        },
+      };
     },
   );
 }

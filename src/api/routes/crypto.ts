@@ -115,13 +115,22 @@ export const PayinRequest = z.object({
   terminal_id: optional(terminalId()),
 });
 
-/** What the workflow watches for on chain: the asset and the quoted amount in its smallest units. */
-function expectation(asset: CryptoAsset, cryptoAmount: string): CryptoExpectation {
+/**
+ * What the workflow watches for on chain: the asset and the quoted amount in its smallest units, with the
+ * fiat amount it is worth (together, the locked rate).
+ */
+function expectation(
+  asset: CryptoAsset,
+  quoted: { cryptoAmount: string; fiatAmount: string },
+  fiatDecimals: number,
+): CryptoExpectation {
   return {
     cryptoCurrency: asset.code,
     cryptoNetwork: asset.network,
     decimals: asset.decimals,
-    expectedUnits: parseUnits(cryptoAmount, asset.decimals)!.toString(),
+    expectedUnits: parseUnits(quoted.cryptoAmount, asset.decimals)!.toString(),
+    fiatMinor: parseUnits(quoted.fiatAmount, fiatDecimals)!.toString(),
+    fiatDecimals,
     depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
   };
 }
@@ -240,11 +249,10 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
             merchantId,
             mode,
             transactionType: input.transaction_type,
-            crypto: expectation(asset, q.cryptoAmount),
+            crypto: expectation(asset, q, fiatDecimals),
             walletAddress: input.wallet_address,
             fiatCurrency: input.fiat_currency,
             fiatAmount: q.fiatAmount,
-            fiatDecimals,
             paymentWindowSeconds: ONRAMP_WINDOW_SECONDS,
             hostedPageUrl: checkoutUrl(mode, transactionId),
           },
@@ -268,7 +276,7 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       checkDecimals('amount', input.amount, fiatDecimals);
       checkLimits('amount', input.amount, asset);
       const [wallet] = await deps.db
-        .select({ id: wallets.id })
+        .select({ id: wallets.id, status: wallets.status })
         .from(wallets)
         .where(
           and(
@@ -278,6 +286,8 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
           ),
         );
       if (!wallet) fieldError('currency', `There is no ${input.currency} wallet to credit in ${mode} mode.`);
+      if (wallet.status !== 'Active')
+        fieldError('currency', `The ${input.currency} wallet to credit is inactive.`);
       if (input.terminal_id)
         await checkTerminal(deps.db, merchantId, mode, 'crypto_payin', input.terminal_id);
       const q = quote({
@@ -315,9 +325,8 @@ export async function cryptoRoutes(app: FastifyInstance, deps: RouteDeps): Promi
             transactionId,
             merchantId,
             mode,
-            crypto: expectation(asset, q.cryptoAmount),
+            crypto: expectation(asset, q, fiatDecimals),
             walletId: wallet.id,
-            creditMinor: parseUnits(input.amount, fiatDecimals)!.toString(),
             hostedPageUrl: checkoutUrl(mode, transactionId),
           },
         ],

@@ -5,3 +5,4 @@ export * from './transactions';
 export * from './webhooks';
 export * from './rate-limits';
 export * from './crypto';
+export * from './sandbox';

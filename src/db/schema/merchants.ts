@@ -16,8 +16,11 @@ export const merchants = pgTable('merchants', {
   name: text('name').notNull(),
   /** Webhook signing secret, encrypted with the master key. */
   webhookSecretEnc: text('webhook_secret_enc').notNull(),
-  /** Crypto settlement: |paid - expected| within this many crypto units counts as FULLPAID. */
-  cryptoTolerance: numeric('crypto_tolerance', { precision: 38, scale: 18 }).notNull().default('0'),
+  /**
+   * Crypto settlement tolerance as a fiat amount (major units of the transaction's currency), converted at
+   * the transaction's locked rate; a per-asset tolerance in `crypto_tolerances` takes precedence.
+   */
+  cryptoToleranceFiat: numeric('crypto_tolerance_fiat', { precision: 38, scale: 18 }),
   /** `keep` or `refund` the excess of an OVERPAID deposit. */
   overpaidPolicy: text('overpaid_policy').notNull().default('keep'),
   /** `fail` (refund the deposit) or `accept` the partial amount of an UNDERPAID deposit. */

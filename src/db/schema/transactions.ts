@@ -73,13 +73,15 @@ export const transactions = pgTable(
 
 /**
  * Card data a later step needs, encrypted with the master key. The CVV is removed as soon as authorization
- * is done or its hold expires; the row goes when the transaction no longer needs the number.
+ * is done or its hold expires; the number goes when the transaction no longer needs it, leaving the row as
+ * a tombstone (`purged_at`) so nothing can vault that transaction's card again; the sweep removes it later.
  */
 export const cardVault = pgTable('card_vault', {
   transactionId: text('transaction_id').primaryKey(),
-  panEnc: text('pan_enc').notNull(),
-  expiryEnc: text('expiry_enc').notNull(),
+  panEnc: text('pan_enc'),
+  expiryEnc: text('expiry_enc'),
   cvvEnc: text('cvv_enc'),
   cvvExpiresAt: timestamp('cvv_expires_at', { withTimezone: true }),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  purgedAt: timestamp('purged_at', { withTimezone: true }),
 });
