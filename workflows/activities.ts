@@ -2,8 +2,9 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index';
 
 /**
- * Postgres projection and lookups: quick, so they run as local activities (no round trip through the
- * Temporal server per step), retried until Postgres is back.
+ * Postgres projection, lookups and the card purge: quick, so they run as local activities (no round trip
+ * through the Temporal server per step), retried until Postgres is back. Only reads and writes that a
+ * later write supersedes belong here (see `ledger`): projection versions follow the workflow's history.
  */
 export const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -31,15 +32,24 @@ export const webhook = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-/** Wallet ledger steps: idempotent per (wallet, transaction, step), retried until Postgres answers. */
-export const ledger = proxyLocalActivities<Activities>({
+/**
+ * Wallet ledger steps: idempotent per (wallet, transaction, step), retried until Postgres answers. Remote,
+ * never local: a local activity runs inside the workflow task, and a task the server refuses to complete
+ * (an update or signal arrived meanwhile) is run again with more events, possibly down another path. A
+ * remote activity is scheduled only by a task that completed, so money moves only on decisions that stand.
+ */
+export const ledger = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: ['InsufficientFunds'],
-  },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
+ * Records of decisions (how a deposit was accounted, which webhook event a status made): remote for the
+ * same reason as the ledger, retried until Postgres answers.
+ */
+export const records = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
 /** Chain and fiat-rail calls: retried, each keyed by the transaction so a retry never sends twice. */

@@ -8,7 +8,7 @@ import {
 } from '../src/temporal/contracts';
 import { classify, toleranceUnits, type PaymentStatus } from '../src/settlement';
 import { formatUnits } from '../src/units';
-import { chain, store } from './activities';
+import { chain, records } from './activities';
 import type { TransactionStateMachine } from './state';
 import type { CryptoSettings } from '../activities/crypto';
 
@@ -105,7 +105,7 @@ export class DepositWatcher {
     }
     this.paid += received.units;
     this.counted.push(received);
-    await store.recordDeposit({
+    await records.recordDeposit({
       transactionId: this.transactionId,
       txHash: received.txHash,
       amount: this.format(received.units),
@@ -201,7 +201,7 @@ export class DepositWatcher {
       sender: deposit.sender,
     };
     if (!deposit.sender) {
-      await store.holdDeposit({
+      await records.holdDeposit({
         ...ref,
         reason: `${reason} There is no sender address to refund to.`,
         countedInPayment,

@@ -6,6 +6,7 @@ import {
   setHandler,
   startChild,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import {
   CANCELLED_BY_OPS,
@@ -20,7 +21,7 @@ import {
   type TransactionKind,
   type TransactionStatus,
 } from '../src/temporal/contracts';
-import { store } from './activities';
+import { records, store } from './activities';
 import { webhookDelivery } from './webhook-delivery';
 
 export interface Placement {
@@ -57,9 +58,16 @@ export async function runTransaction(
  * version), mirrored in the search attributes, and a move into a final status starts its webhook.
  */
 export class TransactionStateMachine {
+  /** The state as projected: what may be told. */
   private state: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
+  /** The state the latest move is heading for, ahead of its projection. */
+  private target: FirstAnswer = this.state;
   private first: FirstAnswer | undefined;
-  private version = 0;
+  /** Projection version: the history length of the workflow task that wrote, then a count within it. */
+  private versionBase = 0;
+  private versionStep = 0;
+  /** Projection writes, one after another, so versions land in the order the state changed. */
+  private writes: Promise<void> = Promise.resolve();
 
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
@@ -109,7 +117,7 @@ export class TransactionStateMachine {
 
   /** Shows the transaction as waiting on the processor's answer to a call whose answer was lost. */
   async outcomeUnknown(): Promise<void> {
-    if (this.state.status === 'PENDING' && this.state.message === OUTCOME_UNKNOWN) return;
+    if (this.target.status === 'PENDING' && this.target.message === OUTCOME_UNKNOWN) return;
     await this.move('PENDING', OUTCOME_UNKNOWN, { redirectUrl: null });
   }
 
@@ -123,8 +131,9 @@ export class TransactionStateMachine {
     return this.state;
   }
 
+  /** Whether the transaction is final or moving there. */
   isFinal(): boolean {
-    return isFinal(this.state.status);
+    return isFinal(this.target.status);
   }
 
   /** Resolves with the first status the workflow settled on. */
@@ -133,40 +142,64 @@ export class TransactionStateMachine {
     return this.first!;
   }
 
+  /** Resolves once a final status is projected. */
   async finalAnswer(): Promise<FirstAnswer> {
-    await condition(() => this.isFinal());
+    await condition(() => isFinal(this.state.status));
     return this.state;
   }
 
+  /** Moves to a new status: projected (and only then told), mirrored in search attributes, webhook sent. */
   async move(status: TransactionStatus, message: string, placement: Placement = {}): Promise<void> {
     if (this.isFinal()) throw new Error(`transaction ${this.transactionId} is final already`);
-    this.version += 1;
-    await store.project({
-      transactionId: this.transactionId,
-      version: this.version,
-      status,
-      message,
-      ...placement,
-    });
+    const next = { status, message };
+    this.target = next;
+    await this.persist(next, placement);
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
-    this.state = { status, message };
-    this.first ??= this.state;
+    this.first ??= next;
     if (isFinal(status)) await this.notify(`status:${status}`);
   }
 
   /** Projects new details without a status change (progress such as crypto received so far). */
   async record(placement: Placement): Promise<void> {
-    this.version += 1;
-    await store.project({
-      transactionId: this.transactionId,
-      version: this.version,
-      ...this.state,
-      ...placement,
+    await this.persist(undefined, placement);
+  }
+
+  /**
+   * Queues one projection write; each takes the next version when its turn comes, so a detail recorded
+   * while a move is being written can never land with a higher version and an older status.
+   */
+  private persist(next: FirstAnswer | undefined, placement: Placement): Promise<void> {
+    const write = this.writes.then(async () => {
+      const state = next ?? this.state;
+      await store.project({
+        transactionId: this.transactionId,
+        version: this.nextVersion(),
+        ...state,
+        ...placement,
+      });
+      this.state = state;
     });
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /**
+   * Versions grow with the workflow's history: a workflow task the server refused (an update arrived while
+   * it ran) may have written projections already; its retry sees a longer history, so every write of the
+   * retry supersedes them, whichever path it takes.
+   */
+  private nextVersion(): number {
+    const { historyLength } = workflowInfo();
+    if (historyLength !== this.versionBase) {
+      this.versionBase = historyLength;
+      this.versionStep = 0;
+    }
+    this.versionStep += 1;
+    return this.versionBase * 1000 + this.versionStep;
   }
 
   private async notify(eventKey: string): Promise<void> {
-    const event = await store.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
+    const event = await records.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
     if (!event) return;
     await startChild(webhookDelivery, {
       workflowId: workflowIds.webhook(event.eventId, 0),

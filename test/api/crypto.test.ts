@@ -70,6 +70,7 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 12 }))).json();
     const id = created.data.transaction_id;
     expect((await deposit(id, 12, 'ontime')).json().status).toBe('SUCCESS');
+    await env.client.workflow.getHandle(id).result();
     const late = await deposit(id, 3, 'late1');
     expect(late.statusCode).toBe(200);
     expect(late.json()).toMatchObject({

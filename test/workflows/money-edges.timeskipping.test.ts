@@ -140,6 +140,15 @@ describe('crypto settlement at the edges (time-skipping)', () => {
     await handle.result();
     const final = await row(input.transactionId);
     const rows = await depositsOf(input.transactionId);
+    const h = await handle.fetchHistory();
+    console.log(
+      'HIST',
+      JSON.stringify(
+        h.events
+          ?.filter((e) => e.workflowTaskFailedEventAttributes)
+          .map((e) => e.workflowTaskFailedEventAttributes),
+      ),
+    );
     expect(rows.map((r) => r.txHash)).toEqual(['a', 'b', 'c']);
     const counted = rows.filter((r) => r.countedInPayment);
     const paid = counted.reduce((sum, r) => sum + Number(r.amount) * 1e6, 0);
