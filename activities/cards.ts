@@ -83,7 +83,7 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
       authorizationKey: string;
     }): Promise<Lookup<AuthorizeResult>> {
       const acquirer = connectorFor(input.connector);
-      return callConnector(input.connector, () => acquirer.lookup(input));
+      return callConnector(input.connector, () => acquirer.lookup(input), { asking: true });
     },
   };
 }

@@ -1,20 +1,35 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { failureTypes } from '../src/temporal/contracts';
 import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
 
 /**
- * Runs a connector call and turns its faults into the closed failure types the workflows read. Both stay
- * retryable: the activity's retries repeat the call with the same idempotency key. A connector's own error
- * text may echo request data, so it is not passed on.
+ * Runs a connector call and turns its faults into the closed failure types the workflows read. A
+ * connector's own error text may echo request data, so it is not passed on.
+ *
+ * A refusal (`NotProcessedError`) is definite only on the call's first attempt: it is then final, and the
+ * workflow may cascade or release at once. On a retry it only says this attempt was refused; an earlier
+ * attempt whose answer was lost may have gone through, so it counts as an unknown outcome, which the
+ * workflow resolves by asking the connector. A lookup (`asking`) is retried whatever it meets.
  */
-export async function callConnector<T>(connector: string, call: () => Promise<T>): Promise<T> {
+export async function callConnector<T>(
+  connector: string,
+  call: () => Promise<T>,
+  options: { asking?: boolean } = {},
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof NotProcessedError)
-      throw ApplicationFailure.retryable(`connector ${connector}: not processed`, failureTypes.notProcessed);
-    if (error instanceof OutcomeUnknownError)
-      throw ApplicationFailure.retryable(`connector ${connector}: answer lost`, failureTypes.outcomeUnknown);
+    if (error instanceof NotProcessedError && !options.asking && Context.current().info.attempt === 1)
+      throw ApplicationFailure.nonRetryable(
+        `connector ${connector}: not processed`,
+        failureTypes.notProcessed,
+      );
+    if (error instanceof NotProcessedError || error instanceof OutcomeUnknownError)
+      throw ApplicationFailure.retryable(
+        `connector ${connector}: outcome unknown`,
+        failureTypes.outcomeUnknown,
+      );
     if (error instanceof ApplicationFailure) throw error;
     throw new Error(`connector ${connector} failed`);
   }

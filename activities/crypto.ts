@@ -100,7 +100,9 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
     },
 
     /** Keeps a deposit that cannot be counted or refunded for ops, with the reason. */
-    async holdDeposit(input: DepositRef & { reason: string; countedInPayment: boolean }): Promise<void> {
+    async holdDeposit(
+      input: DepositRef & { reason: string; countedInPayment: boolean; heldAmount: string },
+    ): Promise<void> {
       await holdDeposit(db, input);
     },
 

@@ -64,7 +64,7 @@ export function payoutActivities(db: Db, masterKey: string, processors: Record<s
     /** Asks the processor where a payout stands, for a call whose answer was lost. */
     async lookupPayout(input: { connector: string; payoutKey: string }): Promise<Lookup<PayoutResult>> {
       const processor = processorFor(input.connector);
-      return callConnector(input.connector, () => processor.lookup(input));
+      return callConnector(input.connector, () => processor.lookup(input), { asking: true });
     },
   };
 }

@@ -26,6 +26,7 @@ UPDATE "crypto_deposits" SET "counted_in_payment" = true;--> statement-breakpoin
 ALTER TABLE "crypto_deposits" ADD COLUMN "reason" text;--> statement-breakpoint
 ALTER TABLE "crypto_deposits" ADD COLUMN "refund_amount" numeric(38, 18);--> statement-breakpoint
 ALTER TABLE "crypto_deposits" ADD COLUMN "refund_tx_hash" text;--> statement-breakpoint
+ALTER TABLE "crypto_deposits" ADD COLUMN "held_amount" numeric(38, 18);--> statement-breakpoint
 ALTER TABLE "crypto_deposits" ADD COLUMN "updated_at" timestamp with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "crypto_tolerances_asset_idx" ON "crypto_tolerances" USING btree ("merchant_id","crypto_currency");--> statement-breakpoint
 ALTER TABLE "merchants" DROP COLUMN "crypto_tolerance";

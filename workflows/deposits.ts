@@ -9,7 +9,7 @@ import {
 import { classify, toleranceUnits, type PaymentStatus } from '../src/settlement';
 import { formatUnits } from '../src/units';
 import { chain, records } from './activities';
-import type { TransactionStateMachine } from './state';
+import { shielded, type TransactionStateMachine } from './state';
 import type { CryptoSettings } from '../activities/crypto';
 
 export interface Settlement {
@@ -50,13 +50,17 @@ export class DepositWatcher {
   ) {
     this.tolerance = toleranceUnits(settings, expectation);
     this.expected = BigInt(expectation.expectedUnits);
-    setHandler(depositUpdate, (deposit: Deposit) => this.receive(deposit), {
-      validator: (deposit: Deposit) => {
-        if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
-          throw new Error('A deposit must be positive.');
-        if (!deposit.txHash) throw new Error('A deposit needs its transaction hash.');
+    setHandler(
+      depositUpdate,
+      shielded((deposit: Deposit) => this.receive(deposit)),
+      {
+        validator: (deposit: Deposit) => {
+          if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
+            throw new Error('A deposit must be positive.');
+          if (!deposit.txHash) throw new Error('A deposit needs its transaction hash.');
+        },
       },
-    });
+    );
   }
 
   get paidUnits(): bigint {
@@ -176,10 +180,12 @@ export class DepositWatcher {
     });
   }
 
-  /** Sends the excess back, from the latest deposits first. */
+  /** Sends the excess back, from the latest deposits that have a sender first. */
   private async refundExcess(excess: bigint): Promise<void> {
     let left = excess;
-    for (const deposit of [...this.counted].reverse()) {
+    const latestFirst = [...this.counted].reverse();
+    const order = [...latestFirst.filter((d) => d.sender), ...latestFirst.filter((d) => !d.sender)];
+    for (const deposit of order) {
       if (left === 0n) break;
       const part = deposit.units < left ? deposit.units : left;
       await this.giveBack(deposit, part, 'The excess of an overpayment, refunded by merchant setting.', true);
@@ -205,6 +211,7 @@ export class DepositWatcher {
         ...ref,
         reason: `${reason} There is no sender address to refund to.`,
         countedInPayment,
+        heldAmount: this.format(units),
       });
       return 'held';
     }

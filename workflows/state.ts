@@ -38,6 +38,16 @@ export type Answer = HostedDecision | 'timeout' | 'stopped';
 const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
 
 /**
+ * An update handler that a workflow cancellation does not break off: cancellation is a stop request the
+ * workflow handles (see `runTransaction`), and the caller still gets its answer.
+ */
+export function shielded<Args extends unknown[], Result>(
+  handler: (...args: Args) => Promise<Result>,
+): (...args: Args) => Promise<Result> {
+  return (...args) => CancellationScope.nonCancellable(() => handler(...args));
+}
+
+/**
  * Runs a transaction workflow's body. Workflow cancellation (the Temporal UI's "Request Cancellation")
  * does not tear the body down mid-step: it becomes a stop request the body honours at its next wait or
  * step boundary, failing the transaction with every compensation, as a failure would.
@@ -78,14 +88,17 @@ export class TransactionStateMachine {
     private readonly transactionId: string,
     private readonly kind: TransactionKind,
   ) {
-    setHandler(firstAnswerUpdate, () => this.firstAnswer());
+    setHandler(
+      firstAnswerUpdate,
+      shielded(() => this.firstAnswer()),
+    );
     setHandler(stateQuery, () => this.current());
     setHandler(
       hostedDecisionUpdate,
-      async (answer) => {
+      shielded(async (answer: HostedDecision) => {
         this.decision = answer;
         return this.finalAnswer();
-      },
+      }),
       {
         validator: (_answer: HostedDecision) => {
           if (!this.awaitingDecision || this.decision !== undefined) {

@@ -30,27 +30,47 @@ export function assetOf(row: TransactionRow): { code: string; network: string } 
   return takesDeposits && code && network ? { code, network } : undefined;
 }
 
-/** Records a deposit as held for ops, with the reason; a deposit recorded already keeps its disposition. */
+/**
+ * Records a deposit, or (`heldAmount`) the part of a counted deposit that cannot be refunded, as held for
+ * ops with the reason. A deposit recorded already keeps its disposition unless it was counted and is now
+ * held by its workflow.
+ */
 export async function holdDeposit(
   db: Db,
-  input: DepositRef & { reason: string; countedInPayment?: boolean },
+  input: DepositRef & { reason: string; countedInPayment?: boolean; heldAmount?: string },
 ): Promise<boolean> {
+  const whole = input.heldAmount === undefined || input.heldAmount === input.amount;
   const held = {
-    disposition: 'held' as const,
+    disposition: whole ? ('held' as const) : ('counted' as const),
     reason: input.reason,
+    heldAmount: input.heldAmount ?? input.amount,
     countedInPayment: input.countedInPayment ?? false,
   };
   const inserted = await db
     .insert(cryptoDeposits)
-    .values({ ...input, sender: input.sender ?? null, ...held })
+    .values({
+      transactionId: input.transactionId,
+      txHash: input.txHash,
+      amount: input.amount,
+      sender: input.sender ?? null,
+      ...held,
+    })
     .onConflictDoUpdate({
       target: [cryptoDeposits.transactionId, cryptoDeposits.txHash],
-      set: held,
-      // A counted deposit the workflow could not refund becomes held; nothing else is overwritten.
+      set: { ...held, updatedAt: sql`now()` },
       setWhere: sql`${cryptoDeposits.disposition} = 'counted' and ${input.countedInPayment ?? false}`,
     })
     .returning({ id: cryptoDeposits.id });
   return inserted.length > 0;
+}
+
+/** The sandbox chain's deposits come from a sender derived from their hash, so they can be refunded. */
+export function sandboxSender(txHash: string): string {
+  return `sandbox-${createHash('sha256').update(txHash).digest('hex').slice(0, 32)}`;
+}
+
+export function randomTxHash(): string {
+  return `0x${randomBytes(32).toString('hex')}`;
 }
 
 /**
@@ -62,21 +82,19 @@ export async function submitDeposit(
   db: Db,
   temporal: Client,
   row: TransactionRow,
-  amount: string,
-  txHash: string = `0x${randomBytes(32).toString('hex')}`,
+  deposit: { amount: string; txHash: string; sender?: string },
 ): Promise<DepositOutcome> {
+  const { amount, txHash, sender } = deposit;
   const asset = assetOf(row);
   if (!asset) return 'not-accepting';
   const found = await findCryptoAsset(db, asset.code, asset.network);
   const units = found ? parseUnits(amount, found.decimals) : undefined;
   if (!found || units === undefined)
     return { invalid: `The amount field must have at most ${found?.decimals ?? 0} decimal places.` };
-  // The sandbox chain's deposits come from a sender derived from their hash, so they can be refunded.
-  const sender = `sandbox-${createHash('sha256').update(txHash).digest('hex').slice(0, 32)}`;
   const handle = temporal.workflow.getHandle(row.id);
   try {
     const receipt = await handle.executeUpdate(depositUpdate, {
-      args: [{ txHash, units: units.toString(), sender }],
+      args: [{ txHash, units: units.toString(), ...(sender ? { sender } : {}) }],
     });
     return { txHash, disposition: receipt.disposition };
   } catch (error) {

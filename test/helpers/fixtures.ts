@@ -9,6 +9,7 @@ import type {
   CryptoRampInput,
 } from '../../src/temporal/contracts';
 import type { MerchantCredentials } from '../../src/merchants';
+import { formatUnits } from '../../src/units';
 
 /** What the card route writes before it starts a workflow: the claim row and the vaulted card. */
 export async function insertCardTransaction(
@@ -111,13 +112,23 @@ export async function insertPayoutTransaction(
   };
 }
 
+/** The claim row of a crypto transaction, with the asset details the routes write. */
 async function insertCryptoRow(
   db: Db,
   merchant: MerchantCredentials,
   kind: 'ramp' | 'crypto_payin',
-  walletId?: string,
+  crypto: { cryptoCurrency: string; cryptoNetwork: string },
+  options: { walletId?: string; transactionType?: 'ONRAMP' | 'OFFRAMP' } = {},
 ) {
   const transactionId = newTransactionId();
+  const details =
+    kind === 'ramp'
+      ? {
+          transaction_type: options.transactionType,
+          crypto: crypto.cryptoCurrency,
+          crypto_network: crypto.cryptoNetwork,
+        }
+      : { crypto_currency: crypto.cryptoCurrency, crypto_network: crypto.cryptoNetwork };
   await db.insert(transactions).values({
     id: transactionId,
     merchantId: merchant.merchant_id,
@@ -129,10 +140,21 @@ async function insertCryptoRow(
     currency: 'USD',
     customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
     merchantRedirectUrl: 'https://merchant.example/return',
-    walletId: walletId ?? null,
+    walletId: options.walletId ?? null,
+    details,
   });
   return transactionId;
 }
+
+const USDT_ON_TRON = {
+  cryptoCurrency: 'USDT',
+  cryptoNetwork: 'TRON',
+  decimals: 6,
+  expectedUnits: '100000000',
+  fiatMinor: '10000',
+  fiatDecimals: 2,
+  depositWindowSeconds: 3600,
+};
 
 /** A USDT-on-TRON payin of 100 USD expecting 100 USDT (6 decimals); `crypto` overrides the asset. */
 export async function insertPayinTransaction(
@@ -141,50 +163,38 @@ export async function insertPayinTransaction(
   crypto: Partial<CryptoPayinInput['crypto']> = {},
 ): Promise<CryptoPayinInput> {
   const wallet = merchant.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!;
-  const transactionId = await insertCryptoRow(db, merchant, 'crypto_payin', wallet.wallet_id);
+  const expectation = { ...USDT_ON_TRON, ...crypto };
+  const transactionId = await insertCryptoRow(db, merchant, 'crypto_payin', expectation, {
+    walletId: wallet.wallet_id,
+  });
   return {
     transactionId,
     merchantId: merchant.merchant_id,
     mode: 'test',
-    crypto: {
-      cryptoCurrency: 'USDT',
-      cryptoNetwork: 'TRON',
-      decimals: 6,
-      expectedUnits: '100000000',
-      fiatMinor: '10000',
-      fiatDecimals: 2,
-      depositWindowSeconds: 3600,
-      ...crypto,
-    },
+    crypto: expectation,
     walletId: wallet.wallet_id,
     hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
   };
 }
 
-/** A 100 USD ramp for 100 USDT on TRON. */
+/** A 100 USD ramp for 100 USDT on TRON; `crypto` overrides the asset. */
 export async function insertRampTransaction(
   db: Db,
   merchant: MerchantCredentials,
   transactionType: 'ONRAMP' | 'OFFRAMP',
+  crypto: Partial<CryptoRampInput['crypto']> = {},
 ): Promise<CryptoRampInput> {
-  const transactionId = await insertCryptoRow(db, merchant, 'ramp');
+  const expectation = { ...USDT_ON_TRON, ...crypto };
+  const transactionId = await insertCryptoRow(db, merchant, 'ramp', expectation, { transactionType });
   return {
     transactionId,
     merchantId: merchant.merchant_id,
     mode: 'test',
     transactionType,
-    crypto: {
-      cryptoCurrency: 'USDT',
-      cryptoNetwork: 'TRON',
-      decimals: 6,
-      expectedUnits: '100000000',
-      fiatMinor: '10000',
-      fiatDecimals: 2,
-      depositWindowSeconds: 3600,
-    },
+    crypto: expectation,
     walletAddress: 'TXYZabc123456789wallet',
     fiatCurrency: 'USD',
-    fiatAmount: '100',
+    fiatAmount: formatUnits(BigInt(expectation.fiatMinor), expectation.fiatDecimals),
     paymentWindowSeconds: 1800,
     hostedPageUrl: `http://payments.test/api/v1/test/crypto/checkout/${transactionId}`,
   };

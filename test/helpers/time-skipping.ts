@@ -19,8 +19,8 @@ export interface TimeSkippingEnv {
   database: Database;
   taskQueue: string;
   createMerchant(): Promise<MerchantCredentials>;
-  /** Runs `fn`; a worker with the real activities polls the task queue for the whole file. */
-  withWorker<T>(fn: () => Promise<T>): Promise<T>;
+  /** Stops the worker and starts a fresh one with an empty workflow cache, as a deploy or a crash would. */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,7 +30,8 @@ export interface TimeSkippingEnv {
  */
 export async function startTimeSkipping(
   overrides: Record<string, string> = {},
-  activityOverrides: Partial<ActivityDeps> = {},
+  activityOverrides: Partial<ActivityDeps> | ((database: Database) => Partial<ActivityDeps>) = {},
+  workerOptions: { maxCachedWorkflows?: number } = {},
 ): Promise<TimeSkippingEnv> {
   const path = inject('testServerPath');
   if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`.');
@@ -43,15 +44,19 @@ export async function startTimeSkipping(
   });
   await registerSearchAttributes(env);
   const database = createDatabase(config.DATABASE_URL, 5);
-  // One worker for the whole file: a worker stopped mid-file would strand workflow tasks on its sticky queue.
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: createActivities({ db: database.db, config, ...activityOverrides }),
-    dataConverter: { payloadCodecs: [payloadCodec(config)] },
-  });
-  const running = worker.run();
+  const overridden =
+    typeof activityOverrides === 'function' ? activityOverrides(database) : activityOverrides;
+  const makeWorker = () =>
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: createActivities({ db: database.db, config, ...overridden }),
+      dataConverter: { payloadCodecs: [payloadCodec(config)] },
+      ...workerOptions,
+    });
+  let worker = await makeWorker();
+  let running = worker.run();
   return {
     env,
     config,
@@ -66,7 +71,12 @@ export async function startTimeSkipping(
         ],
         terminals: SANDBOX_TERMINALS,
       }),
-    withWorker: (fn) => fn(),
+    async restartWorker() {
+      worker.shutdown();
+      await running;
+      worker = await makeWorker();
+      running = worker.run();
+    },
     async close() {
       worker.shutdown();
       await running;

@@ -21,13 +21,11 @@ describe('card payment workflow (time-skipping)', () => {
       pan: '4111111111111111',
     });
     const startedAt = Date.now();
-    const result = await ts.withWorker(() =>
-      ts.env.client.workflow.execute(cardPayment, {
-        workflowId: input.transactionId,
-        taskQueue: ts.taskQueue,
-        args: [input],
-      }),
-    );
+    const result = await ts.env.client.workflow.execute(cardPayment, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
     expect(result).toEqual({ status: 'FAILED', message: 'Transaction abandoned.' });
     expect(Date.now() - startedAt).toBeLessThan(60_000);
 
@@ -60,7 +58,7 @@ describe('card payment workflow (time-skipping)', () => {
       taskQueue: ts.taskQueue,
       args: [input],
     });
-    const result = await ts.withWorker(() => handle.result());
+    const result = await handle.result();
     expect(result.status).toBe('FAILED');
     const history = await handle.fetchHistory();
     const timer = history.events?.find((e) => e.timerStartedEventAttributes);

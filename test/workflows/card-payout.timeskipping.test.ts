@@ -26,7 +26,7 @@ describe('card payout workflow (time-skipping)', () => {
       args: [input],
     });
     const started = Date.now();
-    const result = await ts.withWorker(() => handle.result());
+    const result = await handle.result();
     expect(result).toEqual({ status: 'FAILED', message: 'Payout verification expired.' });
     expect(Date.now() - started).toBeLessThan(60_000);
 

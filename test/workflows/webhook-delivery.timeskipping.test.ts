@@ -46,13 +46,11 @@ async function paidTransactionWithWebhook(): Promise<string> {
     pan: '4242424242424242',
     webhookUrl: receiverUrl(),
   });
-  await ts.withWorker(() =>
-    ts.env.client.workflow.execute(cardPayment, {
-      workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
-      args: [input],
-    }),
-  );
+  await ts.env.client.workflow.execute(cardPayment, {
+    workflowId: input.transactionId,
+    taskQueue: ts.taskQueue,
+    args: [input],
+  });
   const [event] = await ts.database.db
     .select()
     .from(webhookEvents)
@@ -67,7 +65,7 @@ describe('webhook delivery workflow (time-skipping)', () => {
     const eventId = await paidTransactionWithWebhook();
     const handle = ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0));
     const started = Date.now();
-    const outcome = await ts.withWorker(() => handle.result());
+    const outcome = await handle.result();
     expect(outcome).toBe('undelivered');
     expect(Date.now() - started).toBeLessThan(60_000);
 
@@ -95,9 +93,7 @@ describe('webhook delivery workflow (time-skipping)', () => {
     answers = [503, 502, 204];
     received = 0;
     const eventId = await paidTransactionWithWebhook();
-    const outcome = await ts.withWorker(() =>
-      ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).result(),
-    );
+    const outcome = await ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).result();
     expect(outcome).toBe('delivered');
     expect(received).toBe(3);
     const [event] = await ts.database.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId));
@@ -110,13 +106,11 @@ describe('webhook delivery workflow (time-skipping)', () => {
       .update(webhookEvents)
       .set({ url: 'http://127.0.0.1:9/closed' })
       .where(eq(webhookEvents.id, eventId));
-    const outcome = await ts.withWorker(() =>
-      ts.env.client.workflow.execute(webhookDelivery, {
-        workflowId: `${eventId}-manual`,
-        taskQueue: ts.taskQueue,
-        args: [{ eventId, run: 1, delaysSeconds: [5], windowSeconds: 12 }],
-      }),
-    );
+    const outcome = await ts.env.client.workflow.execute(webhookDelivery, {
+      workflowId: `${eventId}-manual`,
+      taskQueue: ts.taskQueue,
+      args: [{ eventId, run: 1, delaysSeconds: [5], windowSeconds: 12 }],
+    });
     expect(outcome).toBe('undelivered');
     const attempts = await ts.database.db
       .select()

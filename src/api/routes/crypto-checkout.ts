@@ -13,7 +13,7 @@ import {
 import { escapeHtml, renderPage } from '../pages/layout';
 import { decimalAmount } from '../fields';
 import { findTransaction } from '../../transactions/create';
-import { submitDeposit } from '../../transactions/deposits';
+import { randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';
 import type { TransactionRow } from '../../transactions/view';
 
 const detail = (row: TransactionRow, key: string): string => {
@@ -95,7 +95,14 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
           403,
         );
       }
-      if (row.status === 'REDIRECT') await submitDeposit(deps.db, deps.temporal, row, amount.data);
+      if (row.status === 'REDIRECT') {
+        const txHash = randomTxHash();
+        await submitDeposit(deps.db, deps.temporal, row, {
+          amount: amount.data,
+          txHash,
+          sender: sandboxSender(txHash),
+        });
+      }
       const after = (await findTransaction(deps.db, id)) ?? row;
       if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);
       const back = merchantReturnUrl(after);

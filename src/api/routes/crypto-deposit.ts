@@ -4,7 +4,7 @@ import { ApiError } from '../../errors';
 import { JsonNumber } from '../json';
 import { decimalAmount, fieldError, optional, parseInput, text } from '../fields';
 import { lookupTransaction } from '../../transactions/create';
-import { submitDeposit } from '../../transactions/deposits';
+import { randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../app';
 
@@ -31,7 +31,12 @@ export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps)
       const row = await lookupTransaction(deps.db, merchantId, mode, request.params.id);
       if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
         throw new ApiError('TRANSACTION_NOT_FOUND');
-      const outcome = await submitDeposit(deps.db, deps.temporal, row, input.amount, input.tx_hash);
+      const txHash = input.tx_hash ?? randomTxHash();
+      const outcome = await submitDeposit(deps.db, deps.temporal, row, {
+        amount: input.amount,
+        txHash,
+        sender: sandboxSender(txHash),
+      });
       if (outcome === 'not-accepting')
         fieldError('transaction_id', 'This transaction does not take deposits.');
       if ('invalid' in outcome) fieldError('amount', outcome.invalid);

@@ -7,7 +7,8 @@ export type DepositDisposition = (typeof depositDispositions)[number];
  * Deposits seen on chain for a crypto transaction, one row per transaction hash, each accounted exactly
  * once: kept as part of the payment (`counted`), `refunded` to its sender, or `held` for ops with a
  * `reason`. `counted_in_payment` says whether it arrived in time to count towards the paid amount (a
- * counted deposit may still be refunded when the payment fails).
+ * counted deposit may still be refunded when the payment fails). A counted deposit may have a part of it
+ * refunded or held: the excess of an overpayment. What stays is `amount - refund_amount - held_amount`.
  */
 export const cryptoDeposits = pgTable(
   'crypto_deposits',
@@ -26,6 +27,8 @@ export const cryptoDeposits = pgTable(
     /** Crypto sent back for this deposit: all of it, or the excess of an overpayment. */
     refundAmount: numeric('refund_amount', { precision: 38, scale: 18 }),
     refundTxHash: text('refund_tx_hash'),
+    /** Crypto of this deposit held for ops (no sender to refund to): all of it, or an excess. */
+    heldAmount: numeric('held_amount', { precision: 38, scale: 18 }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

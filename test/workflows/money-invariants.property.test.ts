@@ -1,0 +1,587 @@
+/**
+ * Hunts for money bugs: fast-check generates transactions of every kind with random interleavings of
+ * deposits (bursts, duplicates, late ones), customer decisions, connector faults (refused calls, lost
+ * answers, lookups still pending), timeouts, cancellations and worker restarts, runs them concurrently on
+ * the time-skipping server with the real workflows and activities, and checks the money invariants after
+ * every run. `MONEY_PROPERTY_RUNS` sets how many batches of ten run (default 50: 500 transactions).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { asc, eq, like } from 'drizzle-orm';
+import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { faultyConnectors, type Fault, type FaultPlan } from '../helpers/faulty-connectors';
+import {
+  insertCardTransaction,
+  insertPayinTransaction,
+  insertPayoutTransaction,
+  insertRampTransaction,
+} from '../helpers/fixtures';
+import {
+  cardVault,
+  cryptoDeposits,
+  cryptoTolerances,
+  ledgerEntries,
+  merchants,
+  sandboxOperations,
+  transactions,
+  wallets,
+} from '../../src/db/schema/index';
+import { cardPayment } from '../../workflows/card-payment';
+import { cardPayout } from '../../workflows/card-payout';
+import { cryptoPayin } from '../../workflows/crypto-payin';
+import { cryptoRamp } from '../../workflows/crypto-ramp';
+import {
+  firstAnswerUpdate,
+  hostedDecisionUpdate,
+  type CryptoExpectation,
+  type FirstAnswer,
+} from '../../src/temporal/contracts';
+import { classify, settledFiat, toleranceUnits, type ToleranceSettings } from '../../src/settlement';
+import { formatUnits, parseUnits } from '../../src/units';
+import { submitDeposit } from '../../src/transactions/deposits';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants';
+
+const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
+/**
+ * Transactions run one after another: the Java time-skipping server stops skipping its clock when several
+ * clients wait on results at once. Within a transaction, bursts of deposits still arrive together.
+ */
+const CONCURRENCY = Number(process.env.MONEY_PROPERTY_CONCURRENCY ?? 1);
+const RUNS = Number(process.env.MONEY_PROPERTY_RUNS ?? 50);
+
+// ---- scenarios ---------------------------------------------------------------------------------------
+
+type Step =
+  | { kind: 'deposits'; deposits: { hash: number; share: number; withSender: boolean }[] }
+  | { kind: 'decision'; decision: 'approve' | 'decline' }
+  | { kind: 'cancel' }
+  | { kind: 'restart' }
+  | { kind: 'wait'; ms: number };
+
+interface CryptoScenario {
+  kind: 'payin' | 'offramp';
+  asset: 'USDT' | 'BTC';
+  expectedUnits: number;
+  fiatMinor: number;
+  windowSeconds: number;
+  underpaid: 'fail' | 'accept';
+  overpaid: 'keep' | 'refund';
+  tolerance: { kind: 'none' } | { kind: 'asset'; share: number } | { kind: 'fiat'; minor: number };
+  steps: Step[];
+  afterClose: number[];
+}
+
+interface CardScenario {
+  kind: 'card';
+  pan: string;
+  plan: FaultPlan;
+  timeoutSeconds: number;
+  steps: Step[];
+}
+
+interface PayoutScenario {
+  kind: 'payout';
+  pan: string;
+  amount: number;
+  balance: number;
+  secondTerminal: boolean;
+  plan: FaultPlan;
+  timeoutSeconds: number;
+  steps: Step[];
+}
+
+interface OnrampScenario {
+  kind: 'onramp';
+  steps: Step[];
+}
+
+type Scenario = CryptoScenario | CardScenario | PayoutScenario | OnrampScenario;
+
+const faults = fc.array(fc.constantFrom<Fault>('ok', 'ok', 'refuse', 'lose'), { maxLength: 4 });
+const plan: fc.Arbitrary<FaultPlan> = fc.record({
+  authorize: faults,
+  completeChallenge: faults,
+  send: faults,
+  confirm: faults,
+  pendingLookups: fc.nat({ max: 2 }),
+});
+const decision = fc
+  .constantFrom('approve', 'decline')
+  .map((d) => ({ kind: 'decision', decision: d }) as Step);
+const cancel = fc.constant({ kind: 'cancel' } as Step);
+/** The worker is stopped and a new one started, with whatever the transaction was doing in flight. */
+const restart = fc.constant({ kind: 'restart' } as Step);
+/**
+ * A pause in real time. The server skips its clock ahead whenever every workflow is idle and a client
+ * waits on a result, so while one transaction pauses, another's wait may move time by hours: windows
+ * close and challenges expire between steps. (An explicit server sleep is not used: several at once
+ * stall the time-skipping server.)
+ */
+const wait = fc.integer({ min: 1, max: 60 }).map((ms) => ({ kind: 'wait', ms }) as Step);
+const decisionSteps = fc.oneof(
+  { weight: 6, arbitrary: decision },
+  { weight: 2, arbitrary: wait },
+  { weight: 1, arbitrary: cancel },
+  { weight: 1, arbitrary: restart },
+);
+/** Shares of the expected amount, in millionths, around the boundaries that matter. */
+const share = fc.oneof(
+  fc.constantFrom(1_000_000, 999_999, 1_000_001, 500_000, 250_000, 1, 2_000_000),
+  fc.integer({ min: 1, max: 1_500_000 }),
+);
+const deposits = fc
+  .array(
+    fc.record({ hash: fc.nat({ max: 5 }), share, withSender: fc.constantFrom(true, true, true, false) }),
+    {
+      minLength: 1,
+      maxLength: 3,
+    },
+  )
+  .map((d) => ({ kind: 'deposits', deposits: d }) as Step);
+
+const cryptoScenario: fc.Arbitrary<Scenario> = fc.record({
+  kind: fc.constantFrom('payin', 'offramp'),
+  asset: fc.constantFrom('USDT', 'BTC'),
+  expectedUnits: fc.integer({ min: 1_000, max: 500_000_000 }),
+  fiatMinor: fc.integer({ min: 1, max: 10_000_000 }),
+  windowSeconds: fc.constantFrom(60, 3600, 86_400),
+  underpaid: fc.constantFrom('fail', 'accept'),
+  overpaid: fc.constantFrom('keep', 'refund'),
+  tolerance: fc.oneof(
+    fc.constant({ kind: 'none' as const }),
+    fc.integer({ min: 0, max: 50_000 }).map((s) => ({ kind: 'asset' as const, share: s })),
+    fc.integer({ min: 0, max: 500 }).map((m) => ({ kind: 'fiat' as const, minor: m })),
+  ),
+  steps: fc.array(
+    fc.oneof(
+      { weight: 12, arbitrary: deposits },
+      { weight: 2, arbitrary: wait },
+      { weight: 1, arbitrary: cancel },
+      { weight: 1, arbitrary: restart },
+    ),
+    { maxLength: 5 },
+  ),
+  afterClose: fc.array(share, { maxLength: 2 }),
+}) as fc.Arbitrary<Scenario>;
+
+const cardScenario: fc.Arbitrary<Scenario> = fc.record({
+  kind: fc.constant('card'),
+  pan: fc.constantFrom(
+    '4242424242424242',
+    '4111111111111111',
+    '4000000000000002',
+    '4000000000000119',
+    '4000000000000770',
+    '4012888888881881',
+  ),
+  plan,
+  timeoutSeconds: fc.constantFrom(60, 900),
+  steps: fc.array(decisionSteps, { maxLength: 3 }),
+}) as fc.Arbitrary<Scenario>;
+
+const payoutScenario: fc.Arbitrary<Scenario> = fc.record({
+  kind: fc.constant('payout'),
+  pan: fc.constantFrom(
+    '4222222222222222',
+    '4333333333333333',
+    '4000000000003220',
+    '4000000000003261',
+    '4000000000003279',
+    '4012888888881881',
+  ),
+  amount: fc.integer({ min: 1, max: 1200 }),
+  balance: fc.integer({ min: 0, max: 3000 }),
+  secondTerminal: fc.boolean(),
+  plan,
+  timeoutSeconds: fc.constantFrom(60, 86_400),
+  steps: fc.array(decisionSteps, { maxLength: 3 }),
+}) as fc.Arbitrary<Scenario>;
+
+const onrampScenario: fc.Arbitrary<Scenario> = fc.record({
+  kind: fc.constant('onramp'),
+  steps: fc.array(decisionSteps, { maxLength: 3 }),
+}) as fc.Arbitrary<Scenario>;
+
+const kinds = { crypto: cryptoScenario, card: cardScenario, payout: payoutScenario, onramp: onrampScenario };
+const only = process.env.MONEY_PROPERTY_KINDS?.split(',') as (keyof typeof kinds)[] | undefined;
+const scenario = fc.oneof(...(only ?? (Object.keys(kinds) as (keyof typeof kinds)[])).map((k) => kinds[k]));
+const batch = fc.array(scenario, { minLength: BATCH, maxLength: BATCH });
+
+// ---- environment -------------------------------------------------------------------------------------
+
+const plans = new Map<string, FaultPlan>();
+let ts: TimeSkippingEnv;
+let checked = 0;
+
+beforeAll(async () => {
+  ts = await startTimeSkipping(
+    {},
+    (database) => {
+      const connectors = faultyConnectors(database.db, plans);
+      return {
+        cardConnectors: { 'sandbox-acquirer': connectors.card },
+        payoutConnectors: { 'sandbox-payouts': connectors.payout },
+      };
+    },
+    // No workflow cache: every workflow task replays the history from the start, as a worker that was
+    // restarted before each step would. (Stopping a worker mid-run strands the sticky tasks of its
+    // workflows on the Java time-skipping server, which never gives them to another worker.)
+    { maxCachedWorkflows: Number(process.env.MONEY_PROPERTY_CACHE ?? 0) },
+  );
+});
+afterAll(() => ts?.close());
+
+const db = () => ts.database.db;
+
+// ---- running one scenario ----------------------------------------------------------------------------
+
+interface Ran {
+  scenario: Scenario;
+  merchant: MerchantCredentials;
+  transactionId: string;
+  result: FirstAnswer;
+  /** Every deposit hash sent, with its amount in base units. */
+  sent: Map<string, bigint>;
+  expectation?: CryptoExpectation;
+}
+
+async function newMerchant(s: Scenario): Promise<MerchantCredentials> {
+  const balance = s.kind === 'payout' ? BigInt(s.balance) : 1_000_000n;
+  const terminals = [...SANDBOX_TERMINALS];
+  if (s.kind === 'payout' && s.secondTerminal) {
+    terminals.push({
+      connector: 'sandbox-payouts',
+      kinds: ['payout'],
+      priority: 50,
+      descriptor: 'SANDBOX*P2',
+    });
+  }
+  return createMerchant(db(), ts.config.MASTER_KEY, {
+    name: 'Property merchant',
+    wallets: [{ currency: 'USD', amount: balance }],
+    terminals,
+  });
+}
+
+async function applyPolicies(s: CryptoScenario, merchant: MerchantCredentials): Promise<void> {
+  await db()
+    .update(merchants)
+    .set({
+      underpaidPolicy: s.underpaid,
+      overpaidPolicy: s.overpaid,
+      cryptoToleranceFiat: s.tolerance.kind === 'fiat' ? formatUnits(BigInt(s.tolerance.minor), 2) : null,
+    })
+    .where(eq(merchants.id, merchant.merchant_id));
+  if (s.tolerance.kind === 'asset') {
+    const decimals = s.asset === 'BTC' ? 8 : 6;
+    const units = (BigInt(s.expectedUnits) * BigInt(s.tolerance.share)) / 1_000_000n;
+    await db()
+      .insert(cryptoTolerances)
+      .values({
+        merchantId: merchant.merchant_id,
+        cryptoCurrency: s.asset,
+        tolerance: formatUnits(units, decimals),
+      });
+  }
+}
+
+async function start(s: Scenario, merchant: MerchantCredentials) {
+  const key = ts.config.MASTER_KEY;
+  const run = async <T extends { transactionId: string }>(
+    workflow: (input: T) => Promise<unknown>,
+    input: T,
+  ) => ({
+    input,
+    handle: await ts.env.client.workflow.start(workflow, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    }),
+  });
+  switch (s.kind) {
+    case 'card': {
+      const input = await insertCardTransaction(db(), key, merchant, {
+        pan: s.pan,
+        challengeTimeoutSeconds: s.timeoutSeconds,
+      });
+      plans.set(input.transactionId, structuredClone(s.plan));
+      return run(cardPayment, input);
+    }
+    case 'payout': {
+      const input = await insertPayoutTransaction(db(), key, merchant, {
+        pan: s.pan,
+        amountMinor: BigInt(s.amount),
+        verificationTimeoutSeconds: s.timeoutSeconds,
+      });
+      plans.set(input.transactionId, structuredClone(s.plan));
+      return run(cardPayout, input);
+    }
+    case 'onramp':
+      return run(cryptoRamp, await insertRampTransaction(db(), merchant, 'ONRAMP'));
+    default: {
+      await applyPolicies(s, merchant);
+      const crypto = {
+        cryptoCurrency: s.asset,
+        cryptoNetwork: s.asset === 'BTC' ? 'BITCOIN' : 'TRON',
+        decimals: s.asset === 'BTC' ? 8 : 6,
+        expectedUnits: String(s.expectedUnits),
+        fiatMinor: String(s.fiatMinor),
+        depositWindowSeconds: s.windowSeconds,
+      };
+      return s.kind === 'payin'
+        ? run(cryptoPayin, await insertPayinTransaction(db(), merchant, crypto))
+        : run(cryptoRamp, await insertRampTransaction(db(), merchant, 'OFFRAMP', crypto));
+    }
+  }
+}
+
+/** Sends one deposit through the service's own path: to the workflow, or held once the workflow closed. */
+async function sendDeposit(id: string, units: bigint, hash: string, withSender: boolean) {
+  const [row] = await db().select().from(transactions).where(eq(transactions.id, id));
+  const details = row!.details as { crypto?: string; crypto_currency?: string };
+  const decimals = (details.crypto ?? details.crypto_currency) === 'BTC' ? 8 : 6;
+  await submitDeposit(db(), ts.env.client, row!, {
+    amount: formatUnits(units, decimals),
+    txHash: hash,
+    ...(withSender ? { sender: `sender-${hash}` } : {}),
+  });
+}
+
+/**
+ * Waits (briefly) until the transaction's workflow has no task or activity in flight. A worker replaced in
+ * mid-task leaves the task to time out in real time (the server does not skip time meanwhile); the API
+ * crash tests cover that case, here the restart is between steps.
+ */
+async function untilIdle(handle: WorkflowHandle): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    const { raw } = await handle.describe();
+    if (!raw.pendingWorkflowTask && (raw.pendingActivities?.length ?? 0) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function runScenario(
+  s: Scenario,
+  merchant: MerchantCredentials,
+  started: Awaited<ReturnType<typeof start>>,
+): Promise<Ran> {
+  const { handle, input } = started;
+  const id = input.transactionId;
+  const sent = new Map<string, bigint>();
+  const expected = s.kind === 'payin' || s.kind === 'offramp' ? BigInt(s.expectedUnits) : 0n;
+  const unitsOf = (share: number) => {
+    const units = (expected * BigInt(share)) / 1_000_000n;
+    return units > 0n ? units : 1n;
+  };
+  const trace = (what: string) => {
+    if (process.env.MONEY_PROPERTY_TRACE) console.log(`${new Date().toISOString()} ${id} ${s.kind} ${what}`);
+  };
+  trace('start');
+  await handle.executeUpdate(firstAnswerUpdate);
+  for (const step of s.steps) {
+    trace(JSON.stringify(step));
+    if (step.kind === 'deposits') {
+      await Promise.all(
+        step.deposits.map((d) => {
+          const hash = `h${d.hash}`;
+          const units = sent.get(hash) ?? unitsOf(d.share);
+          sent.set(hash, units);
+          return sendDeposit(id, units, hash, d.withSender);
+        }),
+      );
+    } else if (step.kind === 'decision') {
+      await handle
+        .startUpdate(hostedDecisionUpdate, {
+          args: [step.decision],
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        })
+        .catch(() => undefined);
+    } else if (step.kind === 'cancel') {
+      await handle.cancel().catch(() => undefined);
+    } else if (step.kind === 'restart') {
+      await untilIdle(handle);
+      await ts.restartWorker();
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, step.ms));
+    }
+  }
+  trace('awaiting result');
+  const result = (await handle.result()) as FirstAnswer;
+  trace(`result ${result.status}`);
+  if (s.kind === 'payin' || s.kind === 'offramp') {
+    for (const [i, share] of s.afterClose.entries()) {
+      const hash = `late${i}`;
+      sent.set(hash, unitsOf(share));
+      await sendDeposit(id, unitsOf(share), hash, true);
+    }
+  }
+  const expectation = 'crypto' in input ? (input.crypto as CryptoExpectation) : undefined;
+  return { scenario: s, merchant, transactionId: id, result, sent, expectation };
+}
+
+// ---- invariants --------------------------------------------------------------------------------------
+
+async function checkWallets(ran: Ran): Promise<void> {
+  for (const wallet of ran.merchant.wallets) {
+    const [row] = await db().select().from(wallets).where(eq(wallets.id, wallet.wallet_id));
+    const entries = await db()
+      .select()
+      .from(ledgerEntries)
+      .where(eq(ledgerEntries.walletId, wallet.wallet_id));
+    const total = entries.reduce((sum, e) => sum + e.amount, 0n);
+    expect(row!.available, `wallet ${wallet.wallet_id} equals its ledger`).toBe(total);
+    expect(row!.available >= 0n).toBe(true);
+  }
+}
+
+async function ledgerOf(id: string) {
+  return db()
+    .select()
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.reference, id))
+    .orderBy(asc(ledgerEntries.id));
+}
+
+async function booksOf(id: string) {
+  return db()
+    .select()
+    .from(sandboxOperations)
+    .where(like(sandboxOperations.idempotencyKey, `${id}:%`));
+}
+
+async function checkProjectionAndWebhook(ran: Ran): Promise<void> {
+  const [row] = await db().select().from(transactions).where(eq(transactions.id, ran.transactionId));
+  expect(row!.status, 'the projection shows the workflow result').toBe(ran.result.status);
+  expect(row!.message).toBe(ran.result.message);
+  if (ran.scenario.kind === 'card' || ran.scenario.kind === 'payout') {
+    const [vault] = await db().select().from(cardVault).where(eq(cardVault.transactionId, ran.transactionId));
+    expect(vault?.panEnc ?? null, 'no card number outlives the transaction').toBeNull();
+    expect(vault?.cvvEnc ?? null).toBeNull();
+  }
+}
+
+async function checkCard(ran: Ran): Promise<void> {
+  const approved = (await booksOf(ran.transactionId)).filter((b) => b.state === 'approved');
+  expect(approved.length, 'a card is charged at most once').toBeLessThanOrEqual(1);
+  expect(ran.result.status === 'SUCCESS', 'SUCCESS exactly when the acquirer approved').toBe(
+    approved.length === 1,
+  );
+}
+
+async function checkPayout(ran: Ran, s: PayoutScenario): Promise<void> {
+  const paid = (await booksOf(ran.transactionId)).filter((b) => b.state === 'paid');
+  expect(paid.length, 'a payout is paid at most once').toBeLessThanOrEqual(1);
+  const steps = (await ledgerOf(ran.transactionId)).map((e) => [e.step, e.amount]);
+  const amount = BigInt(s.amount);
+  if (ran.result.status === 'SUCCESS') {
+    expect(paid.length, 'SUCCESS only when the processor paid').toBe(1);
+    expect(steps).toEqual([
+      ['reserve', -amount],
+      ['settle', 0n],
+    ]);
+  } else {
+    expect(paid.length, 'a failed payout was not paid by the processor').toBe(0);
+    const released = [
+      ['reserve', -amount],
+      ['release', amount],
+    ];
+    expect([[], released], 'no reserve, or a reserve released').toContainEqual(steps);
+  }
+}
+
+async function checkCrypto(ran: Ran, s: CryptoScenario): Promise<void> {
+  const rate = ran.expectation!;
+  const rows = await db()
+    .select()
+    .from(cryptoDeposits)
+    .where(eq(cryptoDeposits.transactionId, ran.transactionId));
+  // Every deposit sent is accounted exactly once, with its amount.
+  expect(rows.map((r) => r.txHash).sort(), 'every deposit accounted once').toEqual(
+    [...ran.sent.keys()].sort(),
+  );
+  const units = (text: string) => parseUnits(text.replace(/\.?0+$/, '') || '0', rate.decimals)!;
+  let paid = 0n;
+  let kept = 0n;
+  for (const r of rows) {
+    const amount = units(r.amount);
+    expect(amount).toBe(ran.sent.get(r.txHash));
+    const refunded = r.refundAmount === null ? 0n : units(r.refundAmount);
+    const held = r.heldAmount === null ? 0n : units(r.heldAmount);
+    if (refunded > 0n) expect(r.refundTxHash, `${r.txHash} has its refund's hash`).toMatch(/^0x/);
+    if (held > 0n || refunded > 0n) expect(r.reason, `${r.txHash} says why`).toBeTruthy();
+    if (r.disposition === 'refunded') expect(refunded, `${r.txHash} refunded whole`).toBe(amount);
+    if (r.disposition === 'held') expect(held, `${r.txHash} held whole`).toBe(amount);
+    if (r.disposition === 'counted') {
+      expect(r.countedInPayment, `${r.txHash} kept only when it counted`).toBe(true);
+      expect(refunded + held < amount, `${r.txHash} keeps a part`).toBe(true);
+    }
+    if (r.countedInPayment) paid += amount;
+    kept += amount - refunded - held;
+  }
+  const [row] = await db().select().from(transactions).where(eq(transactions.id, ran.transactionId));
+  expect(String(row!.details.crypto_paid_amount), 'the paid amount is what counted').toBe(
+    formatUnits(paid, rate.decimals),
+  );
+  const credits = (await ledgerOf(ran.transactionId)).filter((e) => e.step === 'credit');
+  if (ran.result.status !== 'SUCCESS') {
+    expect(credits, 'nothing credited for a failed transaction').toEqual([]);
+    expect(kept, 'nothing kept of a failed transaction').toBe(0n);
+    return;
+  }
+  const settings: ToleranceSettings = {
+    assetTolerance:
+      s.tolerance.kind === 'asset'
+        ? formatUnits((BigInt(s.expectedUnits) * BigInt(s.tolerance.share)) / 1_000_000n, rate.decimals)
+        : null,
+    fiatTolerance: s.tolerance.kind === 'fiat' ? formatUnits(BigInt(s.tolerance.minor), 2) : null,
+  };
+  const status = classify(paid, BigInt(rate.expectedUnits), toleranceUnits(settings, rate));
+  expect(row!.details.crypto_payment_status).toBe(status);
+  if (s.kind === 'payin') {
+    const credit = settledFiat(status, paid, rate, s.overpaid === 'keep');
+    expect(
+      credits.map((c) => c.amount),
+      'credited what was received, at the locked rate',
+    ).toEqual(credit > 0n ? [credit] : []);
+  } else {
+    expect(credits).toEqual([]);
+  }
+  const story = () =>
+    JSON.stringify({ scenario: s, result: ran.result, details: row!.details, deposits: rows }, (_k, v) =>
+      typeof v === 'bigint' ? String(v) : v,
+    );
+  if (status === 'OVERPAID' && s.overpaid === 'refund')
+    expect(kept, `the excess went back: ${story()}`).toBe(BigInt(rate.expectedUnits));
+  else expect(kept, `what counted was kept: ${story()}`).toBe(paid);
+}
+
+async function check(ran: Ran): Promise<void> {
+  const s = ran.scenario;
+  await checkWallets(ran);
+  await checkProjectionAndWebhook(ran);
+  if (s.kind === 'card') await checkCard(ran);
+  if (s.kind === 'payout') await checkPayout(ran, s);
+  if (s.kind === 'payin' || s.kind === 'offramp') await checkCrypto(ran, s);
+  checked += 1;
+}
+
+describe('money invariants under random interleavings (time-skipping, fast-check)', () => {
+  it(`hold for ${RUNS * BATCH} generated transactions`, { timeout: 30 * 60_000 }, async () => {
+    const seed = Number(process.env.MONEY_PROPERTY_SEED ?? Date.now() % 2 ** 31);
+    await fc.assert(
+      fc.asyncProperty(batch, async (scenarios) => {
+        const runs: Promise<Ran>[] = [];
+        for (const s of scenarios) {
+          if (runs.length >= CONCURRENCY) await Promise.all(runs.slice(-CONCURRENCY));
+          const merchant = await newMerchant(s);
+          runs.push(runScenario(s, merchant, await start(s, merchant)));
+        }
+        for (const ran of await Promise.all(runs)) await check(ran);
+      }),
+      { numRuns: RUNS, seed, endOnFailure: true },
+    );
+    console.log(`money invariants: ${checked} generated transactions checked (seed ${seed})`);
+    expect(checked).toBeGreaterThanOrEqual(RUNS * BATCH);
+  });
+});
