@@ -15,6 +15,7 @@ import { newId } from '../crypto/secrets';
 import { isFiatCurrency } from '../api/fields';
 import { commands as webhookCommands } from './webhooks';
 import { commands as walletCommands } from './wallets';
+import { settingsCommand } from './settlement';
 
 import { CliError } from './errors';
 
@@ -35,6 +36,8 @@ const USAGE = `Usage: payments <command>
 
   merchants create --name NAME [--wallet CUR:AMOUNT]... [--json]
   merchants rotate-keys --merchant ID [--overlap-hours N] [--json]
+  merchants settings --merchant ID [--tolerance CUR:AMOUNT]... [--tolerance-fiat AMOUNT|none]
+                     [--underpaid fail|accept] [--overpaid keep|refund] [--json]
   terminals add --merchant ID --mode test|live --kind KIND [--connector NAME] [--priority N] [--descriptor TEXT]
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
@@ -170,7 +173,7 @@ const walletCreditCommand: Command = async (ctx, argv) => {
 };
 
 const groups: Record<string, Record<string, Command>> = {
-  merchants: merchantCommands,
+  merchants: { ...merchantCommands, settings: settingsCommand },
   terminals: terminalCommands,
   wallets: { credit: walletCreditCommand, ...walletCommands },
   webhooks: webhookCommands,

@@ -3,6 +3,8 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { runCli } from '../../src/cli/index';
+import { and, eq } from 'drizzle-orm';
+import { auditLog } from '../../src/db/schema/index';
 
 let env: TestEnv;
 
@@ -36,6 +38,51 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
 }
 
 describe('npx payments', () => {
+  it('shows and changes crypto settlement settings, audited', async () => {
+    const merchant = await env.createMerchant();
+    const id = merchant.merchant_id;
+    const shown = await cli('merchants', 'settings', '--merchant', id, '--json');
+    expect(JSON.parse(shown.stdout)).toEqual({
+      tolerances: {},
+      tolerance_fiat: null,
+      underpaid: 'fail',
+      overpaid: 'keep',
+    });
+    const changed = await cli(
+      'merchants',
+      'settings',
+      '--merchant',
+      id,
+      '--tolerance',
+      'usdt:0.50',
+      '--tolerance',
+      'BTC:0.00001',
+      '--tolerance-fiat',
+      '0.25',
+      '--underpaid',
+      'accept',
+      '--json',
+    );
+    expect(changed.code).toBe(0);
+    expect(JSON.parse(changed.stdout)).toEqual({
+      tolerances: { BTC: '0.00001', USDT: '0.5' },
+      tolerance_fiat: '0.25',
+      underpaid: 'accept',
+      overpaid: 'keep',
+    });
+    const cleared = await cli('merchants', 'settings', '--merchant', id, '--tolerance', 'none', '--json');
+    expect(JSON.parse(cleared.stdout).tolerances).toEqual({});
+    const audit = await env.database.db
+      .select()
+      .from(auditLog)
+      .where(and(eq(auditLog.merchantId, id), eq(auditLog.action, 'merchant.settlement_settings_changed')));
+    expect(audit).toHaveLength(2);
+    const bad = await cli('merchants', 'settings', '--merchant', id, '--tolerance', 'USDT:-1');
+    expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('non-negative decimal') });
+    const unknown = await cli('merchants', 'settings', '--merchant', 'mer_nope', '--underpaid', 'accept');
+    expect(unknown).toMatchObject({ code: 1, stderr: 'error: Merchant mer_nope not found.\n' });
+  });
+
   it('creates a merchant whose keys work, with a wallet of the given balance in each mode', async () => {
     const result = await cli(
       'merchants',

@@ -3,6 +3,7 @@ import { errorCatalogue } from '../../errors';
 import { escapeHtml, renderPage } from '../pages/layout';
 import { sendPage } from '../pages/hosted';
 import { SANDBOX_CARD_TABLE } from '../../../activities/connectors/sandbox-acquirer';
+import { SANDBOX_PAYOUT_TABLE } from '../../../activities/connectors/sandbox-payouts';
 
 const endpoints: [string, string, string][] = [
   [
@@ -35,6 +36,7 @@ AES-256-CBC (PKCS#7), a fresh 16-byte IV, and the UTF-8 bytes of the merchant's 
 <h2>Errors</h2><p>Every error body has a <code>message</code>; validation errors add <code>errors</code>, each failing field with its messages.</p>
 <table>${rows(Object.values(errorCatalogue).map((e) => [String(e.status), e.message]))}</table>
 <h2>Sandbox cards</h2><table>${rows(SANDBOX_CARD_TABLE)}</table>
+<h2>Sandbox payout cards</h2><table>${rows(SANDBOX_PAYOUT_TABLE)}</table>
 <h2>Webhooks</h2><p>Sent on every final status: the status body plus <code>event_id</code>, signed in
 <code>fs-webhook-hash</code> (hex HMAC-SHA256 of the body) and <code>webhook-signature</code> (<code>v1,</code> + base64
 HMAC-SHA256 of <code>webhook-id.webhook-timestamp.body</code>), keyed with the webhook secret. Retried for up to three days.</p>`,
