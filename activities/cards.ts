@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
-import { decryptSecret } from '../src/crypto/secrets';
+import { decryptSecret } from '../src/ciphers/secrets';
 import { failureTypes, type Mode } from '../src/temporal/contracts';
 import type { AuthorizeResult, CardAcquirer } from './connectors/sandbox-acquirer';
 import type { Lookup } from './connectors/errors';

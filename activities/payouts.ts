@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
-import { decryptSecret } from '../src/crypto/secrets';
+import { decryptSecret } from '../src/ciphers/secrets';
 import { failureTypes, type Mode } from '../src/temporal/contracts';
 import type { PayoutProcessor, PayoutResult } from './connectors/sandbox-payouts';
 import type { Lookup } from './connectors/errors';

@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/index';
-import { newId } from '../src/crypto/secrets';
+import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
-import { stringifyExact } from '../src/api/serialize';
-import { merchantWebhookSecret } from '../src/merchants';
+import { stringifyExact } from '../src/lib/json';
+import { merchantWebhookSecret } from '../src/merchants/accounts';
 import { urlAllowed } from '../src/net/address-policy';
 import { webhookHeaders } from '../src/webhooks/signing';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { randomBytes, createCipheriv } from 'node:crypto';
 import { loadConfig } from '../src/config';
 import { createDatabase, runMigrations } from '../src/db/client';
-import { createMerchant, SANDBOX_TERMINALS } from '../src/merchants';
+import { createMerchant, SANDBOX_TERMINALS } from '../src/merchants/accounts';
 import { start } from '../src/main';
 import { createLogger } from '../src/log';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';

@@ -2,7 +2,7 @@ import { loadConfig, ConfigError, type Config } from './config';
 import { createDatabase, runMigrations } from './db/client';
 import { createLogger, type Logger } from './log';
 import { createTemporalClient } from './temporal/client';
-import { createWorker, NativeConnection, installRuntime } from './temporal/worker';
+import { createWorker, NativeConnection, installRuntime } from './worker';
 import { buildApp } from './api/app';
 import { startMaintenance } from './maintenance';
 

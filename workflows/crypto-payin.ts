@@ -1,6 +1,6 @@
 import type { CryptoPayinInput, FirstAnswer } from '../src/temporal/contracts';
-import { settledFiat } from '../src/settlement';
-import { formatUnits } from '../src/units';
+import { settledFiat } from '../src/lib/settlement';
+import { formatUnits } from '../src/lib/units';
 import { chain, ledger, store } from './activities';
 import { DepositWatcher } from './deposits';
 import { attempt } from './failures';

@@ -1,6 +1,6 @@
 import type { CryptoRampInput, FirstAnswer } from '../src/temporal/contracts';
-import { settledFiat } from '../src/settlement';
-import { formatUnits } from '../src/units';
+import { settledFiat } from '../src/lib/settlement';
+import { formatUnits } from '../src/lib/units';
 import { chain, store } from './activities';
 import { DepositWatcher } from './deposits';
 import { runTransaction, TransactionStateMachine } from './state';

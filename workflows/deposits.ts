@@ -6,8 +6,8 @@ import {
   type DepositDisposition,
   type DepositReceipt,
 } from '../src/temporal/contracts';
-import { classify, toleranceUnits, type PaymentStatus } from '../src/settlement';
-import { formatUnits } from '../src/units';
+import { classify, toleranceUnits, type PaymentStatus } from '../src/lib/settlement';
+import { formatUnits } from '../src/lib/units';
 import { chain, records } from './activities';
 import { shielded, type TransactionStateMachine } from './state';
 import type { CryptoSettings } from '../activities/crypto';

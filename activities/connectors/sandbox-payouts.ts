@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/client';
-import type { Mode } from '../../src/crypto/secrets';
+import type { Mode } from '../../src/lib/vocabulary';
 import { NotProcessedError, OutcomeUnknownError, type Lookup } from './errors';
 import { sandboxRecords, type SandboxRecord } from './sandbox-records';
 

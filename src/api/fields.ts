@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import countries from 'i18n-iso-countries';
-import currencyCodes from 'currency-codes';
-import { JsonNumber } from './json';
+import { countryAlpha2 } from '../lib/countries';
+import { isFiatCurrency } from '../lib/currencies';
+import { JsonNumber } from '../lib/json';
 import { validationError } from '../errors';
 
 /** `first_name` -> `first name`, as merchants read it in messages. */
@@ -82,13 +82,6 @@ export function isHttpUrl(value: string): boolean {
 export const httpUrl = (field: string) =>
   text(field, { max: 2048, check: isHttpUrl, rule: 'an absolute http or https URL' });
 
-export function countryAlpha2(code: string): string | undefined {
-  const upper = code.toUpperCase();
-  if (/^[A-Z]{2}$/.test(upper) && countries.isValid(upper)) return upper;
-  if (/^[A-Z]{3}$/.test(upper) && countries.isValid(upper)) return countries.alpha3ToAlpha2(upper);
-  return undefined;
-}
-
 /** ISO 3166-1 country; the result is always alpha-2. */
 export const country = (field = 'country', forms: 'alpha2' | 'alpha2or3' = 'alpha2') =>
   text(field, {
@@ -96,33 +89,6 @@ export const country = (field = 'country', forms: 'alpha2' | 'alpha2or3' = 'alph
     check: (v) => (forms === 'alpha2' ? v.length === 2 : true) && countryAlpha2(v) !== undefined,
     rule: forms === 'alpha2' ? 'a valid ISO 3166-1 alpha-2 country code' : 'a valid ISO 3166-1 country code',
   }).transform((v) => countryAlpha2(v)!);
-
-/** Minor-unit exponent of an active ISO 4217 currency, or undefined when it is not one. */
-export function currencyExponent(code: string): number | undefined {
-  const entry = currencyCodes.code(code);
-  if (!entry || entry.digits === undefined) return undefined;
-  return entry.digits;
-}
-
-const FUNDS_CODES = new Set([
-  'XAU',
-  'XAG',
-  'XPT',
-  'XPD',
-  'XDR',
-  'XTS',
-  'XXX',
-  'XSU',
-  'XUA',
-  'XBA',
-  'XBB',
-  'XBC',
-  'XBD',
-]);
-
-export function isFiatCurrency(code: string): boolean {
-  return /^[A-Z]{3}$/.test(code) && !FUNDS_CODES.has(code) && currencyExponent(code) !== undefined;
-}
 
 export const fiatCurrency = (field = 'currency') =>
   text(field, {

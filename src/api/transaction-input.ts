@@ -3,12 +3,13 @@ import { z } from 'zod';
 import type { Config } from '../config';
 import type { Db } from '../db/client';
 import { terminals } from '../db/schema/index';
-import { keyedDigest, type Mode } from '../crypto/secrets';
-import { luhnValid } from '../cards';
+import { keyedDigest } from '../ciphers/secrets';
+import { luhnValid } from '../transactions/card-vault';
 import { urlAllowed } from '../net/address-policy';
 import { fieldError, text } from './fields';
 import type { CardSummary, TransactionKind } from '../temporal/contracts';
-import { stringifyExact } from './serialize';
+import { stringifyExact } from '../lib/json';
+import type { Mode } from '../lib/vocabulary';
 
 /**
  * Card number, expiry and (for payments) CVV, with their format rules. `luhnExempt` lists numbers the

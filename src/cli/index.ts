@@ -7,12 +7,12 @@ import {
   createMerchant,
   rotateMerchantKeys,
   SANDBOX_TERMINALS,
-  TRANSACTION_KINDS,
   type WalletSpec,
-} from '../merchants';
-import { creditWallet } from '../../activities/ledger';
-import { newId } from '../crypto/secrets';
-import { isFiatCurrency } from '../api/fields';
+} from '../merchants/accounts';
+import { TRANSACTION_KINDS } from '../lib/vocabulary';
+import { creditWallet } from '../wallets/ledger';
+import { newId } from '../ciphers/ids';
+import { isFiatCurrency } from '../lib/currencies';
 import { commands as webhookCommands } from './webhooks';
 import { commands as walletCommands } from './wallets';
 import { settingsCommand } from './settlement';

@@ -6,7 +6,7 @@ import {
   readSettlementSettings,
   SettingsError,
   type SettlementChange,
-} from '../settlement-settings';
+} from '../merchants/settlement-settings';
 
 const POLICIES = { underpaid: ['fail', 'accept'], overpaid: ['keep', 'refund'] } as const;
 

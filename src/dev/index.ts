@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import { loadConfig } from '../config';
 import { createDatabase, runMigrations } from '../db/client';
 import { merchants } from '../db/schema/index';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../merchants';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../merchants/accounts';
 import { start } from '../main';
 import { createLogger } from '../log';
 import { startEmbeddedPostgres, type LocalPostgres } from './postgres';

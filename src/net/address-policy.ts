@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import type { Mode } from '../lib/vocabulary';
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -45,7 +46,7 @@ export function isPrivateAddress(address: string): boolean {
  */
 export async function urlAllowed(
   url: string,
-  options: { mode: 'test' | 'live'; allowPrivate: boolean },
+  options: { mode: Mode; allowPrivate: boolean },
 ): Promise<boolean> {
   if (options.mode === 'test' || options.allowPrivate) return true;
   let host: string;

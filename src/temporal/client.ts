@@ -6,7 +6,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../config';
-import { AesGcmPayloadCodec, parsePayloadKeys } from '../crypto/payload-codec';
+import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import { firstAnswerUpdate, type FirstAnswer } from './contracts';
 
 export function payloadCodec(config: Pick<Config, 'PAYLOAD_KEYS'>): AesGcmPayloadCodec {

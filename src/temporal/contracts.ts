@@ -5,14 +5,9 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
-export type Mode = 'test' | 'live';
-export type TransactionKind = 'card' | 'payout' | 'ramp' | 'crypto_payin';
-export type TransactionStatus = 'PENDING' | 'REDIRECT' | 'SUCCESS' | 'FAILED' | 'BLOCKED';
-export const FINAL_STATUSES: readonly TransactionStatus[] = ['SUCCESS', 'FAILED', 'BLOCKED'];
+import type { Mode, TransactionStatus } from '../lib/vocabulary';
 
-export function isFinal(status: TransactionStatus): boolean {
-  return FINAL_STATUSES.includes(status);
-}
+export { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../lib/vocabulary';
 
 /** Search attributes: identifiers and state only, never personal data. */
 export const searchAttributes = {

@@ -4,11 +4,12 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Db, Tx } from '../db/client';
 import { transactions } from '../db/schema/index';
 import { ApiError } from '../errors';
-import { newTransactionId, type Mode } from '../crypto/secrets';
+import { newTransactionId } from '../ciphers/ids';
 import { searchAttributes, type TransactionKind } from '../temporal/contracts';
 import { startWithFirstAnswer } from '../temporal/client';
 import { transactionBody, type TransactionBody, type TransactionRow } from './view';
 import type { Logger } from '../log';
+import type { Mode } from '../lib/vocabulary';
 
 type NewRow = typeof transactions.$inferInsert;
 

@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../catalogue';
 import { depositUpdate, type DepositDisposition } from '../temporal/contracts';
-import { parseUnits } from '../units';
+import { parseUnits } from '../lib/units';
 import type { TransactionRow } from './view';
 
 export interface DepositRef {

@@ -1,5 +1,5 @@
 import type { transactions } from '../db/schema/index';
-import { JsonNumber } from '../api/json';
+import { JsonNumber } from '../lib/json';
 
 export type TransactionRow = typeof transactions.$inferSelect;
 

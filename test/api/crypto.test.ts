@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
 import { cryptoDeposits, ledgerEntries, wallets } from '../../src/db/schema/index';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;
 let merchant: MerchantClient;

@@ -4,7 +4,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { ledgerEntries, wallets } from '../../src/db/schema/index';
 import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;
 let merchant: MerchantClient;

@@ -4,7 +4,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
 import { ledgerEntries, wallets } from '../../src/db/schema/index';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;
 let merchant: MerchantClient;

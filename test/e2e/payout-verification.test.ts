@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { startServedEnv } from '../helpers/browser';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;
 let credentials: MerchantCredentials;

@@ -12,7 +12,7 @@ import { buildApp } from '../../src/api/app';
 import { loggerOptions } from '../../src/log';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
 import { withDatabase } from './global-setup';
 
 export interface TestEnv {

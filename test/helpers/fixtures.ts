@@ -1,15 +1,15 @@
 import type { Db } from '../../src/db/client';
 import { transactions } from '../../src/db/schema/index';
-import { newTransactionId } from '../../src/crypto/secrets';
-import { summarizeCard, vaultCard } from '../../src/cards';
+import { newTransactionId } from '../../src/ciphers/ids';
+import { summarizeCard, vaultCard } from '../../src/transactions/card-vault';
 import type {
   CardPaymentInput,
   CardPayoutInput,
   CryptoPayinInput,
   CryptoRampInput,
 } from '../../src/temporal/contracts';
-import type { MerchantCredentials } from '../../src/merchants';
-import { formatUnits } from '../../src/units';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { formatUnits } from '../../src/lib/units';
 
 /** What the card route writes before it starts a workflow: the claim row and the vaulted card. */
 export async function insertCardTransaction(

@@ -8,7 +8,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/temporal/contracts';
-import { workflowsPath } from '../../src/temporal/worker';
+import { workflowsPath } from '../../src/worker';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 
 declare module 'vitest' {

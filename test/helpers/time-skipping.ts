@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { createDatabase, type Database } from '../../src/db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
 import type { Config } from '../../src/config';
 import { createTestDatabase, testConfig } from './env';
 import { allSearchAttributes } from '../../src/temporal/contracts';

@@ -1,6 +1,6 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decryptEnvelope, encryptEnvelope } from '../../src/crypto/envelope';
+import { decryptEnvelope, encryptEnvelope } from '../../src/ciphers/envelope';
 import { encryptForMerchant } from '../helpers/merchant-client';
 
 const key = 'k'.repeat(32);

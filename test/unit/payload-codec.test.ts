@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { AesGcmPayloadCodec, ENCODING, parsePayloadKeys } from '../../src/crypto/payload-codec';
+import { AesGcmPayloadCodec, ENCODING, parsePayloadKeys } from '../../src/ciphers/payload-codec';
 
 const k1 = { id: 'k1', key: randomBytes(32) };
 const k2 = { id: 'k2', key: randomBytes(32) };

@@ -4,7 +4,7 @@ import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skippin
 import { insertCardTransaction } from '../helpers/fixtures';
 import { cardVault, transactions } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;

@@ -4,7 +4,7 @@ import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skippin
 import { insertPayoutTransaction } from '../helpers/fixtures';
 import { ledgerEntries, transactions, wallets } from '../../src/db/schema/index';
 import { cardPayout } from '../../workflows/card-payout';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;

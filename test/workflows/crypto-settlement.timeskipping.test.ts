@@ -6,7 +6,7 @@ import { cryptoTolerances, ledgerEntries, merchants, transactions } from '../../
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
 import { depositUpdate, firstAnswerUpdate } from '../../src/temporal/contracts';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 import type { WorkflowHandle } from '@temporalio/client';
 
 let ts: TimeSkippingEnv;

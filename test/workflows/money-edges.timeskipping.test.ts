@@ -29,7 +29,7 @@ import {
   hostedDecisionUpdate,
   type Deposit,
 } from '../../src/temporal/contracts';
-import { addTerminal, type MerchantCredentials } from '../../src/merchants';
+import { addTerminal, type MerchantCredentials } from '../../src/merchants/accounts';
 import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
 
 /** Payout keys whose confirmation calls fail (before reaching the processor) this many more times. */

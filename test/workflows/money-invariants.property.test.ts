@@ -37,10 +37,10 @@ import {
   type CryptoExpectation,
   type FirstAnswer,
 } from '../../src/temporal/contracts';
-import { classify, settledFiat, toleranceUnits, type ToleranceSettings } from '../../src/settlement';
-import { formatUnits, parseUnits } from '../../src/units';
+import { classify, settledFiat, toleranceUnits, type ToleranceSettings } from '../../src/lib/settlement';
+import { formatUnits, parseUnits } from '../../src/lib/units';
 import { submitDeposit } from '../../src/transactions/deposits';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants';
+import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
 
 const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
 /**

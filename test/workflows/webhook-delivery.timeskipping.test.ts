@@ -7,7 +7,7 @@ import { webhookAttempts, webhookEvents } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
 import { webhookDelivery } from '../../workflows/webhook-delivery';
 import { workflowIds } from '../../src/temporal/contracts';
-import type { MerchantCredentials } from '../../src/merchants';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;

@@ -7,7 +7,7 @@ import type { Db } from '../../db/client';
 import { transactions } from '../../db/schema/index';
 import { ApiError } from '../../errors';
 import { hostedDecisionUpdate, type HostedDecision, type TransactionKind } from '../../temporal/contracts';
-import { takeToken } from '../rate-limit';
+import { takeToken } from '../../rate-limit';
 import { escapeHtml, newNonce, renderPage } from './layout';
 import type { TransactionRow } from '../../transactions/view';
 

@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors';
-import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants';
-import { hashSecretKey, type Mode } from '../../crypto/secrets';
+import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants/accounts';
+import { hashSecretKey } from '../../ciphers/keys';
+import { isMode } from '../../lib/vocabulary';
 import type { Db } from '../../db/client';
-import { takeToken } from '../rate-limit';
-import { TtlCache } from '../ttl-cache';
+import { takeToken } from '../../rate-limit';
+import { TtlCache } from '../../lib/ttl-cache';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,15 +19,13 @@ export interface AuthOptions {
   burst: number;
 }
 
-const MODES = new Set(['test', 'live']);
-
 /** Reads the bearer key, spends one rate-limit token for it, then finds its merchant and mode. */
 export function authenticate(options: AuthOptions) {
   // Short-lived, so a key retired by rotation stops working within seconds on every process.
   const cache = new TtlCache<string, AuthenticatedMerchant | null>(5_000, 10_000);
   return async function authenticateHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const pathMode = (request.params as { mode?: string }).mode;
-    if (pathMode !== undefined && !MODES.has(pathMode)) throw new ApiError('ROUTE_NOT_FOUND');
+    if (pathMode !== undefined && !isMode(pathMode)) throw new ApiError('ROUTE_NOT_FOUND');
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!header || !match || match[1]!.length === 0) throw new ApiError('AUTH_MISSING');
@@ -41,7 +40,7 @@ export function authenticate(options: AuthOptions) {
       cache.set(keyHash, merchant);
     }
     if (!merchant) throw new ApiError('AUTH_INVALID');
-    if (pathMode !== undefined && merchant.mode !== (pathMode as Mode)) throw new ApiError('AUTH_INVALID');
+    if (pathMode !== undefined && merchant.mode !== pathMode) throw new ApiError('AUTH_INVALID');
     request.merchant = merchant;
   };
 }

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, validationError } from '../../errors';
-import { decryptEnvelope } from '../../crypto/envelope';
-import { merchantEncryptionKeys } from '../../merchants';
+import { decryptEnvelope } from '../../ciphers/envelope';
+import { merchantEncryptionKeys } from '../../merchants/accounts';
 import type { Db } from '../../db/client';
-import { isPlainObject, parseJsonExact } from '../json';
-import { TtlCache } from '../ttl-cache';
+import { isPlainObject, parseJsonExact } from '../../lib/json';
+import { TtlCache } from '../../lib/ttl-cache';
 
 /**
  * Replaces `{"payload": "<iv>:<ciphertext>"}` with the JSON object it decrypts to, so the route's schema

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
 import type { PageDeps } from '../pages/hosted';
-import { formatMinor } from '../../money';
+import { formatMinor } from '../../lib/money';
 
 /** The sandbox issuer's 3DS challenge: approve or decline. */
 export async function cardCheckoutRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {

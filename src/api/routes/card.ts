@@ -23,7 +23,7 @@ import {
   requestHash,
 } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
-import { cardSucceededBefore, summarizeCard, vaultCard } from '../../cards';
+import { cardSucceededBefore, summarizeCard, vaultCard } from '../../transactions/card-vault';
 import type { CardPaymentInput } from '../../temporal/contracts';
 import type { RouteDeps } from '../app';
 

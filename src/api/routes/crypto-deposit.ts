@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { JsonNumber } from '../json';
+import { JsonNumber } from '../../lib/json';
 import { decimalAmount, fieldError, optional, parseInput, text } from '../fields';
 import { lookupTransaction } from '../../transactions/create';
 import { randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { and, eq } from 'drizzle-orm';
 import {
   country,
-  currencyExponent,
   decimalAmount,
   decimalPlaces,
   email,
@@ -19,11 +18,12 @@ import {
   terminalId,
   text,
 } from '../fields';
+import { currencyExponent } from '../../lib/currencies';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
 import { findCryptoAsset, networksOf, type CryptoAsset } from '../../catalogue';
-import { quote, type RateSource } from '../../quotes';
-import { formatUnits, parseUnits } from '../../units';
+import { quote, type RateSource } from '../../lib/quotes';
+import { formatUnits, parseUnits } from '../../lib/units';
 import { wallets } from '../../db/schema/index';
 import type { CryptoExpectation, CryptoPayinInput, CryptoRampInput } from '../../temporal/contracts';
 import type { Db } from '../../db/client';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
 import type { PageDeps } from '../pages/hosted';
-import { formatMinor } from '../../money';
+import { formatMinor } from '../../lib/money';
 
 /** The sandbox processor's cardholder verification for a payout: approve or reject. */
 export async function payoutVerificationRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {

@@ -25,14 +25,15 @@ import {
   requestHash,
 } from '../transaction-input';
 import { createTransaction } from '../../transactions/create';
-import { summarizeCard, vaultCard } from '../../cards';
+import { summarizeCard, vaultCard } from '../../transactions/card-vault';
 import { wallets } from '../../db/schema/index';
 import type { CardPayoutInput } from '../../temporal/contracts';
 import type { RouteDeps } from '../app';
 import { SANDBOX_PAYOUT_CARDS } from '../../../activities/connectors/sandbox-payouts';
+import type { Mode } from '../../lib/vocabulary';
 
 /** Test mode also takes the interface's payout test cards, which do not pass the Luhn check. */
-export const payoutRequest = (mode: 'test' | 'live') =>
+export const payoutRequest = (mode: Mode) =>
   z
     .object({
       wallet_id: text('wallet_id', { max: 64 }),

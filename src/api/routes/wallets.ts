@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { and, asc, eq } from 'drizzle-orm';
 import { wallets } from '../../db/schema/index';
 import type { AppDeps } from '../app';
-import { JsonNumber } from '../json';
+import { JsonNumber } from '../../lib/json';
 
 export async function walletRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get('/api/v1/wallet', { onRequest: app.authenticate }, async (request) => {

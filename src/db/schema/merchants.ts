@@ -10,6 +10,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
+import { MODES } from '../../lib/vocabulary';
 
 export const merchants = pgTable('merchants', {
   id: text('id').primaryKey(),
@@ -36,7 +37,7 @@ export const secretKeys = pgTable(
     merchantId: text('merchant_id')
       .notNull()
       .references(() => merchants.id),
-    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    mode: text('mode', { enum: MODES }).notNull(),
     keyHash: text('key_hash').notNull().unique(),
     /** First characters of the key, to tell keys apart in listings without revealing them. */
     keyPrefix: text('key_prefix').notNull(),
@@ -68,7 +69,7 @@ export const terminals = pgTable(
     merchantId: text('merchant_id')
       .notNull()
       .references(() => merchants.id),
-    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    mode: text('mode', { enum: MODES }).notNull(),
     connector: text('connector').notNull(),
     kinds: text('kinds').array().notNull(),
     priority: integer('priority').notNull().default(100),

@@ -11,10 +11,8 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { MODES, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../../lib/vocabulary';
 import { merchants } from './merchants';
-
-export const transactionKinds = ['card', 'payout', 'ramp', 'crypto_payin'] as const;
-export const transactionStatuses = ['PENDING', 'REDIRECT', 'SUCCESS', 'FAILED', 'BLOCKED'] as const;
 
 /**
  * One row per transaction: the `order_id` claim made by the API, then the projection of its workflow's
@@ -27,12 +25,12 @@ export const transactions = pgTable(
     merchantId: text('merchant_id')
       .notNull()
       .references(() => merchants.id),
-    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
-    kind: text('kind', { enum: transactionKinds }).notNull(),
+    mode: text('mode', { enum: MODES }).notNull(),
+    kind: text('kind', { enum: TRANSACTION_KINDS }).notNull(),
     orderId: text('order_id'),
     /** Keyed digest of the create request, to tell a replay from a conflicting reuse of `order_id`. */
     requestHash: text('request_hash').notNull(),
-    status: text('status', { enum: transactionStatuses }).notNull().default('PENDING'),
+    status: text('status', { enum: TRANSACTION_STATUSES }).notNull().default('PENDING'),
     message: text('message').notNull(),
     version: integer('version').notNull().default(0),
     /** Minor units for card and payout; null for crypto kinds, whose amounts are exact decimals. */

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { MODES } from '../../lib/vocabulary';
 import { merchants } from './merchants';
 
 /** `available` is the sum of the wallet's ledger entries, kept in step inside the same database transaction. */
@@ -10,7 +11,7 @@ export const wallets = pgTable(
     merchantId: text('merchant_id')
       .notNull()
       .references(() => merchants.id),
-    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    mode: text('mode', { enum: MODES }).notNull(),
     currency: text('currency').notNull(),
     available: bigint('available', { mode: 'bigint' })
       .notNull()

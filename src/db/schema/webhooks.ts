@@ -1,4 +1,5 @@
 import { bigserial, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { MODES } from '../../lib/vocabulary';
 
 /** One event per transaction change worth telling the merchant about; its body is fixed when it is made. */
 export const webhookEvents = pgTable(
@@ -7,7 +8,7 @@ export const webhookEvents = pgTable(
     id: text('id').primaryKey(),
     transactionId: text('transaction_id').notNull(),
     merchantId: text('merchant_id').notNull(),
-    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    mode: text('mode', { enum: MODES }).notNull(),
     /** What the event is about, e.g. `status:SUCCESS`; unique per transaction so a retry adds nothing. */
     eventKey: text('event_key').notNull(),
     url: text('url').notNull(),

@@ -7,11 +7,11 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../config';
-import type { Db } from '../db/client';
-import { createActivities, type ActivityDeps } from '../../activities/index';
-import { payloadCodec } from './client';
-import type { Logger } from '../log';
+import type { Config } from './config';
+import type { Db } from './db/client';
+import { createActivities, type ActivityDeps } from '../activities/index';
+import { payloadCodec } from './temporal/client';
+import type { Logger } from './log';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 

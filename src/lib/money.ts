@@ -1,4 +1,4 @@
-import { currencyExponent } from './api/fields';
+import { currencyExponent } from './currencies';
 
 /** 1050 USD -> "10.50": exact, by string arithmetic on the minor units. */
 export function formatMinor(minor: bigint, currency: string): string {

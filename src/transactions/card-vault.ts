@@ -1,8 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db, Tx } from './db/client';
-import { cardVault, transactions } from './db/schema/index';
-import { encryptSecret, keyedDigest } from './crypto/secrets';
-import type { CardSummary } from './temporal/contracts';
+import type { Db, Tx } from '../db/client';
+import { cardVault, transactions } from '../db/schema/index';
+import { encryptSecret, keyedDigest } from '../ciphers/secrets';
+import type { CardSummary } from '../temporal/contracts';
+import type { Mode } from '../lib/vocabulary';
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -54,12 +55,7 @@ export async function vaultCard(
 }
 
 /** Whether this card (by fingerprint) already paid this merchant successfully in this mode. */
-export async function cardSucceededBefore(
-  db: Db,
-  merchantId: string,
-  mode: 'test' | 'live',
-  fingerprint: string,
-) {
+export async function cardSucceededBefore(db: Db, merchantId: string, mode: Mode, fingerprint: string) {
   const rows = await db
     .select({ one: sql`1` })
     .from(transactions)

@@ -1,18 +1,11 @@
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import type { Db } from './db/client';
-import { auditLog, encryptionKeys, merchants, secretKeys, terminals, wallets } from './db/schema/index';
-import {
-  decryptSecret,
-  encryptSecret,
-  hashSecretKey,
-  newEncryptionKey,
-  newId,
-  newSecretKey,
-  type Mode,
-} from './crypto/secrets';
-import { creditWallet } from '../activities/ledger';
-
-export const MODES: Mode[] = ['test', 'live'];
+import type { Db } from '../db/client';
+import { auditLog, encryptionKeys, merchants, secretKeys, terminals, wallets } from '../db/schema/index';
+import { decryptSecret, encryptSecret } from '../ciphers/secrets';
+import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
+import { newId } from '../ciphers/ids';
+import { MODES, type Mode } from '../lib/vocabulary';
+import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {
   currency: string;
@@ -42,8 +35,6 @@ export interface TerminalSpec {
   priority: number;
   descriptor: string | null;
 }
-
-export const TRANSACTION_KINDS = ['card', 'payout', 'ramp', 'crypto_payin'] as const;
 
 /** Sandbox terminals for every kind; two for cards so a technical failure visibly cascades. */
 export const SANDBOX_TERMINALS: TerminalSpec[] = [

@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
-import type { Db } from './db/client';
-import { fiatUsdRate, type CryptoAsset } from './catalogue';
+import type { Db } from '../db/client';
+import { fiatUsdRate, type CryptoAsset } from '../catalogue';
 
 const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_DOWN });
 
