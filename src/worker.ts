@@ -13,7 +13,7 @@ import { createActivities, type ActivityDeps } from '../activities/index';
 import { payloadCodec } from './temporal/client';
 import type { Logger } from './log';
 
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
