@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
-import { failureTypes, type Mode } from '../src/temporal/contracts';
+import { failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer } from './connectors/sandbox-acquirer';
 import type { Lookup } from './connectors/errors';
 import { callConnector, unknownConnector } from './connector-calls';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { failureTypes } from '../src/temporal/contracts';
+import { failureTypes } from '../src/contracts';
 import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
 
 /**

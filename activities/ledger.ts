@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
-import { failureTypes } from '../src/temporal/contracts';
+import { failureTypes } from '../src/contracts';
 import type { Db } from '../src/db/client';
 import { applyLedgerEntry, creditWallet } from '../src/wallets/ledger';
 import { ledgerEntries, wallets } from '../src/db/schema/index';

@@ -1,7 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { cardVault, terminals, transactions } from '../src/db/schema/index';
-import type { Mode, TransactionKind, TransactionStatus } from '../src/temporal/contracts';
+import type { Mode, TransactionKind, TransactionStatus } from '../src/contracts';
 
 export interface ProjectInput {
   transactionId: string;

@@ -4,7 +4,7 @@ import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/i
 import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
 import { stringifyExact } from '../src/lib/json';
-import { merchantWebhookSecret } from '../src/merchants/accounts';
+import { merchantWebhookSecret } from '../src/merchants/keys';
 import { urlAllowed } from '../src/net/address-policy';
 import { webhookHeaders } from '../src/webhooks/signing';
 

@@ -60,11 +60,17 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & { baseUrl: string };
 
+/** The CLI's configuration: the service's, with the payload keys needed only to talk to Temporal. */
+const cliSchema = schema.partial({ PAYLOAD_KEYS: true });
+export type CliConfig = z.infer<typeof cliSchema> & { baseUrl: string };
+
 export class ConfigError extends Error {}
 
-/** Parses the environment once; throws naming every bad key. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+function parse<S extends z.ZodType<{ BASE_URL?: string; HOST: string; PORT: number }>>(
+  parser: S,
+  env: NodeJS.ProcessEnv,
+): z.infer<S> & { baseUrl: string } {
+  const parsed = parser.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -76,15 +82,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** The webhook retry settings alone, for tools that need no other configuration. */
-export function webhookScheduleFromEnv(env: NodeJS.ProcessEnv): {
-  delaysSeconds: number[];
-  windowSeconds: number;
-} {
-  const parsed = schema
-    .pick({ WEBHOOK_RETRY_SCHEDULE_SECONDS: true, WEBHOOK_RETRY_WINDOW_SECONDS: true })
-    .parse(env);
-  return webhookSchedule(parsed);
+/** Parses the environment once; throws naming every bad key. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parse(schema, env);
+}
+
+/** The same parser, for the CLI. */
+export function loadCliConfig(env: NodeJS.ProcessEnv): CliConfig {
+  return parse(cliSchema, env);
 }
 
 export function webhookSchedule(

@@ -36,3 +36,8 @@ export function validationError(errors: Record<string, string[]>): ApiError {
   const first = Object.values(errors)[0]?.[0] ?? errorCatalogue.VALIDATION.message;
   return new ApiError('VALIDATION', first, { errors });
 }
+
+/** Throws the 422 for one field. */
+export function fieldError(field: string, message: string): never {
+  throw validationError({ [field]: [message] });
+}

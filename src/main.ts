@@ -15,7 +15,8 @@ export interface Running {
 export async function start(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<Running> {
   const database = createDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await runMigrations(database.pool);
-  const stops: (() => Promise<void>)[] = [() => database.close()];
+  const stopMaintenance = startMaintenance(database.db, log);
+  const stops: (() => Promise<void>)[] = [async () => stopMaintenance(), () => database.close()];
   let url: string | undefined;
 
   if (config.ROLE !== 'api') {
@@ -32,8 +33,6 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       log.fatal({ err: error }, 'worker stopped');
       process.exitCode = 1;
     });
-    stops.push(async () => stopMaintenance());
-    const stopMaintenance = startMaintenance(database.db, log);
     log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker started');
   }
 

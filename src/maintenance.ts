@@ -1,11 +1,12 @@
 import { lt, sql } from 'drizzle-orm';
 import type { Db } from './db/client';
 import { cardVault } from './db/schema/index';
+import { pruneBuckets } from './rate-limit';
 import type { Logger } from './log';
 
 /**
- * Removes card data whose hold has expired: CVVs past their short hold, and vault rows past theirs. Every
- * worker runs it; the deletes are idempotent, so several at once do no harm.
+ * Removes card data whose hold has expired: CVVs past their short hold, and vault rows (tombstones
+ * included) past theirs. The deletes are idempotent, so several processes at once do no harm.
  */
 export async function sweepCardVault(db: Db): Promise<{ cvvs: number; cards: number }> {
   const cvvs = await db
@@ -20,14 +21,24 @@ export async function sweepCardVault(db: Db): Promise<{ cvvs: number; cards: num
   return { cvvs: cvvs.length, cards: cards.length };
 }
 
+/**
+ * The periodic jobs every process runs: the card vault sweep and the pruning of idle rate-limit buckets.
+ * Returns the function that stops them.
+ */
 export function startMaintenance(db: Db, log: Logger, intervalMs = 60_000): () => void {
-  const timer = setInterval(() => {
-    sweepCardVault(db).then(
-      (swept) => {
+  const jobs: [name: string, run: () => Promise<unknown>][] = [
+    [
+      'card vault sweep',
+      async () => {
+        const swept = await sweepCardVault(db);
         if (swept.cvvs + swept.cards > 0) log.info(swept, 'expired card data removed');
       },
-      (error: unknown) => log.warn({ err: error }, 'card vault sweep failed'),
-    );
+    ],
+    ['rate limit pruning', () => pruneBuckets(db)],
+  ];
+  const timer = setInterval(() => {
+    for (const [name, run] of jobs)
+      run().catch((error: unknown) => log.warn({ err: error }, `${name} failed`));
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

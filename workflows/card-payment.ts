@@ -5,12 +5,13 @@ import {
   type CardPaymentInput,
   type FirstAnswer,
   type HostedDecision,
-} from '../src/temporal/contracts';
+} from '../src/contracts';
 import type { AuthorizeOutcome } from '../activities/cards';
 import type { TerminalChoice } from '../activities/projection';
 import { connector, lookup, store } from './activities';
 import { attempt, type Outcome } from './failures';
-import { runTransaction, TransactionStateMachine } from './state';
+import { TransactionStateMachine } from './state';
+import { runTransaction } from './transaction';
 import { askUntilKnown } from './unknown-outcome';
 
 /**

@@ -1,14 +1,10 @@
 import { sleep } from '@temporalio/workflow';
-import {
-  connectorKeys,
-  type CardPayoutInput,
-  type FirstAnswer,
-  type HostedDecision,
-} from '../src/temporal/contracts';
+import { connectorKeys, type CardPayoutInput, type FirstAnswer, type HostedDecision } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
 import { connector, ledger, lookup, store } from './activities';
-import { runTransaction, TransactionStateMachine } from './state';
+import { TransactionStateMachine } from './state';
+import { runTransaction } from './transaction';
 import { askUntilKnown } from './unknown-outcome';
 
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */

@@ -1,10 +1,11 @@
-import type { CryptoPayinInput, FirstAnswer } from '../src/temporal/contracts';
+import type { CryptoPayinInput, FirstAnswer, PayinDetails } from '../src/contracts';
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { chain, ledger, store } from './activities';
 import { DepositWatcher } from './deposits';
 import { attempt } from './failures';
-import { runTransaction, TransactionStateMachine } from './state';
+import { TransactionStateMachine } from './state';
+import { runTransaction } from './transaction';
 
 /**
  * A crypto payin: open a deposit address, watch deposits for the window, settle as FULLPAID, OVERPAID or
@@ -24,7 +25,7 @@ export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>
       network: crypto.cryptoNetwork,
     });
     const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
-    const details = () => ({
+    const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,
       crypto_network: crypto.cryptoNetwork,
       crypto_payment_status: watcher.status,

@@ -1,9 +1,10 @@
-import type { CryptoRampInput, FirstAnswer } from '../src/temporal/contracts';
+import type { CryptoRampInput, FirstAnswer, RampDetails } from '../src/contracts';
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { chain, store } from './activities';
 import { DepositWatcher } from './deposits';
-import { runTransaction, TransactionStateMachine } from './state';
+import { TransactionStateMachine } from './state';
+import { runTransaction } from './transaction';
 
 /**
  * A crypto ramp. ONRAMP: the customer pays fiat on the checkout page, then the crypto goes to their
@@ -16,7 +17,7 @@ export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
   );
 }
 
-function quotedDetails(input: CryptoRampInput) {
+function quotedDetails(input: CryptoRampInput): RampDetails {
   const { crypto } = input;
   return {
     transaction_type: input.transactionType,
@@ -73,7 +74,7 @@ async function offramp(input: CryptoRampInput, machine: TransactionStateMachine)
   });
   const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
   let payoutReference: string | undefined;
-  const details = () => ({
+  const details = (): RampDetails => ({
     ...quoted,
     crypto_payment_status: watcher.status,
     crypto_paid_amount: formatUnits(watcher.paidUnits, crypto.decimals),

@@ -5,22 +5,18 @@ import {
   type Deposit,
   type DepositDisposition,
   type DepositReceipt,
-} from '../src/temporal/contracts';
+} from '../src/contracts';
 import { classify, toleranceUnits, type PaymentStatus } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
-import { chain, records } from './activities';
-import { shielded, type TransactionStateMachine } from './state';
+import { records } from './activities';
+import { DepositReturns, type Received } from './deposit-returns';
+import type { TransactionStateMachine } from './state';
+import { shielded } from './transaction';
 import type { CryptoSettings } from '../activities/crypto';
 
 export interface Settlement {
   status: PaymentStatus;
   paidUnits: bigint;
-}
-
-interface Received {
-  txHash: string;
-  units: bigint;
-  sender?: string;
 }
 
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
@@ -37,9 +33,9 @@ export class DepositWatcher {
   private readonly counted: Received[] = [];
   private paid = 0n;
   private counting = false;
-  private refundedUnits = 0n;
   private readonly tolerance: bigint;
   private readonly expected: bigint;
+  private readonly returns: DepositReturns;
 
   constructor(
     private readonly transactionId: string,
@@ -50,6 +46,7 @@ export class DepositWatcher {
   ) {
     this.tolerance = toleranceUnits(settings, expectation);
     this.expected = BigInt(expectation.expectedUnits);
+    this.returns = new DepositReturns(transactionId, expectation);
     setHandler(
       depositUpdate,
       shielded((deposit: Deposit) => this.receive(deposit)),
@@ -74,7 +71,7 @@ export class DepositWatcher {
 
   /** Crypto sent back to the customer so far, as text, once anything was. */
   get refunded(): string | undefined {
-    return this.refundedUnits > 0n ? this.format(this.refundedUnits) : undefined;
+    return this.returns.refundedUnits > 0n ? this.format(this.returns.refundedUnits) : undefined;
   }
 
   private get complete(): boolean {
@@ -103,7 +100,7 @@ export class DepositWatcher {
         this.paid > 0n && this.complete
           ? 'Arrived after the payment was complete.'
           : 'Arrived after the deposit window closed.';
-      const disposition = await this.giveBack(received, received.units, reason, false);
+      const disposition = await this.returns.giveBack(received, received.units, reason, false);
       await this.machine.record({ details: this.details() });
       return receipt(disposition);
     }
@@ -160,7 +157,7 @@ export class DepositWatcher {
       return;
     }
     if (settlement.status === 'OVERPAID' && this.settings.overpaidPolicy === 'refund') {
-      await this.refundExcess(this.paid - this.expected);
+      await this.returns.refundExcess(this.counted, this.paid - this.expected);
     }
     const message =
       settlement.status === 'UNDERPAID'
@@ -171,61 +168,10 @@ export class DepositWatcher {
 
   /** Fails the transaction with every counted deposit given back. */
   private async fail(message: string): Promise<void> {
-    for (const deposit of this.counted) {
-      await this.giveBack(deposit, deposit.units, message, true);
-    }
+    for (const deposit of this.counted) await this.returns.giveBack(deposit, deposit.units, message, true);
     await this.machine.move('FAILED', message, {
       details: this.details(),
-      ...(this.refundedUnits > 0n ? { refunded: true } : {}),
+      ...(this.returns.refundedUnits > 0n ? { refunded: true } : {}),
     });
-  }
-
-  /** Sends the excess back, from the latest deposits that have a sender first. */
-  private async refundExcess(excess: bigint): Promise<void> {
-    let left = excess;
-    const latestFirst = [...this.counted].reverse();
-    const order = [...latestFirst.filter((d) => d.sender), ...latestFirst.filter((d) => !d.sender)];
-    for (const deposit of order) {
-      if (left === 0n) break;
-      const part = deposit.units < left ? deposit.units : left;
-      await this.giveBack(deposit, part, 'The excess of an overpayment, refunded by merchant setting.', true);
-      left -= part;
-    }
-  }
-
-  /** Refunds `units` of a deposit to its sender, or holds it for ops when there is no sender to refund. */
-  private async giveBack(
-    deposit: Received,
-    units: bigint,
-    reason: string,
-    countedInPayment: boolean,
-  ): Promise<'refunded' | 'held'> {
-    const ref = {
-      transactionId: this.transactionId,
-      txHash: deposit.txHash,
-      amount: this.format(deposit.units),
-      sender: deposit.sender,
-    };
-    if (!deposit.sender) {
-      await records.holdDeposit({
-        ...ref,
-        reason: `${reason} There is no sender address to refund to.`,
-        countedInPayment,
-        heldAmount: this.format(units),
-      });
-      return 'held';
-    }
-    await chain.refundDeposit({
-      ...ref,
-      sender: deposit.sender,
-      network: this.expectation.cryptoNetwork,
-      currency: this.expectation.cryptoCurrency,
-      reason,
-      countedInPayment,
-      refundAmount: this.format(units),
-      whole: units === deposit.units,
-    });
-    this.refundedUnits += units;
-    return 'refunded';
   }
 }

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
-import { failureTypes } from '../src/temporal/contracts';
+import { failureTypes } from '../src/contracts';
 
 export type Outcome<T> =
   | { kind: 'done'; value: T }

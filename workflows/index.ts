@@ -1,5 +1,19 @@
-export { cardPayment } from './card-payment';
-export { cardPayout } from './card-payout';
-export { cryptoPayin } from './crypto-payin';
-export { cryptoRamp } from './crypto-ramp';
-export { webhookDelivery } from './webhook-delivery';
+import type { WorkflowSignatures } from '../src/contracts';
+import { cardPayment } from './card-payment';
+import { cardPayout } from './card-payout';
+import { cryptoPayin } from './crypto-payin';
+import { cryptoRamp } from './crypto-ramp';
+import { webhookDelivery } from './webhook-delivery';
+
+export { cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
+
+// Every start names a key of WorkflowSignatures: a workflow renamed or retyped here fails to compile,
+// and with it every start that names it.
+const registered = {
+  cardPayment,
+  cardPayout,
+  cryptoPayin,
+  cryptoRamp,
+  webhookDelivery,
+} satisfies WorkflowSignatures;
+void registered;

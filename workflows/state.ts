@@ -1,15 +1,12 @@
 import {
-  CancellationScope,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
   setHandler,
   startChild,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import {
-  CANCELLED_BY_OPS,
   firstAnswerUpdate,
   hostedDecisionUpdate,
   isFinal,
@@ -19,18 +16,13 @@ import {
   workflowIds,
   type FirstAnswer,
   type TransactionKind,
+  type TransactionSnapshot,
   type TransactionStatus,
-} from '../src/temporal/contracts';
-import { records, store } from './activities';
+} from '../src/contracts';
+import { records } from './activities';
+import { Projection, type Placement } from './projection';
+import { shielded } from './transaction';
 import { webhookDelivery } from './webhook-delivery';
-
-export interface Placement {
-  terminalId?: string;
-  descriptor?: string | null;
-  redirectUrl?: string | null;
-  details?: Record<string, unknown>;
-  refunded?: boolean;
-}
 
 /** How a wait for the customer ended. */
 export type Answer = HostedDecision | 'timeout' | 'stopped';
@@ -38,46 +30,14 @@ export type Answer = HostedDecision | 'timeout' | 'stopped';
 const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
 
 /**
- * An update handler that a workflow cancellation does not break off: cancellation is a stop request the
- * workflow handles (see `runTransaction`), and the caller still gets its answer.
- */
-export function shielded<Args extends unknown[], Result>(
-  handler: (...args: Args) => Promise<Result>,
-): (...args: Args) => Promise<Result> {
-  return (...args) => CancellationScope.nonCancellable(() => handler(...args));
-}
-
-/**
- * Runs a transaction workflow's body. Workflow cancellation (the Temporal UI's "Request Cancellation")
- * does not tear the body down mid-step: it becomes a stop request the body honours at its next wait or
- * step boundary, failing the transaction with every compensation, as a failure would.
- */
-export async function runTransaction(
-  machine: TransactionStateMachine,
-  body: () => Promise<void>,
-): Promise<FirstAnswer> {
-  CancellationScope.current().cancelRequested.catch(() => machine.requestStop(CANCELLED_BY_OPS));
-  return CancellationScope.nonCancellable(async () => {
-    await body();
-    return machine.finish();
-  });
-}
-
-/**
  * A transaction's public status inside its workflow. Every move is projected to Postgres (with a growing
  * version), mirrored in the search attributes, and a move into a final status starts its webhook.
  */
 export class TransactionStateMachine {
-  /** The state as projected: what may be told. */
-  private state: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
+  private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
-  private target: FirstAnswer = this.state;
-  private first: FirstAnswer | undefined;
-  /** Projection version: the history length of the workflow task that wrote, then a count within it. */
-  private versionBase = 0;
-  private versionStep = 0;
-  /** Projection writes, one after another, so versions land in the order the state changed. */
-  private writes: Promise<void> = Promise.resolve();
+  private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
+  private first: TransactionSnapshot | undefined;
 
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
@@ -88,6 +48,7 @@ export class TransactionStateMachine {
     private readonly transactionId: string,
     private readonly kind: TransactionKind,
   ) {
+    this.projection = new Projection(transactionId);
     setHandler(
       firstAnswerUpdate,
       shielded(() => this.firstAnswer()),
@@ -137,11 +98,12 @@ export class TransactionStateMachine {
   /** Lets running update handlers finish, then gives the workflow's result. */
   async finish(): Promise<FirstAnswer> {
     await condition(allHandlersFinished);
-    return this.state;
+    return this.projection.state;
   }
 
+  /** The state as projected. */
   current(): FirstAnswer {
-    return this.state;
+    return this.projection.state;
   }
 
   /** Whether the transaction is final or moving there. */
@@ -149,16 +111,16 @@ export class TransactionStateMachine {
     return isFinal(this.target.status);
   }
 
-  /** Resolves with the first status the workflow settled on. */
-  async firstAnswer(): Promise<FirstAnswer> {
+  /** Resolves with the first status the workflow settled on, and what it projected with it. */
+  async firstAnswer(): Promise<TransactionSnapshot> {
     await condition(() => this.first !== undefined);
     return this.first!;
   }
 
   /** Resolves once a final status is projected. */
   async finalAnswer(): Promise<FirstAnswer> {
-    await condition(() => isFinal(this.state.status));
-    return this.state;
+    await condition(() => isFinal(this.projection.state.status));
+    return this.projection.state;
   }
 
   /** Moves to a new status: projected (and only then told), mirrored in search attributes, webhook sent. */
@@ -166,49 +128,15 @@ export class TransactionStateMachine {
     if (this.isFinal()) throw new Error(`transaction ${this.transactionId} is final already`);
     const next = { status, message };
     this.target = next;
-    await this.persist(next, placement);
+    await this.projection.write(next, placement);
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
-    this.first ??= next;
+    this.first ??= this.projection.snapshot();
     if (isFinal(status)) await this.notify(`status:${status}`);
   }
 
   /** Projects new details without a status change (progress such as crypto received so far). */
   async record(placement: Placement): Promise<void> {
-    await this.persist(undefined, placement);
-  }
-
-  /**
-   * Queues one projection write; each takes the next version when its turn comes, so a detail recorded
-   * while a move is being written can never land with a higher version and an older status.
-   */
-  private persist(next: FirstAnswer | undefined, placement: Placement): Promise<void> {
-    const write = this.writes.then(async () => {
-      const state = next ?? this.state;
-      await store.project({
-        transactionId: this.transactionId,
-        version: this.nextVersion(),
-        ...state,
-        ...placement,
-      });
-      this.state = state;
-    });
-    this.writes = write.catch(() => undefined);
-    return write;
-  }
-
-  /**
-   * Versions grow with the workflow's history: a workflow task the server refused (an update arrived while
-   * it ran) may have written projections already; its retry sees a longer history, so every write of the
-   * retry supersedes them, whichever path it takes.
-   */
-  private nextVersion(): number {
-    const { historyLength } = workflowInfo();
-    if (historyLength !== this.versionBase) {
-      this.versionBase = historyLength;
-      this.versionStep = 0;
-    }
-    this.versionStep += 1;
-    return this.versionBase * 1000 + this.versionStep;
+    await this.projection.write(undefined, placement);
   }
 
   private async notify(eventKey: string): Promise<void> {

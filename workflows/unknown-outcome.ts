@@ -1,5 +1,5 @@
 import { sleep } from '@temporalio/workflow';
-import type { Lookup } from '../src/temporal/contracts';
+import type { Lookup } from '../src/contracts';
 import type { TransactionStateMachine } from './state';
 
 /** How long to wait before asking again while a connector still reports a call as in progress. */

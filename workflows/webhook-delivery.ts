@@ -1,5 +1,5 @@
 import { sleep, workflowInfo } from '@temporalio/workflow';
-import type { WebhookDeliveryInput } from '../src/temporal/contracts';
+import type { WebhookDeliveryInput } from '../src/contracts';
 import { webhook } from './activities';
 
 /**

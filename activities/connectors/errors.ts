@@ -10,4 +10,4 @@ export class NotProcessedError extends Error {}
 /** The request may have been processed: the answer was lost (timeout after sending, connection reset). */
 export class OutcomeUnknownError extends Error {}
 
-export type { Lookup } from '../../src/temporal/contracts';
+export type { Lookup } from '../../src/contracts';

@@ -35,27 +35,13 @@ export type AuthorizeResult =
   | { outcome: 'challenge'; reference: string }
   | { outcome: 'declined'; message: string };
 
-/** The sandbox card table as merchants read it (served on /docs). */
-export const SANDBOX_CARD_TABLE: [cards: string, outcome: string][] = [
-  ['4111111111111111, 5555555555554444', 'REDIRECT to the 3-D Secure page, which approves or declines'],
-  ['4242424242424242', 'SUCCESS without a challenge'],
-  ['4000000000000002', 'FAILED, Card declined.'],
-  ['4000000000009995', 'FAILED, Insufficient funds.'],
-  ['4000000000000119', 'technical failure on the first terminal, SUCCESS on the next'],
-  [
-    '4000000000000770',
-    'approved, but the answer is lost: PENDING while the status is asked for, then SUCCESS',
-  ],
-  ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
-];
-
 const asResult = (record: SandboxRecord): AuthorizeResult =>
   record.state === 'declined'
     ? { outcome: 'declined', message: record.message ?? 'Card declined.' }
     : { outcome: record.state as 'approved' | 'challenge', reference: record.reference };
 
 /**
- * Sandbox acquirer following the contract's test-card table. It keeps its own books by idempotency key,
+ * Sandbox acquirer following the sandbox card table (src/sandbox.ts). It keeps its own books by idempotency key,
  * so a retried call answers the same way and never authorizes twice, and a lost answer can be looked up.
  */
 export function sandboxAcquirer(db: Db): CardAcquirer {

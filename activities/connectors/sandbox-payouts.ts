@@ -32,27 +32,6 @@ export type PayoutResult =
   | { outcome: 'verification'; reference: string }
   | { outcome: 'declined'; message: string };
 
-/** The interface's payout test cards that fail the Luhn check; the API accepts them in test mode. */
-export const SANDBOX_PAYOUT_CARDS: ReadonlySet<string> = new Set([
-  '4222222222222222',
-  '5111222233334444',
-  '4333333333333333',
-  '5222333344445555',
-]);
-
-/** The sandbox payout card table as merchants read it. */
-export const SANDBOX_PAYOUT_TABLE: [cards: string, outcome: string][] = [
-  ['4222222222222222, 5111222233334444', 'SUCCESS'],
-  ['4333333333333333, 5222333344445555', 'FAILED (reservation released)'],
-  ['4000000000003220', 'PENDING with a verification page, which approves or rejects'],
-  ['4000000000003261', 'paid, but the answer is lost: PENDING while the status is asked for, then SUCCESS'],
-  [
-    '4000000000003279',
-    'verification page, then the answer to the approval or rejection is lost: the status is asked for',
-  ],
-  ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
-];
-
 const LOST_SEND = '4000000000003261';
 const LOST_CONFIRM = '4000000000003279';
 
@@ -62,7 +41,7 @@ const asResult = (record: SandboxRecord): PayoutResult =>
     : { outcome: record.state as 'paid' | 'verification', reference: record.reference };
 
 /**
- * Sandbox payout processor following the contract's payout card table. It keeps its own books by
+ * Sandbox payout processor following the sandbox payout card table (src/sandbox.ts). It keeps its own books by
  * idempotency key, so a retried send pays once and a lost answer can be looked up.
  */
 export function sandboxPayouts(db: Db): PayoutProcessor {

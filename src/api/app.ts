@@ -4,44 +4,32 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config';
-import type { Db } from '../db/client';
 import { createLogger, type Logger } from '../log';
 import { ApiError } from '../errors';
+import { parseJsonExact, stringifyExact } from '../lib/json';
+import { sandboxRates } from '../rates';
 import { registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
 import { decryptBody } from './plugins/envelope';
-import { parseJsonExact, stringifyExact } from '../lib/json';
+import { parseForm } from './pages/hosted';
 import { healthRoutes } from './routes/health';
-import { currencyRoutes } from './routes/currencies';
-import { statusRoutes } from './routes/status';
-import { walletRoutes } from './routes/wallets';
-import { pruneBuckets } from '../rate-limit';
+import { codecRoutes } from './routes/codec';
+import { docsRoutes } from './routes/docs';
 import { cardRoutes } from './routes/card';
-import { sandboxRates, type RateSource } from '../lib/quotes';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { payoutRoutes } from './routes/payout';
 import { payoutVerificationRoutes } from './routes/payout-verification';
-import { cryptoRoutes } from './routes/crypto';
+import { rampRoutes } from './routes/ramp';
+import { payinRoutes } from './routes/payin';
 import { cryptoDepositRoutes } from './routes/crypto-deposit';
 import { cryptoCheckoutRoutes } from './routes/crypto-checkout';
-import { codecRoutes } from './routes/codec';
-import { docsRoutes } from './routes/docs';
-import { parseForm, type PageDeps } from './pages/hosted';
-import type { CreateDeps } from '../transactions/create';
+import { currencyRoutes } from './routes/currencies';
+import { statusRoutes } from './routes/status';
+import { walletRoutes } from './routes/wallets';
+import type { AppDeps, PageDeps, RouteDeps } from './deps';
 
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  temporal: Client;
-  log?: Logger;
-  /** Prices for crypto quotes; the sandbox reads the catalogue. */
-  rates?: RateSource;
-}
-
-export type RouteDeps = AppDeps & { createDeps: CreateDeps; rates: RateSource };
+export type { AppDeps };
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -100,28 +88,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.decorate('decryptBody', decryptBody({ db: deps.db, masterKey: config.MASTER_KEY }));
 
-  const pruner = setInterval(() => {
-    pruneBuckets(deps.db).catch((error: unknown) =>
-      app.log.warn({ err: error }, 'rate limit pruning failed'),
-    );
-  }, 10 * 60_000);
-  pruner.unref();
-  app.addHook('onClose', async () => clearInterval(pruner));
-
+  const log = app.log as Logger;
   const routeDeps: RouteDeps = {
-    ...deps,
-    rates: deps.rates ?? sandboxRates(deps.db),
-    createDeps: {
+    config,
+    db: deps.db,
+    temporal: deps.temporal,
+    transactions: {
       db: deps.db,
       temporal: deps.temporal,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      firstAnswerTimeoutMs: config.FIRST_ANSWER_TIMEOUT_MS,
-      log: app.log as Logger,
+      log,
+      rates: deps.rates ?? sandboxRates(deps.db),
+      config,
     },
   };
-  await app.register(async (scope) => healthRoutes(scope, deps));
-  await app.register(async (scope) => codecRoutes(scope, config));
-  await app.register(docsRoutes);
   const pageDeps: PageDeps = {
     db: deps.db,
     temporal: deps.temporal,
@@ -130,15 +109,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     burst: config.PAGE_RATE_LIMIT_BURST,
     secureCookies: config.baseUrl.startsWith('https://'),
   };
-  await app.register(async (scope) => cardRoutes(scope, routeDeps));
-  await app.register(async (scope) => cardCheckoutRoutes(scope, pageDeps));
-  await app.register(async (scope) => payoutRoutes(scope, routeDeps));
-  await app.register(async (scope) => payoutVerificationRoutes(scope, pageDeps));
-  await app.register(async (scope) => cryptoRoutes(scope, routeDeps));
-  await app.register(async (scope) => cryptoDepositRoutes(scope, routeDeps));
-  await app.register(async (scope) => cryptoCheckoutRoutes(scope, pageDeps));
-  await app.register(async (scope) => currencyRoutes(scope, deps));
-  await app.register(async (scope) => statusRoutes(scope, deps));
-  await app.register(async (scope) => walletRoutes(scope, deps));
+  const merchantRoutes = [
+    cardRoutes,
+    payoutRoutes,
+    rampRoutes,
+    payinRoutes,
+    cryptoDepositRoutes,
+    currencyRoutes,
+    statusRoutes,
+    walletRoutes,
+    healthRoutes,
+  ];
+  const pages = [cardCheckoutRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];
+  for (const routes of merchantRoutes) await app.register(async (scope) => routes(scope, routeDeps));
+  for (const routes of pages) await app.register(async (scope) => routes(scope, pageDeps));
+  await app.register(async (scope) => codecRoutes(scope, config));
+  await app.register(docsRoutes);
   return app;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { countryAlpha2 } from '../lib/countries';
 import { isFiatCurrency } from '../lib/currencies';
 import { JsonNumber } from '../lib/json';
+import { canonicalDecimal } from '../lib/units';
 import { validationError } from '../errors';
 
 /** `first_name` -> `first name`, as merchants read it in messages. */
@@ -134,20 +135,6 @@ export const decimalAmount = (field = 'amount') =>
     return canonical;
   });
 
-/** `"0012.50"` -> `"12.5"`; undefined for anything but a plain non-negative decimal of sane size. */
-export function canonicalDecimal(raw: string): string | undefined {
-  const match = /^(\d{1,20})(?:\.(\d{1,18}))?$/.exec(raw);
-  if (!match) return undefined;
-  const whole = match[1]!.replace(/^0+(?=\d)/, '');
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
-}
-
-export function decimalPlaces(value: string): number {
-  const dot = value.indexOf('.');
-  return dot === -1 ? 0 : value.length - dot - 1;
-}
-
 export const optional = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess((v) => (v === null || v === '' ? undefined : v), schema.optional());
 
@@ -160,6 +147,10 @@ export const orderId = () =>
 
 export const terminalId = () => text('terminal_id', { max: 64 });
 
+/** A code such as a crypto currency or network, compared in upper case. */
+export const upperCode = (field: string, max: number) =>
+  text(field, { max }).transform((v) => v.toUpperCase());
+
 /** Turns zod issues into the contract's 422: every failing field with its messages. */
 export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> {
   const result = schema.safeParse(input);
@@ -170,9 +161,4 @@ export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z
     (errors[field] ??= []).push(issue.message);
   }
   throw validationError(errors);
-}
-
-/** Throws the 422 for one field. */
-export function fieldError(field: string, message: string): never {
-  throw validationError({ [field]: [message] });
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { Command } from './index';
+import type { Command } from './context';
 import { CliError } from './errors';
 import {
   changeSettlementSettings,

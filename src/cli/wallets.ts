@@ -1,9 +1,39 @@
+import { parseArgs } from 'node:util';
 import { asc, eq } from 'drizzle-orm';
 import { ledgerEntries, wallets } from '../db/schema/index';
-import type { Command } from './index';
+import { creditWallet } from '../wallets/ledger';
+import { newId } from '../ciphers/ids';
+import type { Command } from './context';
 import { CliError } from './errors';
 
+const walletCreditCommand: Command = async (ctx, argv) => {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      wallet: { type: 'string' },
+      amount: { type: 'string' },
+      reference: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (!values.wallet) throw new CliError('--wallet is required');
+  if (!values.amount || !/^\d{1,15}$/.test(values.amount) || BigInt(values.amount) <= 0n) {
+    throw new CliError('--amount must be a positive whole number of minor units');
+  }
+  const reference = values.reference ?? newId('credit');
+  try {
+    const result = await creditWallet(ctx.database.db, values.wallet, reference, BigInt(values.amount));
+    ctx.print({ wallet_id: values.wallet, reference, result }, values.json ?? false);
+  } catch (error) {
+    if (/foreign key/.test(String((error as { cause?: unknown }).cause ?? ''))) {
+      throw new CliError(`Wallet ${values.wallet} not found.`);
+    }
+    throw error;
+  }
+};
+
 export const commands: Record<string, Command> = {
+  credit: walletCreditCommand,
   /** Prints a wallet's ledger entries and the balance they add up to. */
   async statement(ctx, argv) {
     const walletId = argv.find((a) => !a.startsWith('--'));

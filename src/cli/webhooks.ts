@@ -1,8 +1,9 @@
 import { desc, eq, or, sql } from 'drizzle-orm';
 import { webhookAttempts, webhookEvents } from '../db/schema/index';
-import { webhookScheduleFromEnv } from '../config';
-import { workflowIds, type WebhookDeliveryInput } from '../temporal/contracts';
-import type { Command } from './index';
+import { webhookSchedule } from '../config';
+import type { WebhookDeliveryInput } from '../contracts';
+import { startWebhookDelivery } from '../temporal/client';
+import type { Command } from './context';
 import { CliError } from './errors';
 
 export const commands: Record<string, Command> = {
@@ -16,7 +17,7 @@ export const commands: Record<string, Command> = {
       .where(or(eq(webhookEvents.id, id), eq(webhookEvents.transactionId, id)))
       .orderBy(desc(webhookEvents.createdAt));
     if (events.length === 0) throw new CliError(`No webhook event found for ${id}.`);
-    const schedule = webhookScheduleFromEnv(ctx.env);
+    const schedule = webhookSchedule(ctx.config);
     const client = await ctx.temporal();
     const started: { event_id: string; run: number }[] = [];
     for (const event of events) {
@@ -30,11 +31,7 @@ export const commands: Record<string, Command> = {
         .set({ status: 'pending' })
         .where(eq(webhookEvents.id, event.id));
       const input: WebhookDeliveryInput = { eventId: event.id, run, ...schedule };
-      await client.workflow.start('webhookDelivery', {
-        workflowId: workflowIds.webhook(event.id, run),
-        taskQueue: ctx.env.TEMPORAL_TASK_QUEUE ?? 'payments',
-        args: [input],
-      });
+      await startWebhookDelivery(client, ctx.config.TEMPORAL_TASK_QUEUE, input);
       started.push({ event_id: event.id, run });
     }
     ctx.print({ redelivering: started }, argv.includes('--json'));

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { allSearchAttributes } from '../temporal/contracts';
+import { allSearchAttributes } from '../contracts';
 
 export interface LocalTemporal {
   address: string;

@@ -20,3 +20,12 @@ export function formatUnits(units: bigint, decimals: number): string {
   const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
+
+/** `"0012.50"` -> `"12.5"`; undefined for anything but a plain non-negative decimal of sane size. */
+export function canonicalDecimal(raw: string): string | undefined {
+  const match = /^(\d{1,20})(?:\.(\d{1,18}))?$/.exec(raw);
+  if (!match) return undefined;
+  const whole = match[1]!.replace(/^0+(?=\d)/, '');
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}

@@ -1,7 +1,7 @@
 import { and, eq, notInArray } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { auditLog, cryptoTolerances, merchants } from '../db/schema/index';
-import { canonicalDecimal } from '../api/fields';
+import { canonicalDecimal } from '../lib/units';
 
 /** A merchant's crypto settlement settings, as an operator sets and reads them. */
 export interface SettlementSettings {

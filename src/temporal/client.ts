@@ -3,17 +3,29 @@ import {
   Connection,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
-import { firstAnswerUpdate, type FirstAnswer } from './contracts';
+import {
+  firstAnswerUpdate,
+  workflowIds,
+  type TransactionSnapshot,
+  type TransactionWorkflow,
+  type WebhookDeliveryInput,
+  type WorkflowInput,
+  type WorkflowSignatures,
+} from '../contracts';
 
 export function payloadCodec(config: Pick<Config, 'PAYLOAD_KEYS'>): AesGcmPayloadCodec {
   return new AesGcmPayloadCodec(parsePayloadKeys(config.PAYLOAD_KEYS));
 }
 
-export async function createTemporalClient(config: Config): Promise<Client> {
+export async function createTemporalClient(
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'PAYLOAD_KEYS'>,
+): Promise<Client> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   return new Client({
     connection,
@@ -23,28 +35,27 @@ export async function createTemporalClient(config: Config): Promise<Client> {
 }
 
 export type FirstAnswerOutcome =
-  { kind: 'answered'; answer: FirstAnswer } | { kind: 'timeout' } | { kind: 'closed' };
+  { kind: 'answered'; answer: TransactionSnapshot } | { kind: 'timeout' } | { kind: 'closed' };
 
 /**
- * Starts the transaction's workflow (or joins it, when it already runs) and waits at most `timeoutMs` for
+ * Starts a transaction's workflow (or joins it, when it already runs) and waits at most `timeoutMs` for
  * its first answer. A timeout is not an error: the workflow goes on and the status endpoint tells the rest.
  */
-export async function startWithFirstAnswer(
+export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
   client: Client,
   options: {
-    workflowType: string;
-    workflowId: string;
+    workflow: Name;
+    input: WorkflowInput<Name> & { transactionId: string };
     taskQueue: string;
-    args: unknown[];
     searchAttributes: SearchAttributePair[];
     timeoutMs: number;
     onLateError: (error: unknown) => void;
   },
 ): Promise<FirstAnswerOutcome> {
-  const startWorkflowOperation = new WithStartWorkflowOperation(options.workflowType, {
-    workflowId: options.workflowId,
+  const startWorkflowOperation = new WithStartWorkflowOperation<WorkflowSignatures[Name]>(options.workflow, {
+    workflowId: workflowIds.transaction(options.input.transactionId),
     taskQueue: options.taskQueue,
-    args: options.args,
+    args: [options.input] as Parameters<WorkflowSignatures[Name]>,
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: options.searchAttributes,
@@ -65,5 +76,48 @@ export async function startWithFirstAnswer(
     throw error;
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Starts a delivery run of one webhook event. */
+export async function startWebhookDelivery(
+  client: Client,
+  taskQueue: string,
+  input: WebhookDeliveryInput,
+): Promise<void> {
+  await client.workflow.start<WorkflowSignatures['webhookDelivery']>('webhookDelivery', {
+    workflowId: workflowIds.webhook(input.eventId, input.run),
+    taskQueue,
+    args: [input],
+  });
+}
+
+export type UpdateOutcome<Result> =
+  | { kind: 'done'; result: Result }
+  /** The workflow's validator refused it: the workflow runs, but takes no such update now. */
+  | { kind: 'refused' }
+  /** The workflow has closed (or never started). */
+  | { kind: 'closed' };
+
+/** Sends an update to a transaction's running workflow and waits for its result. */
+export async function sendUpdate<Result, Arg>(
+  client: Client,
+  transactionId: string,
+  update: UpdateDefinition<Result, [Arg]>,
+  arg: Arg,
+): Promise<UpdateOutcome<Result>> {
+  const handle = client.workflow.getHandle(workflowIds.transaction(transactionId));
+  try {
+    return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] }) };
+  } catch (error) {
+    if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
+    const running = await handle.describe().then(
+      (description) => description.status.name === 'RUNNING',
+      (cause: unknown) => {
+        if (cause instanceof WorkflowNotFoundError) return false;
+        throw cause;
+      },
+    );
+    return running ? { kind: 'refused' } : { kind: 'closed' };
   }
 }

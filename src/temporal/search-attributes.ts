@@ -1,6 +1,6 @@
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { allSearchAttributes } from './contracts';
+import { allSearchAttributes } from '../contracts';
 
 const { temporal } = proto;
 

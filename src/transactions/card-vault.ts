@@ -2,23 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
 import { encryptSecret, keyedDigest } from '../ciphers/secrets';
-import type { CardSummary } from '../temporal/contracts';
-import type { Mode } from '../lib/vocabulary';
-
-export function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 48;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
+import type { CardSummary } from '../contracts';
+import type { MerchantScope } from './deps';
 
 /** What may be kept of a card number: BIN, last four and a keyed fingerprint. */
 export function summarizeCard(pan: string, masterKey: string): CardSummary {
@@ -32,14 +17,18 @@ export function summarizeCard(pan: string, masterKey: string): CardSummary {
 /** How long a CVV may wait for authorization before it is gone for good. */
 export const CVV_HOLD_SECONDS = 10 * 60;
 
+/** Card data a transaction's workflow will need, held encrypted until it has used it. */
+export interface CardToVault {
+  pan: string;
+  expiryMonth: string;
+  expiryYear: string;
+  cvv?: string;
+  /** How long the number may wait in the vault. */
+  holdSeconds: number;
+}
+
 /** Holds the card encrypted until the transaction's workflow has used it. */
-export async function vaultCard(
-  tx: Tx,
-  masterKey: string,
-  transactionId: string,
-  card: { pan: string; expiryMonth: string; expiryYear: string; cvv?: string },
-  holdSeconds: number,
-): Promise<void> {
+export async function vaultCard(tx: Tx, masterKey: string, transactionId: string, card: CardToVault) {
   const now = Date.now();
   await tx
     .insert(cardVault)
@@ -49,20 +38,20 @@ export async function vaultCard(
       expiryEnc: encryptSecret(`${card.expiryMonth}/${card.expiryYear}`, masterKey),
       cvvEnc: card.cvv ? encryptSecret(card.cvv, masterKey) : null,
       cvvExpiresAt: card.cvv ? new Date(now + CVV_HOLD_SECONDS * 1000) : null,
-      expiresAt: new Date(now + holdSeconds * 1000),
+      expiresAt: new Date(now + card.holdSeconds * 1000),
     })
     .onConflictDoNothing();
 }
 
 /** Whether this card (by fingerprint) already paid this merchant successfully in this mode. */
-export async function cardSucceededBefore(db: Db, merchantId: string, mode: Mode, fingerprint: string) {
+export async function cardSucceededBefore(db: Db, merchant: MerchantScope, fingerprint: string) {
   const rows = await db
     .select({ one: sql`1` })
     .from(transactions)
     .where(
       and(
-        eq(transactions.merchantId, merchantId),
-        eq(transactions.mode, mode),
+        eq(transactions.merchantId, merchant.merchantId),
+        eq(transactions.mode, merchant.mode),
         eq(transactions.cardFingerprint, fingerprint),
         eq(transactions.kind, 'card'),
         eq(transactions.status, 'SUCCESS'),

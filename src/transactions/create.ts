@@ -1,74 +1,76 @@
-import { and, eq, or, sql } from 'drizzle-orm';
-import type { Client } from '@temporalio/client';
+import { and, eq, sql } from 'drizzle-orm';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { Db, Tx } from '../db/client';
+import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
 import { ApiError } from '../errors';
 import { newTransactionId } from '../ciphers/ids';
-import { searchAttributes, type TransactionKind } from '../temporal/contracts';
+import {
+  searchAttributes,
+  type TransactionKind,
+  type TransactionWorkflow,
+  type WorkflowInput,
+} from '../contracts';
 import { startWithFirstAnswer } from '../temporal/client';
-import { transactionBody, type TransactionBody, type TransactionRow } from './view';
-import type { Logger } from '../log';
-import type { Mode } from '../lib/vocabulary';
+import { transactionBody, withSnapshot, type TransactionBody, type TransactionRow } from './view';
+import { vaultCard, type CardToVault } from './card-vault';
+import { findTransaction } from './lookup';
+import type { MerchantScope, TransactionDeps } from './deps';
 
 type NewRow = typeof transactions.$inferInsert;
 
-export interface CreateDeps {
-  db: Db;
-  temporal: Client;
-  taskQueue: string;
-  firstAnswerTimeoutMs: number;
-  log: Logger;
-}
-
-export interface CreateRequest {
-  merchantId: string;
-  mode: Mode;
+/** A transaction to create: its claim row, card data vaulted with it, and the workflow that carries it. */
+export interface NewTransaction<Name extends TransactionWorkflow> {
   kind: TransactionKind;
   orderId: string | null;
+  /** Keyed digest of the validated request: a repeat with another digest is an order id conflict. */
   requestHash: string;
   /** Projection columns known at create time. */
   row: Omit<NewRow, 'id' | 'merchantId' | 'mode' | 'kind' | 'orderId' | 'requestHash' | 'message'>;
-  workflowType: string;
-  /** Workflow arguments for a transaction id. */
-  args: (transactionId: string) => unknown[];
-  /** Runs inside the claim's database transaction, for data that must exist before the workflow starts. */
-  beforeStart?: (tx: Tx, transactionId: string) => Promise<void>;
+  card?: CardToVault;
+  workflow: Name;
+  input: (transactionId: string) => WorkflowInput<Name> & { transactionId: string };
 }
 
-export interface CreateResult {
+export interface Created {
   body: TransactionBody;
+  /** A repeat of an earlier request with the same `order_id`: the original transaction. */
   replayed: boolean;
 }
 
 /**
- * Claims the `order_id`, then starts the transaction's workflow and answers with its first outcome.
- * A repeat of the same request replays the transaction (and starts its workflow if a crash stopped that);
- * a different request under the same `order_id` is a 409. Concurrent duplicates meet at the unique index.
+ * Claims the `order_id` (vaulting the card in the same database transaction), starts the workflow and
+ * answers with its first outcome, as the workflow returned it. A repeat of the same request answers the
+ * transaction as it stands (and starts its workflow if a crash stopped that); a different request under
+ * the same `order_id` is a 409. Concurrent duplicates meet at the unique index.
  */
-export async function createTransaction(deps: CreateDeps, request: CreateRequest): Promise<CreateResult> {
-  const claim = await claimTransaction(deps.db, request);
-  const transactionId = claim.id;
+export async function createTransaction<Name extends TransactionWorkflow>(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  request: NewTransaction<Name>,
+): Promise<Created> {
+  const claim = await claimTransaction(deps.db, deps.config.MASTER_KEY, merchant, request);
+  const transactionId = claim.row.id;
   const outcome = await startWithFirstAnswer(deps.temporal, {
-    workflowType: request.workflowType,
-    workflowId: transactionId,
-    taskQueue: deps.taskQueue,
-    args: request.args(transactionId),
-    searchAttributes: searchAttributesFor(request),
-    timeoutMs: deps.firstAnswerTimeoutMs,
+    workflow: request.workflow,
+    input: request.input(transactionId),
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    searchAttributes: searchAttributesFor(merchant, request),
+    timeoutMs: deps.config.FIRST_ANSWER_TIMEOUT_MS,
     onLateError: (error) =>
-      deps.log.error({ err: error, transactionId }, 'workflow start failed after the deadline'),
+      deps.log.error({ err: error }, `workflow start failed after the deadline: ${transactionId}`),
   });
   if (outcome.kind === 'timeout') deps.log.warn({ transactionId }, 'no first answer within the deadline');
-  const row = await findTransaction(deps.db, transactionId);
-  if (!row) throw new Error(`transaction ${transactionId} vanished`);
+  let row = claim.row;
+  if (claim.replayed || outcome.kind === 'closed')
+    row = (await findTransaction(deps.db, transactionId)) ?? row;
+  else if (outcome.kind === 'answered') row = withSnapshot(row, outcome.answer);
   return { body: transactionBody(row), replayed: claim.replayed };
 }
 
-function searchAttributesFor(request: CreateRequest): SearchAttributePair[] {
+function searchAttributesFor(merchant: MerchantScope, request: NewTransaction<TransactionWorkflow>) {
   const pairs: SearchAttributePair[] = [
-    { key: searchAttributes.merchantId, value: request.merchantId },
-    { key: searchAttributes.mode, value: request.mode },
+    { key: searchAttributes.merchantId, value: merchant.merchantId },
+    { key: searchAttributes.mode, value: merchant.mode },
     { key: searchAttributes.kind, value: request.kind },
     { key: searchAttributes.status, value: 'PENDING' },
   ];
@@ -76,16 +78,20 @@ function searchAttributesFor(request: CreateRequest): SearchAttributePair[] {
   return pairs;
 }
 
-async function claimTransaction(db: Db, request: CreateRequest): Promise<{ id: string; replayed: boolean }> {
-  const id = newTransactionId();
+async function claimTransaction(
+  db: Db,
+  masterKey: string,
+  merchant: MerchantScope,
+  request: NewTransaction<TransactionWorkflow>,
+): Promise<{ row: TransactionRow; replayed: boolean }> {
   return db.transaction(async (tx) => {
-    const inserted = await tx
+    const [inserted] = await tx
       .insert(transactions)
       .values({
         ...request.row,
-        id,
-        merchantId: request.merchantId,
-        mode: request.mode,
+        id: newTransactionId(),
+        merchantId: merchant.merchantId,
+        mode: merchant.mode,
         kind: request.kind,
         orderId: request.orderId,
         requestHash: request.requestHash,
@@ -96,52 +102,23 @@ async function claimTransaction(db: Db, request: CreateRequest): Promise<{ id: s
         target: [transactions.merchantId, transactions.mode, transactions.orderId],
         where: sql`${transactions.orderId} is not null`,
       })
-      .returning({ id: transactions.id });
-    if (inserted.length > 0) {
-      await request.beforeStart?.(tx, id);
-      return { id, replayed: false };
+      .returning();
+    if (inserted) {
+      if (request.card) await vaultCard(tx, masterKey, inserted.id, request.card);
+      return { row: inserted, replayed: false };
     }
     const [existing] = await tx
-      .select({ id: transactions.id, requestHash: transactions.requestHash })
+      .select()
       .from(transactions)
       .where(
         and(
-          eq(transactions.merchantId, request.merchantId),
-          eq(transactions.mode, request.mode),
+          eq(transactions.merchantId, merchant.merchantId),
+          eq(transactions.mode, merchant.mode),
           eq(transactions.orderId, request.orderId!),
         ),
       );
     if (!existing || existing.requestHash !== request.requestHash) throw new ApiError('ORDER_CONFLICT');
-    // What `beforeStart` wrote was committed with the claim; a replay never writes it again (the card
-    // number of a transaction that has used it must not come back).
-    return { id: existing.id, replayed: true };
+    // The card was vaulted with the claim; a repeat never vaults it again (a used number must not return).
+    return { row: existing, replayed: true };
   });
-}
-
-export async function findTransaction(db: Db, id: string): Promise<TransactionRow | undefined> {
-  const [row] = await db.select().from(transactions).where(eq(transactions.id, id));
-  return row;
-}
-
-/** Looks `id` up as a transaction id, then as an order id, among one merchant's transactions of one mode. */
-export async function lookupTransaction(
-  db: Db,
-  merchantId: string,
-  mode: Mode,
-  id: string,
-): Promise<TransactionRow | undefined> {
-  // One round trip: a transaction id match sorts before an order id match.
-  const [row] = await db
-    .select()
-    .from(transactions)
-    .where(
-      and(
-        eq(transactions.merchantId, merchantId),
-        eq(transactions.mode, mode),
-        or(eq(transactions.id, id), eq(transactions.orderId, id)),
-      ),
-    )
-    .orderBy(sql`${transactions.id} = ${id} desc`)
-    .limit(1);
-  return row;
 }

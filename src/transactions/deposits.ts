@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../catalogue';
-import { depositUpdate, type DepositDisposition } from '../temporal/contracts';
+import { depositUpdate, type DepositDisposition } from '../contracts';
+import { sendUpdate } from '../temporal/client';
 import { parseUnits } from '../lib/units';
-import type { TransactionRow } from './view';
+import { detailsOf, type TransactionRow } from './view';
 
 export interface DepositRef {
   transactionId: string;
@@ -22,12 +23,18 @@ export type DepositOutcome =
 
 /** The asset a crypto transaction is paid in, when it takes deposits at all. */
 export function assetOf(row: TransactionRow): { code: string; network: string } | undefined {
-  const d = row.details as Record<string, string | undefined>;
-  const code = row.kind === 'ramp' ? d.crypto : d.crypto_currency;
-  const network = d.crypto_network;
-  const takesDeposits =
-    row.kind === 'crypto_payin' || (row.kind === 'ramp' && d.transaction_type === 'OFFRAMP');
-  return takesDeposits && code && network ? { code, network } : undefined;
+  if (row.kind === 'crypto_payin') {
+    const d = detailsOf({ ...row, kind: 'crypto_payin' });
+    return d.crypto_currency && d.crypto_network
+      ? { code: d.crypto_currency, network: d.crypto_network }
+      : undefined;
+  }
+  if (row.kind === 'ramp') {
+    const d = detailsOf({ ...row, kind: 'ramp' });
+    const offramp = d.transaction_type === 'OFFRAMP' && d.crypto && d.crypto_network;
+    return offramp ? { code: d.crypto!, network: d.crypto_network! } : undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -91,29 +98,19 @@ export async function submitDeposit(
   const units = found ? parseUnits(amount, found.decimals) : undefined;
   if (!found || units === undefined)
     return { invalid: `The amount field must have at most ${found?.decimals ?? 0} decimal places.` };
-  const handle = temporal.workflow.getHandle(row.id);
-  try {
-    const receipt = await handle.executeUpdate(depositUpdate, {
-      args: [{ txHash, units: units.toString(), ...(sender ? { sender } : {}) }],
-    });
-    return { txHash, disposition: receipt.disposition };
-  } catch (error) {
-    if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
-    const running = await handle.describe().then(
-      (description) => description.status.name === 'RUNNING',
-      (cause: unknown) => {
-        if (cause instanceof WorkflowNotFoundError) return false;
-        throw cause;
-      },
-    );
-    if (running) throw error;
-    const held = await holdDeposit(db, {
-      transactionId: row.id,
-      txHash,
-      amount,
-      sender,
-      reason: 'Arrived after the transaction closed.',
-    });
-    return { txHash, disposition: held ? 'held' : 'duplicate' };
-  }
+  const outcome = await sendUpdate(temporal, row.id, depositUpdate, {
+    txHash,
+    units: units.toString(),
+    ...(sender ? { sender } : {}),
+  });
+  if (outcome.kind === 'done') return { txHash, disposition: outcome.result.disposition };
+  if (outcome.kind === 'refused') throw new Error(`the workflow of ${row.id} refused a valid deposit`);
+  const held = await holdDeposit(db, {
+    transactionId: row.id,
+    txHash,
+    amount,
+    sender,
+    reason: 'Arrived after the transaction closed.',
+  });
+  return { txHash, disposition: held ? 'held' : 'duplicate' };
 }

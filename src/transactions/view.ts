@@ -1,5 +1,12 @@
 import type { transactions } from '../db/schema/index';
 import { JsonNumber } from '../lib/json';
+import { isFinal } from '../lib/vocabulary';
+import {
+  DECIMAL_DETAIL_KEYS,
+  type TransactionDetails,
+  type TransactionKind,
+  type TransactionSnapshot,
+} from '../contracts';
 
 export type TransactionRow = typeof transactions.$inferSelect;
 
@@ -9,6 +16,26 @@ export interface TransactionBody {
   message: string;
   redirect_url?: string;
   data: Record<string, unknown>;
+}
+
+/** A row's details, typed by its kind. */
+export function detailsOf<Kind extends TransactionKind>(
+  row: TransactionRow & { kind: Kind },
+): Partial<TransactionDetails[Kind]> {
+  return row.details as Partial<TransactionDetails[Kind]>;
+}
+
+/** The row as it stands once the workflow's answer is projected: what the create call shows. */
+export function withSnapshot(row: TransactionRow, snapshot: TransactionSnapshot): TransactionRow {
+  return {
+    ...row,
+    status: snapshot.status,
+    message: snapshot.message,
+    redirectUrl: snapshot.redirectUrl !== undefined ? snapshot.redirectUrl : row.redirectUrl,
+    descriptor: snapshot.descriptor !== undefined ? snapshot.descriptor : row.descriptor,
+    terminalId: snapshot.terminalId ?? row.terminalId,
+    details: { ...row.details, ...snapshot.details },
+  };
 }
 
 function iso(date: Date | null): string | null {
@@ -23,15 +50,13 @@ function amountOf(row: TransactionRow): bigint | JsonNumber | null {
 }
 
 /** Decimal strings in `details` are exact amounts: emitted as JSON numbers without passing through a float. */
-function exactNumbers(details: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+function exactNumbers(details: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(details)) {
-    out[key] = keys.includes(key) && typeof value === 'string' ? new JsonNumber(value) : value;
+    out[key] = DECIMAL_DETAIL_KEYS.includes(key) && typeof value === 'string' ? new JsonNumber(value) : value;
   }
   return out;
 }
-
-const DECIMAL_DETAIL_KEYS = ['fiat_amount', 'crypto_amount', 'crypto_paid_amount', 'rate', 'refund_amount'];
 
 export function transactionData(row: TransactionRow): Record<string, unknown> {
   const base = {
@@ -42,7 +67,6 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
     customer: row.customer,
   };
   const refund = { status: row.refunded, refund_date: iso(row.refundedAt) };
-  const details = exactNumbers(row.details, DECIMAL_DETAIL_KEYS);
   switch (row.kind) {
     case 'card':
       return {
@@ -50,14 +74,19 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
         refund,
         chargeback: { status: row.chargeback, chargeback_date: iso(row.chargebackAt) },
         descriptor: row.descriptor,
-        is_card_WL: row.details.is_card_WL === true,
+        is_card_WL: detailsOf({ ...row, kind: 'card' }).is_card_WL === true,
       };
     case 'payout':
       return { ...base, wallet_id: row.walletId };
     case 'crypto_payin':
-      return { ...base, refund, ...details };
+      return { ...base, refund, ...exactNumbers(row.details) };
     case 'ramp':
-      return { transaction_id: row.id, order_id: row.orderId, customer: row.customer, ...details };
+      return {
+        transaction_id: row.id,
+        order_id: row.orderId,
+        customer: row.customer,
+        ...exactNumbers(row.details),
+      };
   }
 }
 
@@ -65,9 +94,7 @@ export function transactionBody(row: TransactionRow): TransactionBody {
   return {
     status: row.status,
     message: row.message,
-    ...(row.redirectUrl && !['SUCCESS', 'FAILED', 'BLOCKED'].includes(row.status)
-      ? { redirect_url: row.redirectUrl }
-      : {}),
+    ...(row.redirectUrl && !isFinal(row.status) ? { redirect_url: row.redirectUrl } : {}),
     data: transactionData(row),
   };
 }

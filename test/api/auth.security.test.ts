@@ -87,7 +87,7 @@ describe('bearer authentication on every merchant endpoint', () => {
   });
 
   it('keeps an old key working through the rotation overlap, and stops it after', async () => {
-    const { rotateMerchantKeys } = await import('../../src/merchants/accounts');
+    const { rotateMerchantKeys } = await import('../../src/merchants/keys');
     const credentials = await env.createMerchant();
     const before = credentials.test_secret_key;
     const rotated = await rotateMerchantKeys(

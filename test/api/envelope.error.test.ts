@@ -90,7 +90,7 @@ describe('encrypted request envelope', () => {
   });
 
   it('accepts the old encryption key during a rotation overlap, and the new one', async () => {
-    const { rotateMerchantKeys } = await import('../../src/merchants/accounts');
+    const { rotateMerchantKeys } = await import('../../src/merchants/keys');
     const credentials = await env.createMerchant();
     const rotated = await rotateMerchantKeys(
       env.database.db,

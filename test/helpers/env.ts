@@ -12,7 +12,8 @@ import { buildApp } from '../../src/api/app';
 import { loggerOptions } from '../../src/log';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
+import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/sandbox';
 import { withDatabase } from './global-setup';
 
 export interface TestEnv {

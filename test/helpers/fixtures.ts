@@ -7,7 +7,7 @@ import type {
   CardPayoutInput,
   CryptoPayinInput,
   CryptoRampInput,
-} from '../../src/temporal/contracts';
+} from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { formatUnits } from '../../src/lib/units';
 
@@ -37,13 +37,13 @@ export async function insertCardTransaction(
       cardLast4: card.last4,
       cardFingerprint: card.fingerprint,
     });
-    await vaultCard(
-      tx,
-      masterKey,
-      transactionId,
-      { pan: options.pan, expiryMonth: '12', expiryYear: '2099', cvv: '123' },
-      3600,
-    );
+    await vaultCard(tx, masterKey, transactionId, {
+      pan: options.pan,
+      expiryMonth: '12',
+      expiryYear: '2099',
+      cvv: '123',
+      holdSeconds: 3600,
+    });
   });
   return {
     transactionId,
@@ -91,13 +91,12 @@ export async function insertPayoutTransaction(
       cardLast4: card.last4,
       cardFingerprint: card.fingerprint,
     });
-    await vaultCard(
-      tx,
-      masterKey,
-      transactionId,
-      { pan: options.pan, expiryMonth: '12', expiryYear: '2099' },
-      3600,
-    );
+    await vaultCard(tx, masterKey, transactionId, {
+      pan: options.pan,
+      expiryMonth: '12',
+      expiryYear: '2099',
+      holdSeconds: 3600,
+    });
   });
   return {
     transactionId,

@@ -7,7 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
-import { allSearchAttributes } from '../../src/temporal/contracts';
+import { allSearchAttributes } from '../../src/contracts';
 import { workflowsPath } from '../../src/worker';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 

@@ -5,10 +5,11 @@ import { Worker } from '@temporalio/worker';
 import { createDatabase, type Database } from '../../src/db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
+import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/sandbox';
 import type { Config } from '../../src/config';
 import { createTestDatabase, testConfig } from './env';
-import { allSearchAttributes } from '../../src/temporal/contracts';
+import { allSearchAttributes } from '../../src/contracts';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;

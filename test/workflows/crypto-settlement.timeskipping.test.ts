@@ -5,7 +5,7 @@ import { insertPayinTransaction, insertRampTransaction } from '../helpers/fixtur
 import { cryptoTolerances, ledgerEntries, merchants, transactions } from '../../src/db/schema/index';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
-import { depositUpdate, firstAnswerUpdate } from '../../src/temporal/contracts';
+import { depositUpdate, firstAnswerUpdate } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import type { WorkflowHandle } from '@temporalio/client';
 

@@ -23,13 +23,9 @@ import { cardPayment } from '../../workflows/card-payment';
 import { cardPayout } from '../../workflows/card-payout';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
-import {
-  depositUpdate,
-  firstAnswerUpdate,
-  hostedDecisionUpdate,
-  type Deposit,
-} from '../../src/temporal/contracts';
-import { addTerminal, type MerchantCredentials } from '../../src/merchants/accounts';
+import { depositUpdate, firstAnswerUpdate, hostedDecisionUpdate, type Deposit } from '../../src/contracts';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { addTerminal } from '../../src/merchants/terminals';
 import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
 
 /** Payout keys whose confirmation calls fail (before reaching the processor) this many more times. */
@@ -417,9 +413,10 @@ describe('card authorizations whose answers are lost (time-skipping)', () => {
       taskQueue: ts.taskQueue,
       args: [input],
     });
-    expect(await handle.executeUpdate(firstAnswerUpdate)).toEqual({
+    expect(await handle.executeUpdate(firstAnswerUpdate)).toMatchObject({
       status: 'PENDING',
       message: 'The outcome is being confirmed with the processor.',
+      redirectUrl: null,
     });
     expect(await handle.result()).toEqual({
       status: 'SUCCESS',

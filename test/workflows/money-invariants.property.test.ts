@@ -36,11 +36,12 @@ import {
   hostedDecisionUpdate,
   type CryptoExpectation,
   type FirstAnswer,
-} from '../../src/temporal/contracts';
+} from '../../src/contracts';
 import { classify, settledFiat, toleranceUnits, type ToleranceSettings } from '../../src/lib/settlement';
 import { formatUnits, parseUnits } from '../../src/lib/units';
 import { submitDeposit } from '../../src/transactions/deposits';
-import { createMerchant, SANDBOX_TERMINALS, type MerchantCredentials } from '../../src/merchants/accounts';
+import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/sandbox';
 
 const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
 /**

@@ -6,7 +6,7 @@ import { insertCardTransaction } from '../helpers/fixtures';
 import { webhookAttempts, webhookEvents } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
 import { webhookDelivery } from '../../workflows/webhook-delivery';
-import { workflowIds } from '../../src/temporal/contracts';
+import { workflowIds } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let ts: TimeSkippingEnv;

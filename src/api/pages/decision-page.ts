@@ -1,24 +1,23 @@
 import type { FastifyInstance } from 'fastify';
-import { findTransaction } from '../../transactions/create';
-import type { TransactionKind } from '../../temporal/contracts';
+import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
+import { submitDecision } from '../../transactions/decisions';
+import type { TransactionKind } from '../../contracts';
 import type { TransactionRow } from '../../transactions/view';
 import {
   finalStatePage,
-  findHostedTransaction,
   issueCsrf,
   limitPageRate,
   merchantReturnUrl,
   notFoundPage,
   originOf,
   sendPage,
-  submitDecision,
   verifyCsrf,
-  type PageDeps,
 } from './hosted';
 import { escapeHtml, renderPage } from './layout';
+import type { PageDeps } from '../deps';
 
 export interface DecisionPage {
-  kind: TransactionKind | TransactionKind[];
+  kinds: TransactionKind[];
   /** Route path with `:mode` and `:id`, e.g. `/api/v1/:mode/card/checkout/:id`. */
   path: string;
   /** The status in which the page takes an answer. */
@@ -50,7 +49,7 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
   app.get<Params>(page.path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, page.kind, id);
+    const row = await findHostedTransaction(deps.db, mode, page.kinds, id);
     if (!row) return notFoundPage(reply);
     if (row.status !== page.awaiting) return finalStatePage(reply, row);
     const path = pathFor(mode, id);
@@ -90,7 +89,7 @@ ${details}
   app.post<Params & { Body: Record<string, string> }>(page.path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, page.kind, id);
+    const row = await findHostedTransaction(deps.db, mode, page.kinds, id);
     if (!row) return notFoundPage(reply);
     const form = request.body ?? {};
     const decision = form.decision;

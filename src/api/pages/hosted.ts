@@ -1,48 +1,18 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { and, eq } from 'drizzle-orm';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
-import type { Db } from '../../db/client';
-import { transactions } from '../../db/schema/index';
 import { ApiError } from '../../errors';
-import { hostedDecisionUpdate, type HostedDecision, type TransactionKind } from '../../temporal/contracts';
 import { takeToken } from '../../rate-limit';
 import { escapeHtml, newNonce, renderPage } from './layout';
 import type { TransactionRow } from '../../transactions/view';
+import type { PageDeps } from '../deps';
 
 const CSRF_COOKIE = 'pa_csrf';
-
-export interface PageDeps {
-  db: Db;
-  temporal: Client;
-  masterKey: string;
-  ratePerSecond: number;
-  burst: number;
-  /** Mark cookies Secure: the public address is https. */
-  secureCookies: boolean;
-}
 
 /** Per client address, so a page cannot be hammered. */
 export async function limitPageRate(deps: PageDeps, request: FastifyRequest): Promise<void> {
   const decision = await takeToken(deps.db, `page:${request.ip}`, deps.ratePerSecond, deps.burst);
   if (!decision.allowed)
     throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
-}
-
-export async function findHostedTransaction(
-  db: Db,
-  mode: string,
-  kind: TransactionKind | TransactionKind[],
-  id: string,
-): Promise<TransactionRow | undefined> {
-  if (mode !== 'test' && mode !== 'live') return undefined;
-  const [row] = await db
-    .select()
-    .from(transactions)
-    .where(and(eq(transactions.id, id), eq(transactions.mode, mode)));
-  const kinds = Array.isArray(kind) ? kind : [kind];
-  return row && kinds.includes(row.kind) ? row : undefined;
 }
 
 function csrfToken(masterKey: string, transactionId: string, nonce: string): string {
@@ -128,27 +98,6 @@ export function originOf(url: string | null): string[] {
     return [new URL(url).origin];
   } catch {
     return [];
-  }
-}
-
-/**
- * Hands the customer's answer to the transaction's workflow. False when the workflow takes no answer any
- * more (already answered, ended, or never waiting): the caller then shows the state as it is.
- */
-export async function submitDecision(
-  temporal: Client,
-  transactionId: string,
-  decision: HostedDecision,
-): Promise<boolean> {
-  try {
-    await temporal.workflow
-      .getHandle(transactionId)
-      .executeUpdate(hostedDecisionUpdate, { args: [decision] });
-    return true;
-  } catch (error) {
-    // Rejected by the workflow's validator, or the workflow has ended (a closed run is "not found" to updates).
-    if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError) return false;
-    throw error;
   }
 }
 

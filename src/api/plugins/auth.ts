@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors';
-import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants/accounts';
+import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants/keys';
 import { hashSecretKey } from '../../ciphers/keys';
 import { isMode } from '../../lib/vocabulary';
 import type { Db } from '../../db/client';

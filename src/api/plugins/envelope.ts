@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, validationError } from '../../errors';
 import { decryptEnvelope } from '../../ciphers/envelope';
-import { merchantEncryptionKeys } from '../../merchants/accounts';
+import { merchantEncryptionKeys } from '../../merchants/keys';
 import type { Db } from '../../db/client';
 import { isPlainObject, parseJsonExact } from '../../lib/json';
 import { TtlCache } from '../../lib/ttl-cache';

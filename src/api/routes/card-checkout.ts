@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
-import type { PageDeps } from '../pages/hosted';
+import type { PageDeps } from '../deps';
 import { formatMinor } from '../../lib/money';
 
 /** The sandbox issuer's 3DS challenge: approve or decline. */
 export async function cardCheckoutRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
   registerDecisionPage(app, deps, {
-    kind: 'card',
+    kinds: ['card'],
     path: '/api/v1/:mode/card/checkout/:id',
     awaiting: 'REDIRECT',
     title: '3-D Secure verification',

@@ -2,17 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
 import {
   finalStatePage,
-  findHostedTransaction,
   limitPageRate,
   merchantReturnUrl,
   notFoundPage,
   sendPage,
   verifyCsrf,
-  type PageDeps,
 } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
 import { decimalAmount } from '../fields';
-import { findTransaction } from '../../transactions/create';
+import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
+import type { PageDeps } from '../deps';
 import { randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';
 import type { TransactionRow } from '../../transactions/view';
 
@@ -61,7 +60,7 @@ ${simulate}
 /** The crypto checkout: ONRAMP fiat payment (sandbox approve/decline), or the deposit page. */
 export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
   registerDecisionPage(app, deps, {
-    kind: ['ramp', 'crypto_payin'],
+    kinds: ['ramp', 'crypto_payin'],
     path: '/api/v1/:mode/crypto/checkout/:id',
     awaiting: 'REDIRECT',
     title: 'Crypto checkout',

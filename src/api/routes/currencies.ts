@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listPayinCurrencies } from '../../catalogue';
 import { country, decimalAmount, parseInput } from '../fields';
-import type { AppDeps } from '../app';
+import type { RouteDeps } from '../deps';
 
 const CurrenciesRequest = z.object({
   country: country('country', 'alpha2'),
   amount: decimalAmount('amount'),
 });
 
-export async function currencyRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function currencyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.post('/api/v1/:mode/crypto/currencies', { onRequest: app.authenticate }, async (request) => {
     const input = parseInput(CurrenciesRequest, request.body ?? {});
     const data = await listPayinCurrencies(deps.db, input.country, input.amount);

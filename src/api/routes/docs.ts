@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { errorCatalogue } from '../../errors';
 import { escapeHtml, renderPage } from '../pages/layout';
 import { sendPage } from '../pages/hosted';
-import { SANDBOX_CARD_TABLE } from '../../../activities/connectors/sandbox-acquirer';
-import { SANDBOX_PAYOUT_TABLE } from '../../../activities/connectors/sandbox-payouts';
+import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../../sandbox';
 
 const endpoints: [string, string, string][] = [
   [

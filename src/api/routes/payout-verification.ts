@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
-import type { PageDeps } from '../pages/hosted';
+import type { PageDeps } from '../deps';
 import { formatMinor } from '../../lib/money';
 
 /** The sandbox processor's cardholder verification for a payout: approve or reject. */
 export async function payoutVerificationRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
   registerDecisionPage(app, deps, {
-    kind: 'payout',
+    kinds: ['payout'],
     path: '/api/v1/:mode/payout/verification/:id',
     awaiting: 'PENDING',
     title: 'Payout verification',

@@ -1,16 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors';
-import { lookupTransaction } from '../../transactions/create';
+import { lookupTransaction } from '../../transactions/lookup';
 import { transactionBody } from '../../transactions/view';
-import type { AppDeps } from '../app';
+import type { RouteDeps } from '../deps';
 
-export async function statusRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.get<{ Params: { mode: string; id: string } }>(
+export async function statusRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.get<{ Params: { id: string } }>(
     '/api/:mode/status/:id',
     { onRequest: app.authenticate },
     async (request) => {
-      const { merchantId, mode } = request.merchant;
-      const row = await lookupTransaction(deps.db, merchantId, mode, request.params.id);
+      const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
       return transactionBody(row);
     },

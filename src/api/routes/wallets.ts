@@ -1,17 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { and, asc, eq } from 'drizzle-orm';
-import { wallets } from '../../db/schema/index';
-import type { AppDeps } from '../app';
 import { JsonNumber } from '../../lib/json';
+import { listWallets } from '../../wallets/wallets';
+import type { RouteDeps } from '../deps';
 
-export async function walletRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function walletRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get('/api/v1/wallet', { onRequest: app.authenticate }, async (request) => {
-    const { merchantId, mode } = request.merchant;
-    const rows = await deps.db
-      .select()
-      .from(wallets)
-      .where(and(eq(wallets.merchantId, merchantId), eq(wallets.mode, mode)))
-      .orderBy(asc(wallets.currency), asc(wallets.createdAt));
+    const rows = await listWallets(deps.db, request.merchant);
     return {
       message: 'Wallets retrieved successfully.',
       data: rows.map((w) => ({

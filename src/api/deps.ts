@@ -1,0 +1,35 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Db } from '../db/client';
+import type { Logger } from '../log';
+import type { RateSource } from '../rates';
+import type { TransactionDeps } from '../transactions/deps';
+
+/** What the HTTP layer is built from. */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  temporal: Client;
+  log?: Logger;
+  /** Prices for crypto quotes; the sandbox reads the catalogue. */
+  rates?: RateSource;
+}
+
+/** What merchant routes use: the storage and Temporal handles, and the transaction services' own bag. */
+export interface RouteDeps {
+  config: Config;
+  db: Db;
+  temporal: Client;
+  transactions: TransactionDeps;
+}
+
+/** What the hosted pages use. */
+export interface PageDeps {
+  db: Db;
+  temporal: Client;
+  masterKey: string;
+  ratePerSecond: number;
+  burst: number;
+  /** Mark cookies Secure: the public address is https. */
+  secureCookies: boolean;
+}

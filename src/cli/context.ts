@@ -1,0 +1,49 @@
+import type { Client } from '@temporalio/client';
+import { ConfigError, loadCliConfig, type CliConfig } from '../config';
+import type { Database } from '../db/client';
+import { devSecrets, readDevInstance } from '../dev/state';
+import { CliError } from './errors';
+
+/** What every command gets: the parsed configuration, the database, Temporal on demand, output. */
+export interface CliContext {
+  config: CliConfig;
+  database: Database;
+  temporal(): Promise<Client>;
+  print(value: unknown, json: boolean): void;
+}
+
+export type Command = (ctx: CliContext, argv: string[]) => Promise<void>;
+
+/**
+ * The CLI's configuration, through the service's own parser: the environment (`DATABASE_URL` and
+ * `MASTER_KEY` at least), or else the running `npm run dev` instance.
+ */
+export function cliConfig(env: NodeJS.ProcessEnv): CliConfig {
+  let source = env;
+  if (!env.DATABASE_URL) {
+    const instance = readDevInstance();
+    if (!instance) throw new CliError('DATABASE_URL is not set and no `npm run dev` instance is running.');
+    source = {
+      PAYLOAD_KEYS: devSecrets().payload_keys,
+      ...env,
+      DATABASE_URL: instance.database_url,
+      MASTER_KEY: instance.master_key,
+      TEMPORAL_ADDRESS: instance.temporal_address,
+    };
+  }
+  try {
+    return loadCliConfig(source);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+export function print(value: unknown, json: boolean): void {
+  const text = JSON.stringify(
+    value,
+    (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v),
+    json ? 0 : 2,
+  );
+  process.stdout.write(`${text}\n`);
+}

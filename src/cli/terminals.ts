@@ -1,0 +1,52 @@
+import { parseArgs } from 'node:util';
+import { addTerminal } from '../merchants/terminals';
+import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
+import { SANDBOX_TERMINALS } from '../sandbox';
+import type { Command } from './context';
+import { CliError } from './errors';
+
+export const commands: Record<string, Command> = {
+  async add(ctx, argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        merchant: { type: 'string' },
+        mode: { type: 'string' },
+        kind: { type: 'string', multiple: true },
+        connector: { type: 'string' },
+        priority: { type: 'string' },
+        descriptor: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (!values.merchant) throw new CliError('--merchant is required');
+    if (!isMode(values.mode)) throw new CliError('--mode must be test or live');
+    const kinds = values.kind ?? [];
+    if (kinds.length === 0 || !kinds.every(isTransactionKind)) {
+      throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
+    }
+    const priority = Number(values.priority ?? 100);
+    if (!Number.isInteger(priority)) throw new CliError('--priority must be a whole number');
+    const connector =
+      values.connector ??
+      SANDBOX_TERMINALS.find((t) => t.kinds.includes(kinds[0]!))?.connector ??
+      'sandbox-acquirer';
+    try {
+      const result = await addTerminal(ctx.database.db, values.merchant, values.mode, {
+        connector,
+        kinds,
+        priority,
+        descriptor: values.descriptor ?? null,
+      });
+      ctx.print(result, values.json ?? false);
+    } catch (error) {
+      if (
+        error instanceof Error &&
+        /foreign key/.test(String((error as { cause?: unknown }).cause ?? error.message))
+      ) {
+        throw new CliError(`Merchant ${values.merchant} not found.`);
+      }
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,28 @@
+/**
+ * Closed list of failure types activities raise; workflows branch on them. Business outcomes (a decline, no
+ * funds, an inactive wallet) are final answers. `notProcessed` says a connector certainly did not act, which
+ * allows a cascade or a release; anything else from a connector call leaves its outcome unknown.
+ */
+export const failureTypes = {
+  declined: 'CardDeclined',
+  notFound: 'NotFound',
+  insufficientFunds: 'InsufficientFunds',
+  walletInactive: 'WalletInactive',
+  notProcessed: 'ConnectorNotProcessed',
+  outcomeUnknown: 'ConnectorOutcomeUnknown',
+} as const;
+
+/**
+ * What a connector says about an earlier request when asked by its idempotency key: the request's result,
+ * `not_found` (it never arrived: certainly not processed) or `pending` (still being processed).
+ */
+export type Lookup<Result> = Result | { outcome: 'not_found' } | { outcome: 'pending' };
+
+/** The idempotency keys connector calls carry: one per transaction, step and terminal, never reused. */
+export const connectorKeys = {
+  authorization: (transactionId: string, terminalId: string) => `${transactionId}:authorize:${terminalId}`,
+  payout: (transactionId: string, terminalId: string) => `${transactionId}:payout:${terminalId}`,
+};
+
+/** What the UI's "Request Cancellation" means for a transaction: a failure with every compensation. */
+export const CANCELLED_BY_OPS = 'Cancelled by ops.';

@@ -1,0 +1,79 @@
+import type { Mode } from '../lib/vocabulary';
+
+export interface TransactionRef {
+  transactionId: string;
+  merchantId: string;
+  mode: Mode;
+}
+
+/** Card data as the workflow may see it: the number and CVV stay in the encrypted vault. */
+export interface CardSummary {
+  bin: string;
+  last4: string;
+  fingerprint: string;
+}
+
+export interface CardPaymentInput extends TransactionRef {
+  amountMinor: string;
+  currency: string;
+  /** Pins one terminal: no cascading. */
+  terminalId?: string;
+  card: CardSummary;
+  challengeTimeoutSeconds: number;
+  /** The checkout page the customer completes the 3DS challenge on. */
+  hostedPageUrl: string;
+}
+
+export interface CardPayoutInput extends TransactionRef {
+  walletId: string;
+  amountMinor: string;
+  currency: string;
+  terminalId?: string;
+  card: CardSummary;
+  verificationTimeoutSeconds: number;
+  /** The verification page the cardholder answers on, when the processor asks for one. */
+  hostedPageUrl: string;
+}
+
+/** What a crypto transaction expects on chain, in the asset's smallest units, and its locked fiat value. */
+export interface CryptoExpectation {
+  cryptoCurrency: string;
+  cryptoNetwork: string;
+  decimals: number;
+  /** Expected amount, base units. */
+  expectedUnits: string;
+  /**
+   * The fiat amount the expected crypto is worth, minor units: with `expectedUnits` it is the rate locked
+   * for the transaction, at which partial amounts and tolerances are converted.
+   */
+  fiatMinor: string;
+  /** ISO 4217 exponent of the fiat currency. */
+  fiatDecimals: number;
+  depositWindowSeconds: number;
+}
+
+export interface CryptoRampInput extends TransactionRef {
+  transactionType: 'ONRAMP' | 'OFFRAMP';
+  crypto: CryptoExpectation;
+  walletAddress: string;
+  fiatCurrency: string;
+  fiatAmount: string;
+  /** ONRAMP: how long the customer has to pay the fiat. */
+  paymentWindowSeconds: number;
+  hostedPageUrl: string;
+}
+
+export interface CryptoPayinInput extends TransactionRef {
+  /** `fiatMinor` is what a full payment credits to the wallet. */
+  crypto: CryptoExpectation;
+  walletId: string;
+  hostedPageUrl: string;
+}
+
+export interface WebhookDeliveryInput {
+  eventId: string;
+  /** 0 for the first delivery, then one per redelivery. */
+  run: number;
+  delaysSeconds: number[];
+  windowSeconds: number;
+}

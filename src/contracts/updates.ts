@@ -1,0 +1,45 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { TransactionStatus } from '../lib/vocabulary';
+
+/** Where a transaction stands, as its workflow says it. */
+export interface FirstAnswer {
+  status: TransactionStatus;
+  message: string;
+}
+
+/**
+ * The workflow's first answer with what it projected by then (hosted page, routed terminal, quote,
+ * deposit address): enough for the create call to answer without reading the projection back.
+ */
+export interface TransactionSnapshot extends FirstAnswer {
+  redirectUrl?: string | null;
+  descriptor?: string | null;
+  terminalId?: string;
+  details?: Record<string, unknown>;
+}
+
+/** Asked by the create call (update-with-start); completes once the workflow's first answer is projected. */
+export const firstAnswerUpdate = defineUpdate<TransactionSnapshot>('firstAnswer');
+
+/** The customer's answer on a hosted page (3DS challenge, payout verification, ramp payment). */
+export type HostedDecision = 'approve' | 'decline';
+export const hostedDecisionUpdate = defineUpdate<FirstAnswer, [HostedDecision]>('hostedDecision');
+
+export const stateQuery = defineQuery<FirstAnswer>('state');
+
+/** A deposit seen on chain for the transaction's address. */
+export interface Deposit {
+  txHash: string;
+  /** Base units of the asset. */
+  units: string;
+  /** The sending address, where a refund goes. */
+  sender?: string;
+}
+
+export type DepositDisposition = 'counted' | 'refunded' | 'held' | 'duplicate';
+
+/** How the workflow accounted a deposit, and the transaction's state after it. */
+export interface DepositReceipt extends FirstAnswer {
+  disposition: DepositDisposition;
+}
+export const depositUpdate = defineUpdate<DepositReceipt, [Deposit]>('deposit');

@@ -1,0 +1,32 @@
+import type {
+  CardPaymentInput,
+  CardPayoutInput,
+  CryptoPayinInput,
+  CryptoRampInput,
+  WebhookDeliveryInput,
+} from './inputs';
+import type { FirstAnswer } from './updates';
+
+/**
+ * Every workflow by its registered name, with its input and result. `workflows/index.ts` checks its
+ * exports against this, and every start names a key of it: a renamed or retyped workflow, or a start
+ * with the wrong input, does not compile.
+ */
+export interface WorkflowSignatures {
+  cardPayment(input: CardPaymentInput): Promise<FirstAnswer>;
+  cardPayout(input: CardPayoutInput): Promise<FirstAnswer>;
+  cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer>;
+  cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>;
+  webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'>;
+}
+
+export type WorkflowName = keyof WorkflowSignatures;
+/** The workflows that carry a transaction, started by update-with-start. */
+export type TransactionWorkflow = Exclude<WorkflowName, 'webhookDelivery'>;
+export type WorkflowInput<Name extends WorkflowName> = Parameters<WorkflowSignatures[Name]>[0];
+
+export const workflowIds = {
+  /** A transaction's workflow id is its transaction id. */
+  transaction: (transactionId: string) => transactionId,
+  webhook: (eventId: string, run: number) => `webhook-${eventId}-${run}`,
+};

@@ -1,0 +1,76 @@
+import { createTransaction, type Created } from './create';
+import { cardSucceededBefore, summarizeCard } from './card-vault';
+import {
+  cardholderColumns,
+  checkMerchantUrls,
+  checkTerminal,
+  requestHash,
+  type CustomerFields,
+} from './request';
+import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
+
+/** A validated card payment request (docs/api.md, card payment). */
+export interface CardPaymentRequest extends CustomerFields {
+  address: string;
+  country: string;
+  city: string;
+  state: string;
+  zip: string;
+  ip_address: string;
+  phone_number: string;
+  amount: bigint;
+  currency: string;
+  card_number: string;
+  card_expiry_month: string;
+  card_expiry_year: string;
+  card_cvv: string;
+  redirect_url: string;
+  webhook_url?: string | undefined;
+  order_id?: string | undefined;
+  terminal_id?: string | undefined;
+}
+
+/** A card payment from raw card data: vaulted, routed by the `cardPayment` workflow, 3DS when asked. */
+export async function createCardPayment(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  input: CardPaymentRequest,
+): Promise<Created> {
+  const { config } = deps;
+  await checkMerchantUrls(config, merchant, input);
+  await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
+  const card = summarizeCard(input.card_number, config.MASTER_KEY);
+  const whitelisted = await cardSucceededBefore(deps.db, merchant, card.fingerprint);
+  const { card_number: pan, card_cvv: cvv, ...kept } = input;
+  return createTransaction(deps, merchant, {
+    kind: 'card',
+    orderId: input.order_id ?? null,
+    requestHash: requestHash(config.MASTER_KEY, { ...kept, card: card.fingerprint }),
+    row: {
+      amountMinor: input.amount,
+      currency: input.currency,
+      ...cardholderColumns(input, card),
+      merchantRedirectUrl: input.redirect_url,
+      webhookUrl: input.webhook_url ?? null,
+      details: { is_card_WL: whitelisted },
+    },
+    card: {
+      pan,
+      cvv,
+      expiryMonth: input.card_expiry_month,
+      expiryYear: input.card_expiry_year,
+      holdSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS + 3600,
+    },
+    workflow: 'cardPayment',
+    input: (transactionId) => ({
+      transactionId,
+      ...merchant,
+      amountMinor: input.amount.toString(),
+      currency: input.currency,
+      terminalId: input.terminal_id,
+      card,
+      challengeTimeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,
+      hostedPageUrl: hostedPageUrl(config, merchant.mode, 'card/checkout', transactionId),
+    }),
+  });
+}

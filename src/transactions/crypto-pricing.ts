@@ -1,0 +1,89 @@
+import type { Db } from '../db/client';
+import { fieldError } from '../errors';
+import { findCryptoAsset, networksOf, type CryptoAsset } from '../catalogue';
+import { currencyExponent } from '../lib/currencies';
+import { quote, type Quote } from '../lib/quotes';
+import { formatUnits, parseUnits } from '../lib/units';
+import type { CryptoExpectation } from '../contracts';
+import type { RateSource } from '../rates';
+
+/** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */
+export const ONRAMP_WINDOW_SECONDS = 30 * 60;
+export const DEPOSIT_WINDOW_SECONDS = 60 * 60;
+
+/** The catalogue entry for the currency and network; the network may be left out when there is only one. */
+export async function resolveAsset(db: Db, code: string, network: string | undefined): Promise<CryptoAsset> {
+  const networks = await networksOf(db, code);
+  if (networks.length === 0) fieldError('crypto_currency', 'The selected crypto currency is not supported.');
+  if (!network && networks.length > 1) {
+    fieldError(
+      'crypto_network',
+      `The crypto network field is required for ${code}: one of ${networks.join(', ')}.`,
+    );
+  }
+  const asset = await findCryptoAsset(db, code, network ?? networks[0]!);
+  if (!asset)
+    fieldError('crypto_network', `The crypto network must be one of ${networks.join(', ')} for ${code}.`);
+  return asset;
+}
+
+/** The fiat currency's ISO 4217 exponent, once the rate source is known to price it. */
+export async function pricedFiat(rates: RateSource, field: string, currency: string) {
+  const usdRate = await rates.fiatUsd(currency);
+  if (!usdRate) fieldError(field, `The selected ${field.replace('_', ' ')} is not supported.`);
+  return { usdRate, decimals: currencyExponent(currency) ?? 2 };
+}
+
+/** An amount with more decimals than its currency or asset has is refused, never rounded. */
+export function checkDecimals(field: string, amount: string, decimals: number): void {
+  if (parseUnits(amount, decimals) === undefined) {
+    fieldError(field, `The ${field.replace('_', ' ')} field must have at most ${decimals} decimal places.`);
+  }
+}
+
+/** The catalogue's limits are fiat amounts; the request's fiat value must lie within them. */
+export function checkLimits(field: string, fiatAmount: string, asset: CryptoAsset): void {
+  const units = (v: string) => parseUnits(v, 18)!;
+  const amount = units(fiatAmount);
+  if (amount < units(asset.minAmount) || amount > units(asset.maxAmount)) {
+    const shown = (v: string) => formatUnits(units(v), 18);
+    fieldError(
+      field,
+      `The amount must be between ${shown(asset.minAmount)} and ${shown(asset.maxAmount)} for ${asset.code} on ${asset.network}.`,
+    );
+  }
+}
+
+/** Prices one side from the other at the rate source's current rates. */
+export async function priceQuote(
+  rates: RateSource,
+  asset: CryptoAsset,
+  fiat: { usdRate: string; decimals: number },
+  given: { fiat: string } | { crypto: string },
+  cryptoRounding: 'down' | 'up',
+): Promise<Quote> {
+  return quote({
+    cryptoUsd: await rates.cryptoUsd(asset),
+    fiatUsd: fiat.usdRate,
+    cryptoDecimals: asset.decimals,
+    fiatDecimals: fiat.decimals,
+    given,
+    cryptoRounding,
+  });
+}
+
+/**
+ * What the workflow watches for on chain: the asset and the quoted amount in its smallest units, with the
+ * fiat amount it is worth (together, the locked rate).
+ */
+export function expectation(asset: CryptoAsset, quoted: Quote, fiatDecimals: number): CryptoExpectation {
+  return {
+    cryptoCurrency: asset.code,
+    cryptoNetwork: asset.network,
+    decimals: asset.decimals,
+    expectedUnits: parseUnits(quoted.cryptoAmount, asset.decimals)!.toString(),
+    fiatMinor: parseUnits(quoted.fiatAmount, fiatDecimals)!.toString(),
+    fiatDecimals,
+    depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
+  };
+}

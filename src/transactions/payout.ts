@@ -1,0 +1,74 @@
+import { fieldError } from '../errors';
+import { findWallet } from '../wallets/wallets';
+import { createTransaction, type Created } from './create';
+import { summarizeCard } from './card-vault';
+import {
+  cardholderColumns,
+  checkMerchantUrls,
+  checkTerminal,
+  requestHash,
+  type CustomerFields,
+} from './request';
+import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
+
+/** A validated card payout request (docs/api.md, card payout). */
+export interface CardPayoutRequest extends CustomerFields {
+  wallet_id: string;
+  address: string;
+  country: string;
+  city: string;
+  state: string;
+  zip: string;
+  ip_address: string;
+  phone_number: string;
+  amount: bigint;
+  currency: string;
+  card_number: string;
+  card_expiry_month: string;
+  card_expiry_year: string;
+  webhook_url?: string | undefined;
+  order_id?: string | undefined;
+  terminal_id?: string | undefined;
+}
+
+/** A payout to a card from one of the merchant's wallets, carried by the `cardPayout` saga. */
+export async function createCardPayout(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  input: CardPayoutRequest,
+): Promise<Created> {
+  const { config } = deps;
+  await checkMerchantUrls(config, merchant, input);
+  const wallet = await findWallet(deps.db, merchant, input.wallet_id);
+  if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
+  await checkTerminal(deps.db, merchant, 'payout', input.terminal_id);
+  const card = summarizeCard(input.card_number, config.MASTER_KEY);
+  const { card_number: pan, ...kept } = input;
+  // The number waits in the vault for as long as the cardholder may take to verify the payout.
+  const holdSeconds = config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS + 3600;
+  return createTransaction(deps, merchant, {
+    kind: 'payout',
+    orderId: input.order_id ?? null,
+    requestHash: requestHash(config.MASTER_KEY, { ...kept, card: card.fingerprint }),
+    row: {
+      amountMinor: input.amount,
+      currency: input.currency,
+      ...cardholderColumns(input, card),
+      webhookUrl: input.webhook_url ?? null,
+      walletId: wallet.id,
+    },
+    card: { pan, expiryMonth: input.card_expiry_month, expiryYear: input.card_expiry_year, holdSeconds },
+    workflow: 'cardPayout',
+    input: (transactionId) => ({
+      transactionId,
+      ...merchant,
+      walletId: wallet.id,
+      amountMinor: input.amount.toString(),
+      currency: input.currency,
+      terminalId: input.terminal_id,
+      card,
+      verificationTimeoutSeconds: config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS,
+      hostedPageUrl: hostedPageUrl(config, merchant.mode, 'payout/verification', transactionId),
+    }),
+  });
+}

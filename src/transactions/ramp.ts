@@ -1,0 +1,88 @@
+import { fieldError } from '../errors';
+import { parseUnits } from '../lib/units';
+import { createTransaction, type Created } from './create';
+import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
+import {
+  checkDecimals,
+  checkLimits,
+  expectation,
+  ONRAMP_WINDOW_SECONDS,
+  priceQuote,
+  pricedFiat,
+  resolveAsset,
+} from './crypto-pricing';
+import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
+
+/** A validated ramp request; `amount` is the fiat (ONRAMP) or crypto (OFFRAMP) amount given (docs/api.md). */
+export interface RampRequest extends CustomerFields {
+  phone_number: string;
+  transaction_type: 'ONRAMP' | 'OFFRAMP';
+  fiat_currency: string;
+  crypto_currency: string;
+  crypto_network?: string | undefined;
+  amount: string;
+  wallet_address: string;
+  ip_address: string;
+  country: string;
+  payment_method?: string | undefined;
+  redirect_url: string;
+  webhook_url?: string | undefined;
+  order_id?: string | undefined;
+  terminal_id?: string | undefined;
+}
+
+/** A crypto ramp, quoted at today's rates and locked for its window, carried by `cryptoRamp`. */
+export async function createRamp(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  input: RampRequest,
+): Promise<Created> {
+  const { config } = deps;
+  await checkMerchantUrls(config, merchant, input);
+  const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
+  const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
+  const onramp = input.transaction_type === 'ONRAMP';
+  const field = onramp ? 'fiat_amount' : 'crypto_amount';
+  checkDecimals(field, input.amount, onramp ? fiat.decimals : asset.decimals);
+  await checkTerminal(deps.db, merchant, 'ramp', input.terminal_id);
+  const given = onramp ? { fiat: input.amount } : { crypto: input.amount };
+  const q = await priceQuote(deps.rates, asset, fiat, given, 'down');
+  checkLimits(field, q.fiatAmount, asset);
+  if (parseUnits(q.cryptoAmount, asset.decimals) === 0n || parseUnits(q.fiatAmount, fiat.decimals) === 0n) {
+    fieldError(field, 'The amount is too small to convert.');
+  }
+  return createTransaction(deps, merchant, {
+    kind: 'ramp',
+    orderId: input.order_id ?? null,
+    requestHash: requestHash(config.MASTER_KEY, { ...input, crypto_network: asset.network }),
+    row: {
+      amountDecimal: q.fiatAmount,
+      currency: input.fiat_currency,
+      customer: customerOf(input),
+      merchantRedirectUrl: input.redirect_url,
+      webhookUrl: input.webhook_url ?? null,
+      details: {
+        transaction_type: input.transaction_type,
+        fiat: input.fiat_currency,
+        fiat_amount: q.fiatAmount,
+        crypto: asset.code,
+        crypto_amount: q.cryptoAmount,
+        crypto_network: asset.network,
+        wallet_address: input.wallet_address,
+        rate: q.rate,
+      },
+    },
+    workflow: 'cryptoRamp',
+    input: (transactionId) => ({
+      transactionId,
+      ...merchant,
+      transactionType: input.transaction_type,
+      crypto: expectation(asset, q, fiat.decimals),
+      walletAddress: input.wallet_address,
+      fiatCurrency: input.fiat_currency,
+      fiatAmount: q.fiatAmount,
+      paymentWindowSeconds: ONRAMP_WINDOW_SECONDS,
+      hostedPageUrl: hostedPageUrl(config, merchant.mode, 'crypto/checkout', transactionId),
+    }),
+  });
+}

@@ -1,0 +1,72 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { FirstAnswer, TransactionSnapshot } from '../src/contracts';
+import { store } from './activities';
+
+/** What a move or a record adds to the projection besides the status. */
+export interface Placement {
+  terminalId?: string;
+  descriptor?: string | null;
+  redirectUrl?: string | null;
+  details?: Record<string, unknown>;
+  refunded?: boolean;
+}
+
+/**
+ * The transaction's projection to Postgres, written from its workflow: one write after another, each
+ * with a version that grows with the workflow's history, and a record of what has been shown so far.
+ */
+export class Projection {
+  /** The state as projected: what may be told. */
+  private projected: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
+  private shown: Omit<TransactionSnapshot, 'status' | 'message'> = {};
+  private versionBase = 0;
+  private versionStep = 0;
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly transactionId: string) {}
+
+  get state(): FirstAnswer {
+    return this.projected;
+  }
+
+  /** The projected state with everything written alongside it so far. */
+  snapshot(): TransactionSnapshot {
+    return { ...this.projected, ...this.shown };
+  }
+
+  /**
+   * Queues one write (of `next`, or of the current state with new details); each takes its version when
+   * its turn comes, so a detail recorded while a move is being written never lands with an older status.
+   */
+  write(next: FirstAnswer | undefined, placement: Placement): Promise<void> {
+    const write = this.writes.then(async () => {
+      const state = next ?? this.projected;
+      await store.project({
+        transactionId: this.transactionId,
+        version: this.nextVersion(),
+        ...state,
+        ...placement,
+      });
+      this.projected = state;
+      const { refunded: _refunded, details, ...shown } = placement;
+      this.shown = { ...this.shown, ...shown, details: { ...this.shown.details, ...details } };
+    });
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /**
+   * A workflow task the server refused (an update arrived while it ran) may have written projections
+   * already; its retry sees a longer history, so every write of the retry supersedes them, whichever path
+   * it takes.
+   */
+  private nextVersion(): number {
+    const { historyLength } = workflowInfo();
+    if (historyLength !== this.versionBase) {
+      this.versionBase = historyLength;
+      this.versionStep = 0;
+    }
+    this.versionStep += 1;
+    return this.versionBase * 1000 + this.versionStep;
+  }
+}
