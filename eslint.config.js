@@ -1,6 +1,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import boundaries from 'eslint-plugin-boundaries';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { boundariesRule, boundariesSettings } from './eslint.boundaries.js';
 
 const nodeBuiltins = [
   'assert',
@@ -33,7 +37,7 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'migrations/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'migrations/**', 'coverage/**', 'test/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -46,6 +50,21 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Layers point one way, and no module imports itself back through others.
+    plugins: { boundaries, 'import-x': importX },
+    settings: {
+      ...boundariesSettings,
+      ...importX.flatConfigs.typescript.settings,
+      'import/resolver': { typescript: { project: './tsconfig.json' } },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: {
+      'boundaries/dependencies': boundariesRule,
+      'boundaries/no-unknown-files': 'error',
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {

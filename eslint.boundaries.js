@@ -1,0 +1,81 @@
+// Which folder may import which: the layers of docs/architecture.md, enforced on every lint.
+// api, cli -> domain -> (temporal client, base, lib, contracts); worker -> activities -> domain; workflows
+// -> contracts and lib only (activities as types); the process roots wire everything together.
+
+/** [element type, path patterns relative to the repository root]; the first match wins. */
+export const layers = [
+  ['lib', ['src/lib/**']],
+  ['contracts', ['src/contracts/**']],
+  [
+    'base',
+    [
+      'src/ciphers/**',
+      'src/db/**',
+      'src/config.ts',
+      'src/log.ts',
+      'src/errors.ts',
+      'src/net/**',
+      'src/webhooks/**',
+      'src/dev/state.ts',
+    ],
+  ],
+  ['temporal', ['src/temporal/**']],
+  [
+    'domain',
+    [
+      'src/transactions/**',
+      'src/merchants/**',
+      'src/wallets/**',
+      'src/catalogue.ts',
+      'src/rates.ts',
+      'src/sandbox.ts',
+      'src/rate-limit.ts',
+    ],
+  ],
+  ['api', ['src/api/**']],
+  ['cli', ['src/cli/**']],
+  ['process', ['src/main.ts', 'src/worker.ts', 'src/maintenance.ts', 'src/dev/**']],
+  ['activities', ['activities/**']],
+  ['workflows', ['workflows/**']],
+  ['tools', ['scripts/**', 'bench/**', 'bin/**', 'test/**', '*.ts', '*.js']],
+];
+
+/** Element type -> the element types it may import (its own type always included). */
+export const allowed = {
+  lib: [],
+  contracts: ['lib'],
+  base: ['lib', 'contracts'],
+  temporal: ['base', 'lib', 'contracts'],
+  domain: ['temporal', 'base', 'lib', 'contracts'],
+  api: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  cli: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  activities: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  workflows: ['lib', 'contracts'],
+  process: ['api', 'cli', 'activities', 'workflows', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+  tools: ['process', 'api', 'cli', 'activities', 'workflows', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+};
+
+export const boundariesSettings = {
+  'boundaries/elements': layers.flatMap(([type, patterns]) =>
+    patterns.map((pattern) => ({ type, pattern, partialMatch: false })),
+  ),
+  'boundaries/include': ['src/**', 'workflows/**', 'activities/**', 'scripts/**', 'bench/**', 'bin/**', 'test/**', '*.ts', '*.js'],
+};
+
+export const boundariesRule = [
+  'error',
+  {
+    default: 'disallow',
+    policies: [
+      ...Object.entries(allowed).map(([from, to]) => ({
+        from: { element: { type: from } },
+        allow: { to: { element: { types: { anyOf: [from, ...to] } } } },
+      })),
+      // Workflows see activities only as types (the proxies' signatures), never their code.
+      {
+        from: { element: { type: 'workflows' } },
+        allow: { to: { element: { type: 'activities' } }, dependency: { kind: 'type' } },
+      },
+    ],
+  },
+];
