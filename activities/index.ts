@@ -1,6 +1,6 @@
 import type { Db } from '../src/db/client';
-import type { Config } from '../src/config';
-import { webhookSchedule } from '../src/config';
+import type { Config } from '../src/platform/config';
+import { webhookSchedule } from '../src/platform/config';
 import { projectionActivities } from './projection';
 import { cardActivities } from './cards';
 import { webhookActivities } from './webhooks';

@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, createCipheriv } from 'node:crypto';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../src/platform/config';
 import { createDatabase, runMigrations } from '../src/db/client';
 import { createMerchant } from '../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../src/sandbox';
-import { start } from '../src/main';
-import { createLogger } from '../src/log';
+import { SANDBOX_TERMINALS } from '../src/sandbox/tables';
+import { start } from '../src/process/main';
+import { createLogger } from '../src/platform/log';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';
 import { startTemporalDevServer } from '../src/dev/temporal';
 

@@ -5,10 +5,10 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { createLogger, type Logger } from '../log';
-import { ApiError } from '../errors';
+import { createLogger, type Logger } from '../platform/log';
+import { ApiError } from '../platform/errors';
 import { parseJsonExact, stringifyExact } from '../lib/json';
-import { sandboxRates } from '../rates';
+import { sandboxRates } from '../crypto/rates';
 import { registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
 import { decryptBody } from './plugins/envelope';

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config';
+import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
-import type { Logger } from '../log';
-import type { RateSource } from '../rates';
+import type { Logger } from '../platform/log';
+import type { RateSource } from '../crypto/rates';
 import type { TransactionDeps } from '../transactions/deps';
 
 /** What the HTTP layer is built from. */

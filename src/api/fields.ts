@@ -4,7 +4,7 @@ import { countryAlpha2 } from '../lib/countries';
 import { isFiatCurrency } from '../lib/currencies';
 import { JsonNumber } from '../lib/json';
 import { canonicalDecimal } from '../lib/units';
-import { validationError } from '../errors';
+import { validationError } from '../platform/errors';
 
 /** `first_name` -> `first name`, as merchants read it in messages. */
 export function human(field: string): string {

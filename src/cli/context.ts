@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { ConfigError, loadCliConfig, type CliConfig } from '../config';
+import { ConfigError, loadCliConfig, type CliConfig } from '../platform/config';
 import type { Database } from '../db/client';
-import { devSecrets, readDevInstance } from '../dev/state';
+import { devSecrets, readDevInstance } from '../platform/dev-instance';
 import { CliError } from './errors';
 
 /** What every command gets: the parsed configuration, the database, Temporal on demand, output. */

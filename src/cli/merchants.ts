@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { createMerchant, type WalletSpec } from '../merchants/accounts';
 import { rotateMerchantKeys } from '../merchants/keys';
 import { isFiatCurrency } from '../lib/currencies';
-import { SANDBOX_TERMINALS } from '../sandbox';
+import { SANDBOX_TERMINALS } from '../sandbox/tables';
 import { settingsCommand } from './settlement';
 import type { Command } from './context';
 import { CliError } from './errors';

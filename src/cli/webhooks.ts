@@ -1,6 +1,6 @@
 import { desc, eq, or, sql } from 'drizzle-orm';
 import { webhookAttempts, webhookEvents } from '../db/schema/index';
-import { webhookSchedule } from '../config';
+import { webhookSchedule } from '../platform/config';
 import type { WebhookDeliveryInput } from '../contracts';
 import { startWebhookDelivery } from '../temporal/client';
 import type { Command } from './context';

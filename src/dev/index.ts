@@ -1,17 +1,17 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { loadConfig } from '../config';
+import { loadConfig } from '../platform/config';
 import { createDatabase, runMigrations } from '../db/client';
 import { merchants } from '../db/schema/index';
 import { createMerchant, type MerchantCredentials } from '../merchants/accounts';
-import { SANDBOX_TERMINALS } from '../sandbox';
-import { start } from '../main';
-import { createLogger } from '../log';
+import { SANDBOX_TERMINALS } from '../sandbox/tables';
+import { start } from '../process/main';
+import { createLogger } from '../platform/log';
 import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
 import { startTemporalDevServer, type LocalTemporal } from './temporal';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
-import { dataDir, devInstanceFile, devSecrets, type DevInstance } from './state';
+import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 

@@ -4,7 +4,7 @@ import { encryptSecret } from '../ciphers/secrets';
 import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { newId } from '../ciphers/ids';
 import { MODES, type Mode } from '../lib/vocabulary';
-import type { TerminalSpec } from '../sandbox';
+import type { TerminalSpec } from '../sandbox/tables';
 import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {

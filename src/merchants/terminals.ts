@@ -2,7 +2,7 @@ import type { Db } from '../db/client';
 import { auditLog, terminals } from '../db/schema/index';
 import { newId } from '../ciphers/ids';
 import type { Mode } from '../lib/vocabulary';
-import type { TerminalSpec } from '../sandbox';
+import type { TerminalSpec } from '../sandbox/tables';
 
 export async function addTerminal(
   db: Db,

@@ -7,7 +7,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
-import type { Config } from '../config';
+import type { Config } from '../platform/config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import {
   firstAnswerUpdate,

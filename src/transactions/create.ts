@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
-import { ApiError } from '../errors';
+import { ApiError } from '../platform/errors';
 import { newTransactionId } from '../ciphers/ids';
 import {
   searchAttributes,

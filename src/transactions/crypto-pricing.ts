@@ -1,11 +1,11 @@
 import type { Db } from '../db/client';
-import { fieldError } from '../errors';
-import { findCryptoAsset, networksOf, type CryptoAsset } from '../catalogue';
+import { fieldError } from '../platform/errors';
+import { findCryptoAsset, networksOf, type CryptoAsset } from '../crypto/catalogue';
 import { currencyExponent } from '../lib/currencies';
 import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
 import type { CryptoExpectation } from '../contracts';
-import type { RateSource } from '../rates';
+import type { RateSource } from '../crypto/rates';
 
 /** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */
 export const ONRAMP_WINDOW_SECONDS = 30 * 60;

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
-import { findCryptoAsset } from '../catalogue';
+import { findCryptoAsset } from '../crypto/catalogue';
 import { depositUpdate, type DepositDisposition } from '../contracts';
 import { sendUpdate } from '../temporal/client';
 import { parseUnits } from '../lib/units';

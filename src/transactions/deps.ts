@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config';
+import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
-import type { Logger } from '../log';
-import type { RateSource } from '../rates';
+import type { Logger } from '../platform/log';
+import type { RateSource } from '../crypto/rates';
 import type { Mode } from '../lib/vocabulary';
 
 /** What the transaction services need: storage, Temporal, prices, and the settings they act on. */

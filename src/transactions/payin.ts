@@ -1,4 +1,4 @@
-import { fieldError } from '../errors';
+import { fieldError } from '../platform/errors';
 import { findWalletFor } from '../wallets/wallets';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';

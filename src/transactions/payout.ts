@@ -1,4 +1,4 @@
-import { fieldError } from '../errors';
+import { fieldError } from '../platform/errors';
 import { findWallet } from '../wallets/wallets';
 import { createTransaction, type Created } from './create';
 import { summarizeCard } from './card-vault';

@@ -1,4 +1,4 @@
-import { fieldError } from '../errors';
+import { fieldError } from '../platform/errors';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';

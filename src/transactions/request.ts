@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Config } from '../config';
+import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import { terminals } from '../db/schema/index';
 import { keyedDigest } from '../ciphers/secrets';
 import { stringifyExact } from '../lib/json';
-import { fieldError } from '../errors';
+import { fieldError } from '../platform/errors';
 import { urlAllowed } from '../net/address-policy';
 import type { CardSummary } from '../contracts';
 import type { TransactionKind } from '../lib/vocabulary';

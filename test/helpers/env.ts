@@ -6,14 +6,14 @@ import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../../src/config';
+import { loadConfig, type Config } from '../../src/platform/config';
 import { createDatabase, type Database } from '../../src/db/client';
 import { buildApp } from '../../src/api/app';
-import { loggerOptions } from '../../src/log';
+import { loggerOptions } from '../../src/platform/log';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox';
+import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import { withDatabase } from './global-setup';
 
 export interface TestEnv {

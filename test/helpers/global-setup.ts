@@ -8,7 +8,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/contracts';
-import { workflowsPath } from '../../src/worker';
+import { workflowsPath } from '../../src/process/worker';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 
 declare module 'vitest' {

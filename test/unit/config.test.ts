@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, webhookSchedule } from '../../src/config';
+import { ConfigError, loadConfig, webhookSchedule } from '../../src/platform/config';
 
 const valid = {
   DATABASE_URL: 'postgres://localhost/payments',

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../src/log';
+import { loggerOptions } from '../../src/platform/log';
 
 function capture() {
   const lines: string[] = [];

@@ -10,6 +10,7 @@ import {
   merchantReturnUrl,
   notFoundPage,
   originOf,
+  expiredPage,
   sendPage,
   verifyCsrf,
 } from './hosted';
@@ -53,36 +54,14 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
     if (!row) return notFoundPage(reply);
     if (row.status !== page.awaiting) return finalStatePage(reply, row);
     const path = pathFor(mode, id);
-    const csrf = issueCsrf(reply, deps, id, path);
-    if (page.otherPage && !(page.takesDecision?.(row) ?? true)) {
-      const other = page.otherPage(row, { csrf, path });
-      return sendPage(
-        reply,
-        renderPage({ title: page.title, formTargets: originOf(row.merchantRedirectUrl), ...other }),
-      );
-    }
-    const details = page
-      .details(row)
-      .map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`)
-      .join('\n');
+    const form = { csrf: issueCsrf(reply, deps, id, path), path };
+    const content =
+      page.otherPage && !(page.takesDecision?.(row) ?? true)
+        ? page.otherPage(row, form)
+        : decisionForm(page, row, form);
     return sendPage(
       reply,
-      renderPage({
-        title: page.title,
-        formTargets: originOf(row.merchantRedirectUrl),
-        body: `<h1>${escapeHtml(page.heading)}</h1>
-<dl>
-${details}
-</dl>
-<form method="post" action="${escapeHtml(path)}">
-<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
-<div class="actions">
-<button class="approve" type="submit" name="decision" value="approve">${escapeHtml(page.approve)}</button>
-<button class="decline" type="submit" name="decision" value="decline">${escapeHtml(page.decline)}</button>
-</div>
-</form>
-<p class="note">${escapeHtml(page.note)}</p>`,
-      }),
+      renderPage({ title: page.title, formTargets: originOf(row.merchantRedirectUrl), ...content }),
     );
   });
 
@@ -91,28 +70,35 @@ ${details}
     const { mode, id } = request.params;
     const row = await findHostedTransaction(deps.db, mode, page.kinds, id);
     if (!row) return notFoundPage(reply);
-    const form = request.body ?? {};
-    const decision = form.decision;
-    if (
-      !verifyCsrf(request, deps.masterKey, id, form.csrf) ||
-      (decision !== 'approve' && decision !== 'decline')
-    ) {
-      return sendPage(
-        reply,
-        renderPage({
-          title: 'Session expired',
-          body: '<h1>This page has expired</h1><p>Reload the page and try again.</p>',
-        }),
-        403,
-      );
-    }
-    const accepted =
-      row.status === page.awaiting &&
-      (page.takesDecision?.(row) ?? true) &&
-      (await submitDecision(deps.temporal, id, decision));
+    const { decision, csrf } = request.body ?? {};
+    if (!verifyCsrf(request, deps.masterKey, id, csrf) || (decision !== 'approve' && decision !== 'decline'))
+      return expiredPage(reply);
+    const takes = row.status === page.awaiting && (page.takesDecision?.(row) ?? true);
+    const accepted = takes && (await submitDecision(deps.temporal, id, decision));
     const after = (await findTransaction(deps.db, id)) ?? row;
-    if (!accepted) return finalStatePage(reply, after);
-    const back = merchantReturnUrl(after);
+    const back = accepted ? merchantReturnUrl(after) : undefined;
     return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
   });
+}
+
+/** The page's details and its approve / decline form. */
+function decisionForm(page: DecisionPage, row: TransactionRow, form: { csrf: string; path: string }) {
+  const details = page
+    .details(row)
+    .map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`)
+    .join('\n');
+  return {
+    body: `<h1>${escapeHtml(page.heading)}</h1>
+<dl>
+${details}
+</dl>
+<form method="post" action="${escapeHtml(form.path)}">
+<input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
+<div class="actions">
+<button class="approve" type="submit" name="decision" value="approve">${escapeHtml(page.approve)}</button>
+<button class="decline" type="submit" name="decision" value="decline">${escapeHtml(page.decline)}</button>
+</div>
+</form>
+<p class="note">${escapeHtml(page.note)}</p>`,
+  };
 }

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../errors';
-import { takeToken } from '../../rate-limit';
+import { ApiError } from '../../platform/errors';
+import { takeToken } from '../rate-limit';
 import { escapeHtml, newNonce, renderPage } from './layout';
 import type { TransactionRow } from '../../transactions/view';
 import type { PageDeps } from '../deps';
@@ -71,6 +71,18 @@ export function sendPage(
     .header('referrer-policy', 'no-referrer')
     .type('text/html; charset=utf-8')
     .send(page.html);
+}
+
+/** A form that came back without its CSRF token, or with a value the page never offered. */
+export function expiredPage(reply: FastifyReply): FastifyReply {
+  return sendPage(
+    reply,
+    renderPage({
+      title: 'Session expired',
+      body: '<h1>This page has expired</h1><p>Reload the page and try again.</p>',
+    }),
+    403,
+  );
 }
 
 export function notFoundPage(reply: FastifyReply): FastifyReply {

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../platform/errors';
 import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants/keys';
 import { hashSecretKey } from '../../ciphers/keys';
 import { isMode } from '../../lib/vocabulary';
 import type { Db } from '../../db/client';
-import { takeToken } from '../../rate-limit';
+import { takeToken } from '../rate-limit';
 import { TtlCache } from '../../lib/ttl-cache';
 
 declare module 'fastify' {

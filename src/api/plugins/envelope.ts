@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, validationError } from '../../errors';
+import { ApiError, validationError } from '../../platform/errors';
 import { decryptEnvelope } from '../../ciphers/envelope';
 import { merchantEncryptionKeys } from '../../merchants/keys';
 import type { Db } from '../../db/client';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, errorCatalogue, type ErrorCode } from '../../errors';
+import { ApiError, errorCatalogue, type ErrorCode } from '../../platform/errors';
 
 const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',

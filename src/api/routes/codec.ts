@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Payload } from '@temporalio/common';
-import type { Config } from '../../config';
-import { ApiError } from '../../errors';
+import type { Config } from '../../platform/config';
+import { ApiError } from '../../platform/errors';
 import { payloadCodec } from '../../temporal/client';
 
 const Body = z.object({

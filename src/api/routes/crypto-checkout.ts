@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
 import {
+  expiredPage,
   finalStatePage,
   limitPageRate,
   merchantReturnUrl,
   notFoundPage,
-  sendPage,
   verifyCsrf,
 } from '../pages/hosted';
-import { escapeHtml, renderPage } from '../pages/layout';
+import { escapeHtml } from '../pages/layout';
 import { decimalAmount } from '../fields';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';
@@ -87,20 +87,11 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
       if (!row || row.mode !== 'test') return notFoundPage(reply);
       const form = request.body ?? {};
       const amount = decimalAmount('amount').safeParse(form.amount);
-      if (!verifyCsrf(request, deps.masterKey, id, form.csrf) || !amount.success) {
-        return sendPage(
-          reply,
-          renderPage({ title: 'Try again', body: '<h1>That did not work</h1><p>Go back and try again.</p>' }),
-          403,
-        );
-      }
+      if (!verifyCsrf(request, deps.masterKey, id, form.csrf) || !amount.success) return expiredPage(reply);
       if (row.status === 'REDIRECT') {
         const txHash = randomTxHash();
-        await submitDeposit(deps.db, deps.temporal, row, {
-          amount: amount.data,
-          txHash,
-          sender: sandboxSender(txHash),
-        });
+        const deposit = { amount: amount.data, txHash, sender: sandboxSender(txHash) };
+        await submitDeposit(deps.db, deps.temporal, row, deposit);
       }
       const after = (await findTransaction(deps.db, id)) ?? row;
       if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ApiError, fieldError } from '../../errors';
+import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
 import { decimalAmount, optional, parseInput, text } from '../fields';
 import { lookupTransaction } from '../../transactions/lookup';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { listPayinCurrencies } from '../../catalogue';
+import { listPayinCurrencies } from '../../crypto/catalogue';
 import { country, decimalAmount, parseInput } from '../fields';
 import type { RouteDeps } from '../deps';
 

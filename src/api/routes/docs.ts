@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { errorCatalogue } from '../../errors';
+import { errorCatalogue } from '../../platform/errors';
 import { escapeHtml, renderPage } from '../pages/layout';
 import { sendPage } from '../pages/hosted';
-import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../../sandbox';
+import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../../sandbox/tables';
 
 const endpoints: [string, string, string][] = [
   [

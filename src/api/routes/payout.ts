@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput, text } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
 import { createCardPayout } from '../../transactions/payout';
-import { SANDBOX_PAYOUT_CARDS } from '../../sandbox';
+import { SANDBOX_PAYOUT_CARDS } from '../../sandbox/tables';
 import type { Mode } from '../../lib/vocabulary';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../errors';
+import { ApiError } from '../../platform/errors';
 import { lookupTransaction } from '../../transactions/lookup';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';

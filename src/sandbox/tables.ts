@@ -2,7 +2,7 @@
  * The sandbox as merchants read it (docs/sandbox.md, and /docs): which test cards do what, and the
  * terminals a sandbox merchant gets. The sandbox connectors in activities/connectors implement these.
  */
-import type { TransactionKind } from './lib/vocabulary';
+import type { TransactionKind } from '../lib/vocabulary';
 
 export const SANDBOX_CARD_TABLE: [cards: string, outcome: string][] = [
   ['4111111111111111, 5555555555554444', 'REDIRECT to the 3-D Secure page, which approves or declines'],

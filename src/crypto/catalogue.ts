@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Db } from './db/client';
-import { cryptoAssets, fiatRates } from './db/schema/index';
+import type { Db } from '../db/client';
+import { cryptoAssets, fiatRates } from '../db/schema/index';
 
 export type CryptoAsset = typeof cryptoAssets.$inferSelect;
 

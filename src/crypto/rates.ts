@@ -1,4 +1,4 @@
-import type { Db } from './db/client';
+import type { Db } from '../db/client';
 import { fiatUsdRate, type CryptoAsset } from './catalogue';
 
 /** Where prices come from. The sandbox reads the catalogue; a live feed can take its place. */

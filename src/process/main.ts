@@ -1,9 +1,9 @@
-import { loadConfig, ConfigError, type Config } from './config';
-import { createDatabase, runMigrations } from './db/client';
-import { createLogger, type Logger } from './log';
-import { createTemporalClient } from './temporal/client';
+import { loadConfig, ConfigError, type Config } from '../platform/config';
+import { createDatabase, runMigrations } from '../db/client';
+import { createLogger, type Logger } from '../platform/log';
+import { createTemporalClient } from '../temporal/client';
 import { createWorker, NativeConnection, installRuntime } from './worker';
-import { buildApp } from './api/app';
+import { buildApp } from '../api/app';
 import { startMaintenance } from './maintenance';
 
 export interface Running {

@@ -1,8 +1,8 @@
 import { lt, sql } from 'drizzle-orm';
-import type { Db } from './db/client';
-import { cardVault } from './db/schema/index';
-import { pruneBuckets } from './rate-limit';
-import type { Logger } from './log';
+import type { Db } from '../db/client';
+import { cardVault } from '../db/schema/index';
+import { pruneBuckets } from '../api/rate-limit';
+import type { Logger } from '../platform/log';
 
 /**
  * Removes card data whose hold has expired: CVVs past their short hold, and vault rows (tombstones

@@ -7,13 +7,13 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import type { Config } from './config';
-import type { Db } from './db/client';
-import { createActivities, type ActivityDeps } from '../activities/index';
-import { payloadCodec } from './temporal/client';
-import type { Logger } from './log';
+import type { Config } from '../platform/config';
+import type { Db } from '../db/client';
+import { createActivities, type ActivityDeps } from '../../activities/index';
+import { payloadCodec } from '../temporal/client';
+import type { Logger } from '../platform/log';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -60,7 +60,7 @@ export function installRuntime(log: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({
-    // The process shuts its worker down itself (src/main.ts), in order with the API and Postgres pool.
+    // The process shuts its worker down itself (src/process/main.ts), in order with the API and Postgres pool.
     shutdownSignals: [],
     logger: new DefaultLogger('WARN', (entry) => {
       const fields = { ...entry.meta, sdk: true };
