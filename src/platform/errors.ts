@@ -1,4 +1,4 @@
-/** Every error a merchant can see. One code, one HTTP status, one message (CONTRACT.md section 3). */
+/** Every error a merchant can see. One code, one HTTP status, one message (docs/api.md, errors). */
 export const errorCatalogue = {
   AUTH_MISSING: { status: 401, message: 'Authentication token is missing.' },
   AUTH_INVALID: { status: 401, message: 'Invalid Secret Key.' },

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Headers of a webhook delivery (CONTRACT.md section 8): `fs-webhook-hash` over the raw body, and the
+ * Headers of a webhook delivery (docs/webhooks.md): `fs-webhook-hash` over the raw body, and the
  * Standard Webhooks trio over `id.timestamp.body`, both keyed with the UTF-8 bytes of the webhook secret.
  */
 export function webhookHeaders(body: string, secret: string, eventId: string, timestampSeconds: number) {

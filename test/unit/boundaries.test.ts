@@ -35,22 +35,60 @@ async function rulesFired(filePath: string, code: string): Promise<string[]> {
 describe('import boundaries', () => {
   it.each([
     ['a pure module importing the HTTP layer', 'src/lib/probe.ts', "import { buildApp } from '../api/app';"],
-    ['the domain importing a route', 'src/transactions/probe.ts', "import { cardRoutes } from '../api/routes/card';"],
-    ['the domain importing an activity', 'src/transactions/probe.ts', "import { cardActivities } from '../../activities/cards';"],
-    ['the API importing a workflow', 'src/api/probe.ts', "import { cardPayment } from '../../workflows/card-payment';"],
+    [
+      'the domain importing a route',
+      'src/transactions/probe.ts',
+      "import { cardRoutes } from '../api/routes/card';",
+    ],
+    [
+      'the domain importing an activity',
+      'src/transactions/probe.ts',
+      "import { cardActivities } from '../../activities/cards';",
+    ],
+    [
+      'the API importing a workflow',
+      'src/api/probe.ts',
+      "import { cardPayment } from '../../workflows/card-payment';",
+    ],
     ['an activity importing the API', 'activities/probe.ts', "import { buildApp } from '../src/api/app';"],
-    ['workflow code importing activity code', 'workflows/probe.ts', "import { cardActivities } from '../activities/cards';"],
-    ['workflow code importing the database', 'workflows/probe.ts', "import { transactions } from '../src/db/schema/index';"],
+    [
+      'workflow code importing activity code',
+      'workflows/probe.ts',
+      "import { cardActivities } from '../activities/cards';",
+    ],
+    [
+      'workflow code importing the database',
+      'workflows/probe.ts',
+      "import { transactions } from '../src/db/schema/index';",
+    ],
     ['the CLI importing the API', 'src/cli/probe.ts', "import { parseInput } from '../api/fields';"],
   ])('refuses %s', async (_what, filePath, line) => {
-    expect(await rulesFired(filePath, `${line}\nexport const probe = 1;\n`)).toContain('boundaries/dependencies');
+    expect(await rulesFired(filePath, `${line}\nexport const probe = 1;\n`)).toContain(
+      'boundaries/dependencies',
+    );
   });
 
   it.each([
-    ['the API importing the domain', 'src/api/probe.ts', "import { createCardPayment } from '../transactions/card';"],
-    ['workflow code importing the contracts', 'workflows/probe.ts', "import { failureTypes } from '../src/contracts';"],
-    ['workflow code importing activity types', 'workflows/probe.ts', "import type { Activities } from '../activities/index';"],
-    ['an activity importing the domain', 'activities/probe.ts', "import { findTransaction } from '../src/transactions/lookup';"],
+    [
+      'the API importing the domain',
+      'src/api/probe.ts',
+      "import { createCardPayment } from '../transactions/card';",
+    ],
+    [
+      'workflow code importing the contracts',
+      'workflows/probe.ts',
+      "import { failureTypes } from '../src/contracts';",
+    ],
+    [
+      'workflow code importing activity types',
+      'workflows/probe.ts',
+      "import type { Activities } from '../activities/index';",
+    ],
+    [
+      'an activity importing the domain',
+      'activities/probe.ts',
+      "import { findTransaction } from '../src/transactions/lookup';",
+    ],
   ])('allows %s', async (_what, filePath, line) => {
     expect(await rulesFired(filePath, `${line}\nexport const probe = 1;\n`)).toEqual([]);
   });

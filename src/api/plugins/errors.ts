@@ -9,7 +9,7 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
 };
 
-/** The one place errors become HTTP answers (CONTRACT.md section 3). Nothing internal leaks in a 5xx. */
+/** The one place errors become HTTP answers (docs/api.md, errors). Nothing internal leaks in a 5xx. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send({ message: errorCatalogue.ROUTE_NOT_FOUND.message });

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { decimalAmount, minorAmount } from '../../src/api/fields';
+import { JsonNumber } from '../../src/lib/json';
+import { canonicalDecimal, formatUnits, parseUnits } from '../../src/lib/units';
+import { formatMinor } from '../../src/lib/money';
+
+describe('minor amounts (card and payout amount)', () => {
+  it.each([
+    [new JsonNumber('1050'), 1050n],
+    ['1050', 1050n],
+    [new JsonNumber('9007199254740993'), 9007199254740993n],
+    [new JsonNumber('999999999999999999'), 999999999999999999n],
+  ])('reads %j exactly as %s', (input, expected) => {
+    expect(minorAmount().parse(input)).toBe(expected);
+  });
+
+  it.each([
+    [new JsonNumber('0')],
+    [new JsonNumber('-5')],
+    [new JsonNumber('10.5')],
+    [new JsonNumber('1e3')],
+    [new JsonNumber('1000000000000000000')],
+    ['12a'],
+    [true],
+    [{}],
+  ])('refuses %j', (input) => {
+    const result = minorAmount('amount').safeParse(input);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toBe(
+      "The amount field must be a positive integer in the currency's minor units.",
+    );
+  });
+
+  it('says a missing amount is required', () => {
+    expect(minorAmount('amount').safeParse(undefined).error?.issues[0]?.message).toBe(
+      'The amount field is required.',
+    );
+  });
+});
+
+describe('decimal amounts (crypto and ramp amounts)', () => {
+  it.each([
+    [new JsonNumber('0.1'), '0.1'],
+    [new JsonNumber('100.50'), '100.5'],
+    ['0012.500', '12.5'],
+    [new JsonNumber('0.003333333333333334'), '0.003333333333333334'],
+    [new JsonNumber('12345678901234567890.123456789012345678'), '12345678901234567890.123456789012345678'],
+  ])('keeps %j exact as %s', (input, expected) => {
+    expect(decimalAmount().parse(input)).toBe(expected);
+  });
+
+  it.each([[new JsonNumber('0')], ['0.000'], ['-1'], ['1e-3'], ['.5'], ['1.'], ['abc'], [null]])(
+    'refuses %j',
+    (input) => {
+      expect(decimalAmount().safeParse(input).success).toBe(false);
+    },
+  );
+});
+
+describe('canonical decimals', () => {
+  it.each([
+    ['0012.50', '12.5'],
+    ['0', '0'],
+    ['10', '10'],
+    ['1.000', '1'],
+    ['1.5e3', undefined],
+    ['+1', undefined],
+    ['1'.repeat(21), undefined],
+    [`1.${'1'.repeat(19)}`, undefined],
+  ])('%s -> %s', (raw, expected) => {
+    expect(canonicalDecimal(raw)).toBe(expected);
+  });
+});
+
+describe('base units', () => {
+  it.each([
+    ['1.5', 8, 150000000n],
+    ['0.00000001', 8, 1n],
+    ['100', 6, 100000000n],
+    ['1.500', 2, 150n],
+    ['0', 18, 0n],
+  ])('parses %s with %i decimals as %s', (text, decimals, units) => {
+    expect(parseUnits(text, decimals)).toBe(units);
+    expect(parseUnits(formatUnits(units, decimals), decimals)).toBe(units);
+  });
+
+  it.each([
+    ['1.005', 2],
+    ['1.5', 0],
+    ['-1', 2],
+    ['1e2', 2],
+  ])('refuses %s with %i decimals', (text, decimals) => {
+    expect(parseUnits(text, decimals)).toBeUndefined();
+  });
+
+  it.each([
+    [150000000n, 8, '1.5'],
+    [1n, 18, '0.000000000000000001'],
+    [-2500n, 2, '-25'],
+    [0n, 6, '0'],
+  ])('formats %s with %i decimals as %s', (units, decimals, text) => {
+    expect(formatUnits(units, decimals)).toBe(text);
+  });
+});
+
+describe('money in minor units', () => {
+  it.each([
+    [1050n, 'USD', '10.50'],
+    [5n, 'USD', '0.05'],
+    [1050n, 'JPY', '1050'],
+    [1050n, 'BHD', '1.050'],
+    [-99n, 'EUR', '-0.99'],
+  ])('%s %s is %s', (minor, currency, text) => {
+    expect(formatMinor(minor, currency)).toBe(text);
+  });
+});

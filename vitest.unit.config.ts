@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+/** `npm run test:unit`: the pure-module tests alone, quickly, with no database or Temporal server. */
+export default defineConfig({
+  test: {
+    include: ['test/unit/**/*.test.ts'],
+    pool: 'threads',
+    // The first lint of the boundaries test warms the TypeScript resolver up.
+    testTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
