@@ -5,29 +5,14 @@ import {
   checkMerchantUrls,
   checkTerminal,
   requestHash,
-  type CustomerFields,
+  type CardholderFields,
 } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
 /** A validated card payment request (docs/api.md, card payment). */
-export interface CardPaymentRequest extends CustomerFields {
-  address: string;
-  country: string;
-  city: string;
-  state: string;
-  zip: string;
-  ip_address: string;
-  phone_number: string;
-  amount: bigint;
-  currency: string;
-  card_number: string;
-  card_expiry_month: string;
-  card_expiry_year: string;
+export interface CardPaymentRequest extends CardholderFields {
   card_cvv: string;
   redirect_url: string;
-  webhook_url?: string | undefined;
-  order_id?: string | undefined;
-  terminal_id?: string | undefined;
 }
 
 /** A card payment from raw card data: vaulted, routed by the `cardPayment` workflow, 3DS when asked. */

@@ -7,28 +7,13 @@ import {
   checkMerchantUrls,
   checkTerminal,
   requestHash,
-  type CustomerFields,
+  type CardholderFields,
 } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
 /** A validated card payout request (docs/api.md, card payout). */
-export interface CardPayoutRequest extends CustomerFields {
+export interface CardPayoutRequest extends CardholderFields {
   wallet_id: string;
-  address: string;
-  country: string;
-  city: string;
-  state: string;
-  zip: string;
-  ip_address: string;
-  phone_number: string;
-  amount: bigint;
-  currency: string;
-  card_number: string;
-  card_expiry_month: string;
-  card_expiry_year: string;
-  webhook_url?: string | undefined;
-  order_id?: string | undefined;
-  terminal_id?: string | undefined;
 }
 
 /** A payout to a card from one of the merchant's wallets, carried by the `cardPayout` saga. */
