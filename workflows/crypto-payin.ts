@@ -1,8 +1,8 @@
 import type { CryptoPayinInput, FirstAnswer, PayinDetails } from '../src/contracts';
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
-import { chain, ledger, store } from './activities';
-import { DepositWatcher } from './deposits';
+import { ledger } from './activities';
+import { DepositWatcher, openDeposits } from './deposits';
 import { attempt } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
@@ -16,15 +16,7 @@ export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>
   const machine = new TransactionStateMachine(input.transactionId, 'crypto_payin');
   return runTransaction(machine, async () => {
     const { crypto } = input;
-    const settings = await store.cryptoSettings({
-      merchantId: input.merchantId,
-      cryptoCurrency: crypto.cryptoCurrency,
-    });
-    const address = await chain.openDepositAddress({
-      transactionId: input.transactionId,
-      network: crypto.cryptoNetwork,
-    });
-    const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
+    const { settings, address, expiresAt } = await openDeposits(input);
     const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,
       crypto_network: crypto.cryptoNetwork,

@@ -1,8 +1,8 @@
 import type { CryptoRampInput, FirstAnswer, RampDetails } from '../src/contracts';
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
-import { chain, store } from './activities';
-import { DepositWatcher } from './deposits';
+import { chain } from './activities';
+import { DepositWatcher, openDeposits } from './deposits';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 
@@ -64,15 +64,7 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
 async function offramp(input: CryptoRampInput, machine: TransactionStateMachine): Promise<void> {
   const { crypto } = input;
   const quoted = quotedDetails(input);
-  const settings = await store.cryptoSettings({
-    merchantId: input.merchantId,
-    cryptoCurrency: crypto.cryptoCurrency,
-  });
-  const address = await chain.openDepositAddress({
-    transactionId: input.transactionId,
-    network: crypto.cryptoNetwork,
-  });
-  const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
+  const { settings, address, expiresAt } = await openDeposits(input);
   let payoutReference: string | undefined;
   const details = (): RampDetails => ({
     ...quoted,

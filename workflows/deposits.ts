@@ -5,10 +5,11 @@ import {
   type Deposit,
   type DepositDisposition,
   type DepositReceipt,
+  type TransactionRef,
 } from '../src/contracts';
 import { classify, toleranceUnits, type PaymentStatus } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
-import { records } from './activities';
+import { chain, records, store } from './activities';
 import { DepositReturns, type Received } from './deposit-returns';
 import type { TransactionStateMachine } from './state';
 import { shielded } from './transaction';
@@ -21,6 +22,21 @@ export interface Settlement {
 
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
 export type SettlementOutcome = void | { refused: string };
+
+/** What a transaction taking deposits starts with: the merchant's settings, its address and deadline. */
+export async function openDeposits(input: TransactionRef & { crypto: CryptoExpectation }) {
+  const { crypto } = input;
+  const settings = await store.cryptoSettings({
+    merchantId: input.merchantId,
+    cryptoCurrency: crypto.cryptoCurrency,
+  });
+  const address = await chain.openDepositAddress({
+    transactionId: input.transactionId,
+    network: crypto.cryptoNetwork,
+  });
+  const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
+  return { settings, address, expiresAt };
+}
 
 /**
  * Watches a transaction's deposit address. Every deposit arrives as an update and is accounted exactly
