@@ -1,0 +1,155 @@
+/**
+ * Records workflow histories for the replay test (`npm run record:histories`): every workflow kind, some
+ * finished and some paused where they wait (mid-challenge, mid-verification, mid-settlement, mid-webhook-
+ * retry). Run it after a workflow change has shipped, so the next change is checked against it.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import type { WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import {
+  insertCardTransaction,
+  insertPayinTransaction,
+  insertPayoutTransaction,
+  insertRampTransaction,
+} from '../helpers/fixtures';
+import { webhookEvents } from '../../src/db/schema/index';
+import {
+  depositUpdate,
+  firstAnswerUpdate,
+  hostedDecisionUpdate,
+  workflowIds,
+  type WorkflowName,
+} from '../../src/contracts';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { REPLAY_PAYLOAD_KEYS, historiesDir } from './fixture-keys';
+
+let env: TestEnv;
+let merchant: MerchantCredentials;
+let failing = true;
+const endpoint = createServer((request, response) => {
+  request.resume();
+  response.statusCode = failing ? 503 : 200;
+  response.end();
+});
+let endpointUrl = '';
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+  const address = endpoint.address();
+  endpointUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
+  env = await startTestEnv({
+    PAYLOAD_KEYS: REPLAY_PAYLOAD_KEYS,
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '2',
+    WEBHOOK_RETRY_WINDOW_SECONDS: '3600',
+  });
+  merchant = await env.createMerchant();
+  mkdirSync(historiesDir, { recursive: true });
+});
+afterAll(async () => {
+  await env?.close();
+  endpoint.close();
+});
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function start<T extends { transactionId: string }>(
+  name: WorkflowName,
+  input: T,
+): Promise<WorkflowHandle> {
+  const handle = await env.client.workflow.start(name, {
+    workflowId: input.transactionId,
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+  });
+  await handle.executeUpdate(firstAnswerUpdate);
+  return handle;
+}
+
+/** Saves the history as it stands; a running workflow is recorded where it waits. */
+async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
+  if (until === 'finished') await handle.result();
+  else {
+    await handle.describe();
+    await pause(500);
+  }
+  const history = proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish();
+  writeFileSync(`${historiesDir}/${name}.history`, history);
+}
+
+const key = () => env.config.MASTER_KEY;
+
+it('records the histories', { timeout: 180_000 }, async () => {
+  const card = async (pan: string) => insertCardTransaction(env.database.db, key(), merchant, { pan });
+  await save('card-frictionless', await start('cardPayment', await card('4242424242424242')), 'finished');
+  await save('card-cascade', await start('cardPayment', await card('4000000000000119')), 'finished');
+  await save('card-answer-lost', await start('cardPayment', await card('4000000000000770')), 'finished');
+  await save('card-mid-challenge', await start('cardPayment', await card('4111111111111111')), 'waiting');
+  const approved = await start('cardPayment', await card('4111111111111111'));
+  await approved.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
+  await save('card-challenge-approved', approved, 'finished');
+  const cancelled = await start('cardPayment', await card('5555555555554444'));
+  await cancelled.cancel();
+  await save('card-cancelled-mid-challenge', cancelled, 'finished');
+
+  const payout = async (pan: string) => insertPayoutTransaction(env.database.db, key(), merchant, { pan });
+  await save('payout-paid', await start('cardPayout', await payout('4222222222222222')), 'finished');
+  await save('payout-declined', await start('cardPayout', await payout('4333333333333333')), 'finished');
+  await save(
+    'payout-mid-verification',
+    await start('cardPayout', await payout('4000000000003220')),
+    'waiting',
+  );
+  const verified = await start('cardPayout', await payout('4000000000003279'));
+  await verified.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
+  await save('payout-confirmation-answer-lost', verified, 'finished');
+
+  const onramp = await start('cryptoRamp', await insertRampTransaction(env.database.db, merchant, 'ONRAMP'));
+  await save('onramp-waiting-for-payment', onramp, 'waiting');
+  const paidOnramp = await start(
+    'cryptoRamp',
+    await insertRampTransaction(env.database.db, merchant, 'ONRAMP'),
+  );
+  await paidOnramp.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
+  await save('onramp-paid', paidOnramp, 'finished');
+  const offramp = await start(
+    'cryptoRamp',
+    await insertRampTransaction(env.database.db, merchant, 'OFFRAMP'),
+  );
+  await offramp.executeUpdate(depositUpdate, { args: [{ txHash: 'part', units: '40000000', sender: 'T1' }] });
+  await save('offramp-mid-settlement', offramp, 'waiting');
+  const settled = await start(
+    'cryptoRamp',
+    await insertRampTransaction(env.database.db, merchant, 'OFFRAMP'),
+  );
+  await settled.executeUpdate(depositUpdate, { args: [{ txHash: 'all', units: '100000000', sender: 'T2' }] });
+  await save('offramp-settled', settled, 'finished');
+
+  const payin = await start('cryptoPayin', await insertPayinTransaction(env.database.db, merchant));
+  await payin.executeUpdate(depositUpdate, { args: [{ txHash: 'a', units: '60000000', sender: 'T3' }] });
+  await payin.executeUpdate(depositUpdate, { args: [{ txHash: 'b', units: '60000000', sender: 'T4' }] });
+  await save('payin-overpaid', payin, 'finished');
+  const expiring = await insertPayinTransaction(env.database.db, merchant, { depositWindowSeconds: 2 });
+  const underpaid = await start('cryptoPayin', expiring);
+  await underpaid.executeUpdate(depositUpdate, { args: [{ txHash: 'c', units: '10000000', sender: 'T5' }] });
+  await save('payin-underpaid-refunded', underpaid, 'finished');
+
+  // A webhook endpoint that fails, then recovers.
+  const withHook = await insertCardTransaction(env.database.db, key(), merchant, {
+    pan: '4242424242424242',
+    webhookUrl: endpointUrl,
+  });
+  await (await start('cardPayment', withHook)).result();
+  const [event] = await env.database.db
+    .select()
+    .from(webhookEvents)
+    .where(eq(webhookEvents.transactionId, withHook.transactionId));
+  const delivery = env.client.workflow.getHandle(workflowIds.webhook(event!.id, 0));
+  await pause(3000);
+  await save('webhook-mid-retry', delivery, 'waiting');
+  failing = false;
+  await save('webhook-delivered-after-retries', delivery, 'finished');
+});
