@@ -43,7 +43,12 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: { ...globals.node },
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs'] } },
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs'],
+          maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 16,
+        },
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
