@@ -9,6 +9,7 @@ import { sandboxPayouts, type PayoutProcessor } from './connectors/sandbox-payou
 import { payoutActivities } from './payouts';
 import { ledgerActivities } from './ledger';
 import { cryptoActivities } from './crypto';
+import { opsActivities } from './ops';
 import { sandboxChain } from './connectors/sandbox-chain';
 
 export interface ActivityDeps {
@@ -34,6 +35,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors }: Activ
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
     ...ledgerActivities(db),
     ...cryptoActivities(db, sandboxChain()),
+    ...opsActivities(db, schedule),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

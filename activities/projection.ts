@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
+import { recordOpsAction } from '../src/transactions/ops-audit';
 import { cardVault, terminals, transactions } from '../src/db/schema/index';
 import type { Mode, TransactionKind, TransactionStatus } from '../src/contracts';
 
@@ -15,6 +16,8 @@ export interface ProjectInput {
   details?: Record<string, unknown>;
   /** Marks the transaction refunded (a returned crypto deposit). */
   refunded?: boolean;
+  /** An ops action this write applies: recorded in the same database transaction. */
+  audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
 }
 
 export interface TerminalChoice {
@@ -40,17 +43,26 @@ export function projectionActivities(db: Db) {
         set.refunded = true;
         set.refundedAt = new Date();
       }
-      const updated = await db
-        .update(transactions)
-        .set({
-          ...set,
-          ...(input.details
-            ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` }
-            : {}),
-        })
-        .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
-        .returning({ id: transactions.id });
-      return updated.length > 0;
+      return db.transaction(async (tx) => {
+        const updated = await tx
+          .update(transactions)
+          .set({
+            ...set,
+            ...(input.details
+              ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` }
+              : {}),
+          })
+          .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
+          .returning({ id: transactions.id });
+        if (input.audit) {
+          await recordOpsAction(tx, {
+            transactionId: input.transactionId,
+            ...input.audit,
+            statusAfter: input.status,
+          });
+        }
+        return updated.length > 0;
+      });
     },
 
     /** Active terminals for the kind by priority, or just the pinned one. */

@@ -56,8 +56,16 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       return { eventId: event!.id, delaysSeconds: config.delaysSeconds, windowSeconds: config.windowSeconds };
     },
 
-    /** One delivery attempt, recorded whatever happens. True when the merchant answered 2xx in time. */
-    async deliverWebhook(input: { eventId: string; run: number; attempt: number }): Promise<boolean> {
+    /**
+     * One delivery attempt, recorded whatever happens; `delivered` when the merchant answered 2xx in time.
+     * With `recordDelivery`, a delivery also marks the event delivered in the same database transaction.
+     */
+    async deliverWebhook(input: {
+      eventId: string;
+      run: number;
+      attempt: number;
+      recordDelivery?: boolean;
+    }): Promise<{ delivered: boolean; error: string | null }> {
       const [event] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, input.eventId));
       if (!event) throw new Error(`webhook event ${input.eventId} not found`);
       const startedAt = new Date();
@@ -101,14 +109,18 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
             set: { startedAt, httpStatus, latencyMs, error },
           })
           .returning({ inserted: sql<boolean>`xmax = 0` });
-        if (inserted[0]?.inserted) {
+        const delivered = error === null && input.recordDelivery === true;
+        if (inserted[0]?.inserted || delivered) {
           await tx
             .update(webhookEvents)
-            .set({ attempts: sql`${webhookEvents.attempts} + 1` })
+            .set({
+              ...(inserted[0]?.inserted ? { attempts: sql`${webhookEvents.attempts} + 1` } : {}),
+              ...(delivered ? { status: 'delivered' as const, deliveredAt: new Date() } : {}),
+            })
             .where(eq(webhookEvents.id, event.id));
         }
       });
-      return error === null;
+      return { delivered: error === null, error };
     },
 
     async finishWebhookEvent(input: { eventId: string; status: 'delivered' | 'undelivered' }): Promise<void> {

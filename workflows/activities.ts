@@ -18,12 +18,12 @@ export const connector = proxyActivities<Activities>({
 });
 
 /**
- * Asking a connector about a call whose answer was lost: retried until the connector answers, since the
- * transaction cannot move on without knowing.
+ * Asking a connector about a call whose answer was lost: a few quick retries; the workflow asks again on
+ * its own backoff (which ops can cut short) until the connector answers.
  */
 export const lookup = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
 /** One webhook attempt each; the delivery workflow owns the retry schedule. */

@@ -1,4 +1,3 @@
-import { sleep } from '@temporalio/workflow';
 import {
   connectorKeys,
   failureTypes,
@@ -70,7 +69,10 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
           redirectUrl: input.hostedPageUrl,
         },
       );
-      const answer = await machine.awaitDecision(input.challengeTimeoutSeconds * 1000);
+      const answer = await machine.awaitDecision(
+        input.challengeTimeoutSeconds * 1000,
+        'Waiting for the 3-D Secure answer',
+      );
       if (answer === 'timeout') {
         await machine.move('FAILED', 'Transaction abandoned.');
       } else if (answer === 'stopped') {
@@ -92,19 +94,23 @@ async function authorize(
   rank: number,
 ): Promise<Outcome<AuthorizeOutcome>> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
+  const step = `Authorize with ${terminal.terminalId} (${terminal.connector})`;
+  machine.waiting.on('step', step);
   const result = await attempt(() =>
-    connector.authorizeCard({
-      transactionId: input.transactionId,
-      authorizationKey,
-      mode: input.mode,
-      connector: terminal.connector,
-      terminalRank: rank,
-      amountMinor: input.amountMinor,
-      currency: input.currency,
-    }),
+    connector.authorizeCard.executeWithOptions({ summary: step }, [
+      {
+        transactionId: input.transactionId,
+        authorizationKey,
+        mode: input.mode,
+        connector: terminal.connector,
+        terminalRank: rank,
+        amountMinor: input.amountMinor,
+        currency: input.currency,
+      },
+    ]),
   );
   if (result.kind !== 'unknown') return result;
-  const known = await askUntilKnown(machine, () =>
+  const known = await askUntilKnown(machine, terminal.connector, () =>
     lookup.lookupAuthorization({ connector: terminal.connector, authorizationKey }),
   );
   if (known.outcome === 'not_found') return { kind: 'notProcessed' };
@@ -129,14 +135,21 @@ async function completeChallenge(
     authorizationKey,
     reference: routed.authorization.reference,
   };
+  const step = `Send the 3-D Secure answer (${decision}) to ${request.connector}`;
   for (let round = 0; ; round++) {
-    const result = await attempt(() => connector.completeChallenge({ ...request, decision }));
+    machine.waiting.on('step', step);
+    const result = await attempt(() =>
+      connector.completeChallenge.executeWithOptions({ summary: step }, [{ ...request, decision }]),
+    );
     if (result.kind === 'done') return 'approved';
     if (result.kind === 'failed') return { declined: result.message };
-    const known = await askUntilKnown(machine, () => lookup.lookupAuthorization(request));
+    const known = await askUntilKnown(machine, request.connector, () => lookup.lookupAuthorization(request));
     if (known.outcome === 'approved') return 'approved';
     if (known.outcome === 'declined') return { declined: known.message };
     if (known.outcome === 'not_found') return { declined: 'The payment could not be processed.' };
-    await sleep(Math.min(5_000 * 2 ** round, 10 * 60_000));
+    await machine.waiting.backoff(
+      Math.min(5_000 * 2 ** round, 10 * 60_000),
+      `${request.connector} has not taken the 3-D Secure answer (round ${round + 1})`,
+    );
   }
 }

@@ -1,4 +1,3 @@
-import { sleep } from '@temporalio/workflow';
 import { connectorKeys, type CardPayoutInput, type FirstAnswer, type HostedDecision } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
@@ -6,15 +5,10 @@ import { connector, ledger, lookup, store } from './activities';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 import { askUntilKnown } from './unknown-outcome';
+import { send } from './payout-send';
 
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */
 const TEST_MODE_LIMIT = 1000n;
-
-/** Where a payout stands with its processor. */
-type Sent =
-  | { kind: 'paid'; terminal: TerminalChoice }
-  | { kind: 'verification'; terminal: TerminalChoice; reference: string }
-  | { kind: 'declined'; message: string };
 
 /**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
@@ -83,7 +77,10 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
             redirectUrl: input.hostedPageUrl,
           },
         );
-        const answer = await machine.awaitDecision(input.verificationTimeoutSeconds * 1000);
+        const answer = await machine.awaitDecision(
+          input.verificationTimeoutSeconds * 1000,
+          'Waiting for the cardholder to verify the payout',
+        );
         // Unanswered or stopped, the payout is withdrawn at the processor before the funds come back.
         const decision: HostedDecision = answer === 'approve' ? 'approve' : 'decline';
         const confirmed = await confirm(machine, input, sent, decision);
@@ -96,52 +93,6 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
       await store.purgeCardData({ transactionId: input.transactionId });
     }
   });
-}
-
-/**
- * Tries the payout terminals by priority. A decline is the answer; a send the processor certainly did
- * not process moves on to the next terminal; a lost answer is asked for until the processor knows.
- */
-async function send(machine: TransactionStateMachine, input: CardPayoutInput): Promise<Sent> {
-  const terminals = await store.listTerminals({
-    merchantId: input.merchantId,
-    mode: input.mode,
-    kind: 'payout',
-    terminalId: input.terminalId,
-  });
-  for (const terminal of terminals) {
-    if (machine.stopReason) return { kind: 'declined', message: machine.stopReason };
-    const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
-    const result = await attempt(() =>
-      connector.sendPayout({
-        transactionId: input.transactionId,
-        payoutKey,
-        mode: input.mode,
-        connector: terminal.connector,
-        amountMinor: input.amountMinor,
-        currency: input.currency,
-      }),
-    );
-    if (result.kind === 'failed') return { kind: 'declined', message: result.message };
-    if (result.kind === 'notProcessed') continue;
-    const known =
-      result.kind === 'done'
-        ? result.value
-        : await askUntilKnown(machine, () =>
-            lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
-          );
-    if (known.outcome === 'not_found') continue;
-    if (known.outcome === 'declined') return { kind: 'declined', message: known.message };
-    if (known.outcome === 'paid') return { kind: 'paid', terminal };
-    return { kind: 'verification', terminal, reference: known.reference };
-  }
-  return {
-    kind: 'declined',
-    message:
-      terminals.length === 0
-        ? 'No terminal is available for this transaction.'
-        : 'The payout could not be processed.',
-  };
 }
 
 /**
@@ -159,14 +110,21 @@ async function confirm(
     payoutKey: connectorKeys.payout(input.transactionId, sent.terminal.terminalId),
     reference: sent.reference,
   };
+  const step = `Send the verification answer (${decision}) to ${request.connector}`;
   for (let round = 0; ; round++) {
-    const result = await attempt(() => connector.confirmPayout({ ...request, decision }));
+    machine.waiting.on('step', step);
+    const result = await attempt(() =>
+      connector.confirmPayout.executeWithOptions({ summary: step }, [{ ...request, decision }]),
+    );
     if (result.kind === 'done' && result.value.outcome === 'paid') return 'paid';
     if (result.kind === 'failed') return { declined: result.message };
-    const known = await askUntilKnown(machine, () => lookup.lookupPayout(request));
+    const known = await askUntilKnown(machine, request.connector, () => lookup.lookupPayout(request));
     if (known.outcome === 'paid') return 'paid';
     if (known.outcome === 'declined') return { declined: known.message };
     if (known.outcome === 'not_found') return { declined: 'The payout could not be processed.' };
-    await sleep(Math.min(5_000 * 2 ** round, 10 * 60_000));
+    await machine.waiting.backoff(
+      Math.min(5_000 * 2 ** round, 10 * 60_000),
+      `${request.connector} has not taken the verification answer (round ${round + 1})`,
+    );
   }
 }

@@ -2,7 +2,8 @@ import type { CryptoPayinInput, FirstAnswer, PayinDetails } from '../src/contrac
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { ledger } from './activities';
-import { DepositWatcher, openDeposits } from './deposits';
+import { DepositWatcher } from './deposits';
+import { openDeposits } from './deposit-window';
 import { attempt } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';

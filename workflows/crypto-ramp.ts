@@ -2,7 +2,8 @@ import type { CryptoRampInput, FirstAnswer, RampDetails } from '../src/contracts
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { chain } from './activities';
-import { DepositWatcher, openDeposits } from './deposits';
+import { DepositWatcher } from './deposits';
+import { openDeposits } from './deposit-window';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 
@@ -39,7 +40,10 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
     redirectUrl: input.hostedPageUrl,
     details: { ...quoted, expires_at: expiresAt },
   });
-  const answer = await machine.awaitDecision(input.paymentWindowSeconds * 1000);
+  const answer = await machine.awaitDecision(
+    input.paymentWindowSeconds * 1000,
+    'Waiting for the customer to pay',
+  );
   if (answer === 'timeout') {
     await machine.move('FAILED', 'Transaction expired.');
   } else if (answer === 'stopped') {
@@ -47,13 +51,17 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
   } else if (answer === 'decline') {
     await machine.move('FAILED', 'Payment declined.');
   } else {
-    const txHash = await chain.sendCrypto({
-      transactionId: input.transactionId,
-      network: crypto.cryptoNetwork,
-      address: input.walletAddress,
-      amount: quoted.crypto_amount,
-      currency: crypto.cryptoCurrency,
-    });
+    const step = `Send ${quoted.crypto_amount} ${crypto.cryptoCurrency} to ${input.walletAddress}`;
+    machine.waiting.on('step', step);
+    const txHash = await chain.sendCrypto.executeWithOptions({ summary: step }, [
+      {
+        transactionId: input.transactionId,
+        network: crypto.cryptoNetwork,
+        address: input.walletAddress,
+        amount: quoted.crypto_amount,
+        currency: crypto.cryptoCurrency,
+      },
+    ]);
     await machine.move('SUCCESS', 'Transaction processed successfully.', {
       details: { ...quoted, tx_hash: txHash },
     });

@@ -5,11 +5,10 @@ import {
   type Deposit,
   type DepositDisposition,
   type DepositReceipt,
-  type TransactionRef,
 } from '../src/contracts';
 import { classify, toleranceUnits, type PaymentStatus } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
-import { chain, records, store } from './activities';
+import { records } from './activities';
 import { DepositReturns, type Received } from './deposit-returns';
 import type { TransactionStateMachine } from './state';
 import { shielded } from './transaction';
@@ -23,21 +22,6 @@ export interface Settlement {
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
 export type SettlementOutcome = void | { refused: string };
 
-/** What a transaction taking deposits starts with: the merchant's settings, its address and deadline. */
-export async function openDeposits(input: TransactionRef & { crypto: CryptoExpectation }) {
-  const { crypto } = input;
-  const settings = await store.cryptoSettings({
-    merchantId: input.merchantId,
-    cryptoCurrency: crypto.cryptoCurrency,
-  });
-  const address = await chain.openDepositAddress({
-    transactionId: input.transactionId,
-    network: crypto.cryptoNetwork,
-  });
-  const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
-  return { settings, address, expiresAt };
-}
-
 /**
  * Watches a transaction's deposit address. Every deposit arrives as an update and is accounted exactly
  * once, decided the moment it arrives: counted towards the payment while the window is open and the
@@ -49,6 +33,7 @@ export class DepositWatcher {
   private readonly counted: Received[] = [];
   private paid = 0n;
   private counting = false;
+  private deadline: number | undefined;
   private readonly tolerance: bigint;
   private readonly expected: bigint;
   private readonly returns: DepositReturns;
@@ -90,6 +75,13 @@ export class DepositWatcher {
     return this.returns.refundedUnits > 0n ? this.format(this.returns.refundedUnits) : undefined;
   }
 
+  /** What the Temporal UI and `ops` show while deposits are awaited. */
+  private showProgress(): void {
+    const { cryptoCurrency } = this.expectation;
+    const received = `${this.format(this.paid)} of ${this.format(this.expected)} ${cryptoCurrency} received`;
+    this.machine.waiting.on('deposits', `Waiting for deposits: ${received}`, this.deadline);
+  }
+
   private get complete(): boolean {
     return this.paid >= this.expected - this.tolerance;
   }
@@ -122,6 +114,7 @@ export class DepositWatcher {
     }
     this.paid += received.units;
     this.counted.push(received);
+    this.showProgress();
     await records.recordDeposit({
       transactionId: this.transactionId,
       txHash: received.txHash,
@@ -136,9 +129,12 @@ export class DepositWatcher {
   /** Counts deposits until they cover the expected amount, the window closes, or a stop is requested. */
   private async watch(): Promise<'complete' | 'expired' | 'stopped'> {
     this.counting = true;
+    this.deadline = Date.now() + this.expectation.depositWindowSeconds * 1000;
+    this.showProgress();
     await condition(
       () => this.complete || this.machine.stopReason !== undefined,
       this.expectation.depositWindowSeconds * 1000,
+      { summary: 'Waiting for deposits' },
     );
     this.counting = false;
     if (this.machine.stopReason !== undefined) return 'stopped';

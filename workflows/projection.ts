@@ -9,6 +9,8 @@ export interface Placement {
   redirectUrl?: string | null;
   details?: Record<string, unknown>;
   refunded?: boolean;
+  /** An ops action this write applies, recorded in the same database transaction. */
+  audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
 }
 
 /**
@@ -48,7 +50,7 @@ export class Projection {
         ...placement,
       });
       this.projected = state;
-      const { refunded: _refunded, details, ...shown } = placement;
+      const { refunded: _refunded, audit: _audit, details, ...shown } = placement;
       this.shown = { ...this.shown, ...shown, details: { ...this.shown.details, ...details } };
     });
     this.writes = write.catch(() => undefined);

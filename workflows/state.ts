@@ -12,17 +12,20 @@ import {
   isFinal,
   searchAttributes,
   stateQuery,
-  type HostedDecision,
   workflowIds,
   type FirstAnswer,
+  type HostedDecision,
   type TransactionKind,
   type TransactionSnapshot,
+  type TransactionState,
   type TransactionStatus,
 } from '../src/contracts';
 import { records } from './activities';
 import { Projection, type Placement } from './projection';
 import { shielded } from './transaction';
+import { Waiting } from './waiting';
 import { webhookDelivery } from './webhook-delivery';
+import { installOpsHandlers, type StopRequest } from './ops';
 
 /** How a wait for the customer ended. */
 export type Answer = HostedDecision | 'timeout' | 'stopped';
@@ -31,29 +34,33 @@ const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
 
 /**
  * A transaction's public status inside its workflow. Every move is projected to Postgres (with a growing
- * version), mirrored in the search attributes, and a move into a final status starts its webhook.
+ * version), mirrored in the search attributes, and a move into a final status starts its webhook. It
+ * also keeps what the workflow waits on (`waiting`) and takes ops actions (workflows/ops.ts).
  */
 export class TransactionStateMachine {
+  readonly waiting = new Waiting(() => this.stop !== undefined);
+  /** A connector call's outcome is unknown and being asked for: nothing may be compensated meanwhile. */
+  unknownOutcome = false;
   private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
   private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
   private first: TransactionSnapshot | undefined;
-
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
-  private stop: string | undefined;
+  private stop: StopRequest | undefined;
+  private stopAudited = false;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
-    private readonly transactionId: string,
-    private readonly kind: TransactionKind,
+    readonly transactionId: string,
+    readonly kind: TransactionKind,
   ) {
     this.projection = new Projection(transactionId);
     setHandler(
       firstAnswerUpdate,
       shielded(() => this.firstAnswer()),
     );
-    setHandler(stateQuery, () => this.current());
+    setHandler(stateQuery, () => this.state());
     setHandler(
       hostedDecisionUpdate,
       shielded(async (answer: HostedDecision) => {
@@ -68,22 +75,26 @@ export class TransactionStateMachine {
         },
       },
     );
+    installOpsHandlers(this);
   }
 
   /** Asks the workflow to fail the transaction (with its compensations) at its next wait or step. */
-  requestStop(reason: string): void {
-    this.stop ??= reason;
+  requestStop(request: StopRequest): void {
+    this.stop ??= request;
   }
 
   /** Why the transaction was asked to stop, if it was. */
   get stopReason(): string | undefined {
-    return this.stop;
+    return this.stop?.reason;
   }
 
   /** Waits for the customer's answer on the hosted page, the time to run out, or a stop request. */
-  async awaitDecision(timeoutMs: number): Promise<Answer> {
+  async awaitDecision(timeoutMs: number, waitingFor: string): Promise<Answer> {
     this.awaitingDecision = true;
-    await condition(() => this.decision !== undefined || this.stop !== undefined, timeoutMs);
+    this.waiting.on('customer', waitingFor, Date.now() + timeoutMs);
+    await condition(() => this.decision !== undefined || this.stop !== undefined, timeoutMs, {
+      summary: waitingFor,
+    });
     this.awaitingDecision = false;
     if (this.decision !== undefined) return this.decision;
     return this.stop !== undefined ? 'stopped' : 'timeout';
@@ -106,6 +117,15 @@ export class TransactionStateMachine {
     return this.projection.state;
   }
 
+  /** The projected state, where the workflow waits, and any pending stop. */
+  state(): TransactionState {
+    return {
+      ...this.projection.state,
+      ...this.waiting.state,
+      ...(this.stop ? { stopRequested: this.stop.reason } : {}),
+    };
+  }
+
   /** Whether the transaction is final or moving there. */
   isFinal(): boolean {
     return isFinal(this.target.status);
@@ -123,15 +143,26 @@ export class TransactionStateMachine {
     return this.projection.state;
   }
 
-  /** Moves to a new status: projected (and only then told), mirrored in search attributes, webhook sent. */
+  /**
+   * Moves to a new status: projected (and only then told), mirrored in search attributes, webhook sent.
+   * The move that ends a transaction an ops stop was requested on records the action with it.
+   */
   async move(status: TransactionStatus, message: string, placement: Placement = {}): Promise<void> {
     if (this.isFinal()) throw new Error(`transaction ${this.transactionId} is final already`);
     const next = { status, message };
+    const audit =
+      isFinal(status) && this.stop && !this.stopAudited
+        ? { ...this.stop, statusBefore: this.target.status }
+        : undefined;
     this.target = next;
-    await this.projection.write(next, placement);
+    if (audit) this.stopAudited = true;
+    await this.projection.write(next, { ...placement, ...(audit ? { audit } : {}) });
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.first ??= this.projection.snapshot();
-    if (isFinal(status)) await this.notify(`status:${status}`);
+    if (isFinal(status)) {
+      this.waiting.on('nothing', `${status}: ${message}`);
+      await this.notify(`status:${status}`);
+    }
   }
 
   /** Projects new details without a status change (progress such as crypto received so far). */
@@ -154,6 +185,7 @@ export class TransactionStateMachine {
       ],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: `Webhook ${event.eventId} for ${this.transactionId} (${eventKey})`,
     });
   }
 }

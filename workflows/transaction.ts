@@ -1,5 +1,6 @@
 import { CancellationScope } from '@temporalio/workflow';
-import { CANCELLED_BY_OPS, type FirstAnswer } from '../src/contracts';
+import { CANCELLED_BY_OPS, UI_ACTOR, type FirstAnswer } from '../src/contracts';
+import type { StopRequest } from './ops';
 
 /**
  * An update handler that a workflow cancellation does not break off: cancellation is a stop request the
@@ -17,10 +18,12 @@ export function shielded<Args extends unknown[], Result>(
  * step boundary, failing the transaction with every compensation, as a failure would.
  */
 export async function runTransaction(
-  machine: { requestStop(reason: string): void; finish(): Promise<FirstAnswer> },
+  machine: { requestStop(request: StopRequest): void; finish(): Promise<FirstAnswer> },
   body: () => Promise<void>,
 ): Promise<FirstAnswer> {
-  CancellationScope.current().cancelRequested.catch(() => machine.requestStop(CANCELLED_BY_OPS));
+  CancellationScope.current().cancelRequested.catch(() =>
+    machine.requestStop({ reason: CANCELLED_BY_OPS, actor: UI_ACTOR, action: 'cancel', key: 'cancel' }),
+  );
   return CancellationScope.nonCancellable(async () => {
     await body();
     return machine.finish();

@@ -1,26 +1,34 @@
-import { sleep } from '@temporalio/workflow';
 import type { Lookup } from '../src/contracts';
+import { attempt } from './failures';
 import type { TransactionStateMachine } from './state';
 
 /** How long to wait before asking again while a connector still reports a call as in progress. */
-function backoffMs(round: number): number {
+export function backoffMs(round: number): number {
   return Math.min(10_000 * 2 ** round, 15 * 60_000);
 }
 
 /**
  * Asks a connector what became of a call whose answer was lost, until it gives a definite answer. The
- * transaction shows PENDING ("being confirmed with the processor") meanwhile; a connector that reports the
- * call still in progress is asked again on a growing backoff.
+ * transaction shows PENDING ("being confirmed with the processor") meanwhile, and ops see it waiting on
+ * the connector; while the connector reports the call in progress, or does not answer, it is asked again
+ * on a growing backoff that ops can cut short (`retryNow`).
  */
 export async function askUntilKnown<Result>(
   machine: TransactionStateMachine,
+  connectorName: string,
   ask: () => Promise<Lookup<Result>>,
 ): Promise<Exclude<Lookup<Result>, { outcome: 'pending' }>> {
   await machine.outcomeUnknown();
-  for (let round = 0; ; round++) {
-    const answer = await ask();
-    if (!isPending(answer)) return answer as Exclude<Lookup<Result>, { outcome: 'pending' }>;
-    await sleep(backoffMs(round));
+  machine.unknownOutcome = true;
+  for (let round = 1; ; round++) {
+    machine.waiting.on('connector', `Outcome unknown: asking ${connectorName} (round ${round})`);
+    const answer = await attempt(ask);
+    if (answer.kind === 'done' && !isPending(answer.value)) {
+      machine.unknownOutcome = false;
+      return answer.value as Exclude<Lookup<Result>, { outcome: 'pending' }>;
+    }
+    const why = answer.kind === 'done' ? 'still in progress' : `${connectorName} did not answer`;
+    await machine.waiting.backoff(backoffMs(round - 1), `Outcome unknown (${why}, round ${round})`);
   }
 }
 

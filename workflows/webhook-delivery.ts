@@ -1,25 +1,70 @@
-import { sleep, workflowInfo } from '@temporalio/workflow';
-import type { WebhookDeliveryInput } from '../src/contracts';
+import { condition, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { webhookRetryNowUpdate, type OpsAction, type WebhookDeliveryInput } from '../src/contracts';
 import { webhook } from './activities';
+import { clock } from './waiting';
+
+/**
+ * Records the delivery in the attempt's own write instead of a separate step. Workflows started before
+ * this change replay without it (docs/architecture.md, changing a workflow safely).
+ */
+const DELIVERY_RECORDED_WITH_ATTEMPT = 'webhook-delivery-recorded-with-attempt';
 
 /**
  * Delivers one webhook event: an attempt, then the next after the schedule's delay (the last delay
- * repeats), until a 2xx answer or until the window closes and the event is `undelivered`.
+ * repeats), until a 2xx answer or until the window closes and the event is `undelivered`. Ops can cut a
+ * wait short (`retryNow`).
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'> {
   const startedAt = workflowInfo().startTime.getTime();
+  let retryRequested = false;
+  let waiting = false;
+  setHandler(
+    webhookRetryNowUpdate,
+    (_action?: OpsAction) => {
+      retryRequested = true;
+      return 'The next attempt starts now.';
+    },
+    {
+      validator: (_action?: OpsAction) => {
+        if (!waiting)
+          throw new Error('Nothing to retry now: an attempt is under way or the delivery is over.');
+      },
+    },
+  );
+  const recordsDelivery = patched(DELIVERY_RECORDED_WITH_ATTEMPT);
   for (let attempt = 1; ; attempt++) {
-    const delivered = await webhook.deliverWebhook({ eventId: input.eventId, run: input.run, attempt });
+    setCurrentDetails(`Attempt ${attempt}`);
+    const outcome = await webhook.deliverWebhook.executeWithOptions({ summary: `Attempt ${attempt}` }, [
+      {
+        eventId: input.eventId,
+        run: input.run,
+        attempt,
+        ...(recordsDelivery ? { recordDelivery: true } : {}),
+      },
+    ]);
+    // Histories recorded before the attempt reported its error carry a plain boolean.
+    const delivered = typeof outcome === 'boolean' ? outcome : outcome.delivered;
     if (delivered) {
-      await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered' });
+      if (!recordsDelivery) await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered' });
+      setCurrentDetails(`Delivered on attempt ${attempt}.`);
       return 'delivered';
     }
     const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
     const elapsedMs = Date.now() - startedAt;
     if (delaySeconds <= 0 || elapsedMs + delaySeconds * 1000 > input.windowSeconds * 1000) {
       await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered' });
+      setCurrentDetails(`Undelivered after ${attempt} attempts.`);
       return 'undelivered';
     }
-    await sleep(delaySeconds * 1000);
+    const error = typeof outcome === 'boolean' ? 'failed' : outcome.error;
+    setCurrentDetails(
+      `Attempt ${attempt} failed (${error}); next at ${clock(Date.now() + delaySeconds * 1000)}`,
+    );
+    waiting = true;
+    retryRequested = false;
+    await condition(() => retryRequested, delaySeconds * 1000, {
+      summary: `Wait before attempt ${attempt + 1}`,
+    });
+    waiting = false;
   }
 }

@@ -9,6 +9,7 @@ export * from './details';
 export * from './updates';
 export * from './workflows';
 export * from './failures';
+export * from './ops';
 export { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../lib/vocabulary';
 
 /** Search attributes: identifiers and state only, never personal data. */

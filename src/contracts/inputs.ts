@@ -33,6 +33,8 @@ export interface CardPayoutInput extends TransactionRef {
   verificationTimeoutSeconds: number;
   /** The verification page the cardholder answers on, when the processor asks for one. */
   hostedPageUrl: string;
+  /** How long to keep trying while every terminal refuses the payout (nothing sent); one hour if absent. */
+  sendWindowSeconds?: number;
 }
 
 /** What a crypto transaction expects on chain, in the asset's smallest units, and its locked fiat value. */

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineUpdate } from '@temporalio/workflow';
 import type { TransactionStatus } from '../lib/vocabulary';
 
 /** Where a transaction stands, as its workflow says it. */
@@ -24,8 +24,6 @@ export const firstAnswerUpdate = defineUpdate<TransactionSnapshot>('firstAnswer'
 /** The customer's answer on a hosted page (3DS challenge, payout verification, ramp payment). */
 export type HostedDecision = 'approve' | 'decline';
 export const hostedDecisionUpdate = defineUpdate<FirstAnswer, [HostedDecision]>('hostedDecision');
-
-export const stateQuery = defineQuery<FirstAnswer>('state');
 
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {

@@ -45,6 +45,8 @@ const schema = z.object({
   KEY_ROTATION_OVERLAP_HOURS: z.coerce.number().int().min(0).default(24),
   CARD_CHALLENGE_TIMEOUT_SECONDS: duration.default(15 * 60),
   PAYOUT_VERIFICATION_TIMEOUT_SECONDS: duration.default(24 * 60 * 60),
+  /** How long a payout keeps trying while every payout terminal refuses it (nothing sent). */
+  PAYOUT_SEND_WINDOW_SECONDS: duration.default(60 * 60),
   /** Comma-separated seconds between webhook attempts; the last gap repeats until the window closes. */
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()

@@ -48,6 +48,9 @@ export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
     input: WorkflowInput<Name> & { transactionId: string };
     taskQueue: string;
     searchAttributes: SearchAttributePair[];
+    /** What the Temporal UI shows of the workflow (no personal data). */
+    staticSummary?: string;
+    staticDetails?: string;
     timeoutMs: number;
     onLateError: (error: unknown) => void;
   },
@@ -59,6 +62,8 @@ export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: options.searchAttributes,
+    ...(options.staticSummary ? { staticSummary: options.staticSummary } : {}),
+    ...(options.staticDetails ? { staticDetails: options.staticDetails } : {}),
   });
   const update = client.workflow
     .executeUpdateWithStart(firstAnswerUpdate, { startWorkflowOperation })

@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
 import { ApiError } from '../platform/errors';
 import { newTransactionId } from '../ciphers/ids';
+import { formatMinor } from '../lib/money';
 import {
   searchAttributes,
   type TransactionKind,
@@ -55,6 +56,7 @@ export async function createTransaction<Name extends TransactionWorkflow>(
     input: request.input(transactionId),
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     searchAttributes: searchAttributesFor(merchant, request),
+    ...describeForOps(merchant, request),
     timeoutMs: deps.config.FIRST_ANSWER_TIMEOUT_MS,
     onLateError: (error) =>
       deps.log.error({ err: error }, `workflow start failed after the deadline: ${transactionId}`),
@@ -65,6 +67,36 @@ export async function createTransaction<Name extends TransactionWorkflow>(
     row = (await findTransaction(deps.db, transactionId)) ?? row;
   else if (outcome.kind === 'answered') row = withSnapshot(row, outcome.answer);
   return { body: transactionBody(row), replayed: claim.replayed };
+}
+
+const KIND_NAMES = {
+  card: 'Card payment',
+  payout: 'Card payout',
+  ramp: 'Crypto ramp',
+  crypto_payin: 'Crypto payin',
+} as const;
+
+/**
+ * What the Temporal UI shows of the transaction: kind, amount, mode, merchant and order id, never
+ * personal data. Carried through the payload codec like every payload.
+ */
+function describeForOps(merchant: MerchantScope, request: NewTransaction<TransactionWorkflow>) {
+  const { row } = request;
+  const amount =
+    row.amountMinor !== undefined && row.amountMinor !== null
+      ? formatMinor(row.amountMinor, row.currency)
+      : (row.amountDecimal ?? '?');
+  const lines = [
+    `**Kind:** ${request.kind}`,
+    `**Amount:** ${amount} ${row.currency}`,
+    `**Mode:** ${merchant.mode}`,
+    `**Merchant:** ${merchant.merchantId}`,
+    `**Order id:** ${request.orderId ?? 'none'}`,
+  ];
+  return {
+    staticSummary: `${KIND_NAMES[request.kind]} · ${amount} ${row.currency} · ${merchant.mode}`,
+    staticDetails: lines.join('\n'),
+  };
 }
 
 function searchAttributesFor(merchant: MerchantScope, request: NewTransaction<TransactionWorkflow>) {

@@ -53,6 +53,7 @@ export async function createCardPayout(
       terminalId: input.terminal_id,
       card,
       verificationTimeoutSeconds: config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS,
+      sendWindowSeconds: config.PAYOUT_SEND_WINDOW_SECONDS,
       hostedPageUrl: hostedPageUrl(config, merchant.mode, 'payout/verification', transactionId),
     }),
   });

@@ -6,3 +6,4 @@ export * from './webhooks';
 export * from './rate-limits';
 export * from './crypto';
 export * from './sandbox';
+export * from './ops';

@@ -1,0 +1,25 @@
+import { bigserial, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/**
+ * Every ops action on a transaction: who, what, why, the status before and after, when. Written in the
+ * same step as the action's effect; `key` makes a retried write land once.
+ */
+export const opsActions = pgTable(
+  'ops_actions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    transactionId: text('transaction_id').notNull(),
+    key: text('key').notNull(),
+    actor: text('actor').notNull(),
+    /** `retryNow`, `forceFail`, `cancel` or `redeliverWebhooks`. */
+    action: text('action').notNull(),
+    reason: text('reason'),
+    statusBefore: text('status_before').notNull(),
+    statusAfter: text('status_after').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('ops_actions_key_idx').on(t.transactionId, t.key),
+    index('ops_actions_transaction_idx').on(t.transactionId, t.createdAt),
+  ],
+);

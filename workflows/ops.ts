@@ -1,0 +1,104 @@
+import { ParentClosePolicy, currentUpdateInfo, setHandler, startChild } from '@temporalio/workflow';
+import {
+  alreadyFinal,
+  forceFailUpdate,
+  redeliverWebhooksUpdate,
+  retryNowUpdate,
+  workflowIds,
+  UI_ACTOR,
+  type OpsAction,
+} from '../src/contracts';
+import { records } from './activities';
+import { shielded } from './transaction';
+import { webhookDelivery } from './webhook-delivery';
+import type { TransactionStateMachine } from './state';
+
+/** An ops request to fail the transaction at its next wait or step boundary. */
+export interface StopRequest {
+  reason: string;
+  actor: string;
+  action: 'forceFail' | 'cancel';
+  /** Makes the audit row of this request unique. */
+  key: string;
+}
+
+const actorOf = (action: OpsAction | undefined) => action?.actor?.trim() || UI_ACTOR;
+
+/**
+ * The ops actions every transaction workflow takes, as updates (the CLI's `ops` commands, or the Temporal
+ * UI's update dialog), each validated and audited in Postgres: `retryNow` cuts a backoff short,
+ * `forceFail` fails the transaction with the same compensations as a normal failure, `redeliverWebhooks`
+ * sends its webhook events again. Anything but a redelivery is refused on a final transaction.
+ */
+export function installOpsHandlers(machine: TransactionStateMachine): void {
+  const refuseIfFinal = () => {
+    if (machine.isFinal()) throw new Error(alreadyFinal(machine.current().status));
+  };
+  const audit = async (action: string, input: OpsAction | undefined, statusBefore: string) =>
+    records.recordOpsAction({
+      transactionId: machine.transactionId,
+      key: `${action}:${currentUpdateInfo()?.id ?? action}`,
+      actor: actorOf(input),
+      action,
+      reason: input?.reason ?? null,
+      statusBefore,
+      statusAfter: machine.current().status,
+    });
+
+  setHandler(
+    retryNowUpdate,
+    shielded(async (input?: OpsAction) => {
+      const before = machine.current().status;
+      machine.waiting.cutBackoff();
+      await audit('retryNow', input, before);
+      return machine.state();
+    }),
+    {
+      validator: (_input?: OpsAction) => {
+        refuseIfFinal();
+        const { waitingFor, detail } = machine.waiting.state;
+        if (waitingFor !== 'retry') throw new Error(`Nothing to retry now: ${detail}`);
+      },
+    },
+  );
+
+  setHandler(
+    forceFailUpdate,
+    shielded(async (input: OpsAction) => {
+      const key = `forceFail:${currentUpdateInfo()?.id ?? 'forceFail'}`;
+      machine.requestStop({ reason: input.reason!.trim(), actor: actorOf(input), action: 'forceFail', key });
+      return machine.finalAnswer();
+    }),
+    {
+      validator: (input: OpsAction) => {
+        refuseIfFinal();
+        const reason = input?.reason?.trim() ?? '';
+        if (reason.length === 0 || reason.length > 500)
+          throw new Error('A reason of 1 to 500 characters is required.');
+        if (machine.unknownOutcome) {
+          throw new Error(
+            "A connector's answer to an earlier call is being asked for: the transaction can be failed once it is known.",
+          );
+        }
+      },
+    },
+  );
+
+  setHandler(
+    redeliverWebhooksUpdate,
+    shielded(async (input?: OpsAction) => {
+      const runs = await records.prepareWebhookRedelivery({
+        transactionId: machine.transactionId,
+        actor: actorOf(input),
+      });
+      for (const run of runs) {
+        await startChild(webhookDelivery, {
+          workflowId: workflowIds.webhook(run.eventId, run.run),
+          args: [run],
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+      }
+      return runs.map((run) => ({ event_id: run.eventId, run: run.run }));
+    }),
+  );
+}

@@ -1,0 +1,82 @@
+import { connectorKeys, type CardPayoutInput } from '../src/contracts';
+import type { TerminalChoice } from '../activities/projection';
+import { attempt } from './failures';
+import { connector, lookup, store } from './activities';
+import type { TransactionStateMachine } from './state';
+import { askUntilKnown } from './unknown-outcome';
+
+/** Where a payout stands with its processor. */
+export type Sent =
+  | { kind: 'paid'; terminal: TerminalChoice }
+  | { kind: 'verification'; terminal: TerminalChoice; reference: string }
+  | { kind: 'declined'; message: string };
+
+/** How long a payout keeps trying when every terminal refuses it (nothing was sent), by default. */
+const SEND_WINDOW_SECONDS = 60 * 60;
+
+/**
+ * Tries the payout terminals by priority. A decline is the answer; a send the processor certainly did
+ * not process moves on to the next terminal; a lost answer is asked for until the processor knows. When
+ * every terminal refused, nothing was sent: the round is tried again on a backoff (ops can cut it short)
+ * until the send window closes.
+ */
+export async function send(machine: TransactionStateMachine, input: CardPayoutInput): Promise<Sent> {
+  const terminals = await store.listTerminals({
+    merchantId: input.merchantId,
+    mode: input.mode,
+    kind: 'payout',
+    terminalId: input.terminalId,
+  });
+  if (terminals.length === 0)
+    return { kind: 'declined', message: 'No terminal is available for this transaction.' };
+  const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
+  for (let round = 1; ; round++) {
+    for (const terminal of terminals) {
+      if (machine.stopReason) return { kind: 'declined', message: machine.stopReason };
+      const sent = await sendThrough(machine, input, terminal);
+      if (sent) return sent;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0 || machine.stopReason)
+      return { kind: 'declined', message: machine.stopReason ?? 'The payout could not be processed.' };
+    await machine.waiting.backoff(
+      Math.min(60_000 * 2 ** (round - 1), 15 * 60_000, left),
+      `No payout terminal took the payout (round ${round})`,
+    );
+  }
+}
+
+/** One terminal's send; undefined when the processor certainly did not process it. */
+async function sendThrough(
+  machine: TransactionStateMachine,
+  input: CardPayoutInput,
+  terminal: TerminalChoice,
+): Promise<Sent | undefined> {
+  const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
+  const step = `Send the payout through ${terminal.terminalId} (${terminal.connector})`;
+  machine.waiting.on('step', step);
+  const result = await attempt(() =>
+    connector.sendPayout.executeWithOptions({ summary: step }, [
+      {
+        transactionId: input.transactionId,
+        payoutKey,
+        mode: input.mode,
+        connector: terminal.connector,
+        amountMinor: input.amountMinor,
+        currency: input.currency,
+      },
+    ]),
+  );
+  if (result.kind === 'failed') return { kind: 'declined', message: result.message };
+  if (result.kind === 'notProcessed') return undefined;
+  const known =
+    result.kind === 'done'
+      ? result.value
+      : await askUntilKnown(machine, terminal.connector, () =>
+          lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+        );
+  if (known.outcome === 'not_found') return undefined;
+  if (known.outcome === 'declined') return { kind: 'declined', message: known.message };
+  if (known.outcome === 'paid') return { kind: 'paid', terminal };
+  return { kind: 'verification', terminal, reference: known.reference };
+}
