@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { transactions } from '../src/db/schema/index';
+import { transactions, webhookEvents } from '../src/db/schema/index';
 import type { WebhookDeliveryInput } from '../src/contracts';
 import { recordOpsAction, type OpsActionRecord } from '../src/transactions/ops-audit';
-import { prepareRedelivery } from '../src/transactions/webhook-events';
+import { prepareAuditedRedelivery } from '../src/transactions/webhook-events';
 
 /** The audit trail of ops actions, and the preparation of a webhook redelivery a workflow starts. */
 export function opsActivities(db: Db, schedule: { delaysSeconds: number[]; windowSeconds: number }) {
@@ -12,27 +12,36 @@ export function opsActivities(db: Db, schedule: { delaysSeconds: number[]; windo
       await recordOpsAction(db, input);
     },
 
+    /** An ops action on one webhook event's delivery, audited on its transaction. */
+    async recordWebhookOpsAction(input: {
+      eventId: string;
+      key: string;
+      actor: string;
+      action: string;
+    }): Promise<void> {
+      const [row] = await db
+        .select({ transactionId: webhookEvents.transactionId, status: transactions.status })
+        .from(webhookEvents)
+        .innerJoin(transactions, eq(transactions.id, webhookEvents.transactionId))
+        .where(eq(webhookEvents.id, input.eventId));
+      if (!row) return;
+      await recordOpsAction(db, {
+        transactionId: row.transactionId,
+        key: `${input.key}:${input.eventId}`,
+        actor: input.actor,
+        action: input.action,
+        reason: null,
+        statusBefore: row.status,
+        statusAfter: row.status,
+      });
+    },
+
     /** New delivery runs of the transaction's events, audited; the workflow starts them. */
     async prepareWebhookRedelivery(input: {
       transactionId: string;
       actor: string;
     }): Promise<WebhookDeliveryInput[]> {
-      const runs = await prepareRedelivery(db, input.transactionId, schedule);
-      const [row] = await db
-        .select({ status: transactions.status })
-        .from(transactions)
-        .where(eq(transactions.id, input.transactionId));
-      const status = row?.status ?? 'PENDING';
-      await recordOpsAction(db, {
-        transactionId: input.transactionId,
-        key: `redeliverWebhooks:${runs.map((r) => `${r.eventId}.${r.run}`).join(',') || 'none'}`,
-        actor: input.actor,
-        action: 'redeliverWebhooks',
-        reason: null,
-        statusBefore: status,
-        statusAfter: status,
-      });
-      return runs;
+      return prepareAuditedRedelivery(db, input.transactionId, schedule, input.actor);
     },
   };
 }

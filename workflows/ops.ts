@@ -5,7 +5,7 @@ import {
   redeliverWebhooksUpdate,
   retryNowUpdate,
   workflowIds,
-  UI_ACTOR,
+  actorOf,
   type OpsAction,
 } from '../src/contracts';
 import { records } from './activities';
@@ -21,8 +21,6 @@ export interface StopRequest {
   /** Makes the audit row of this request unique. */
   key: string;
 }
-
-const actorOf = (action: OpsAction | undefined) => action?.actor?.trim() || UI_ACTOR;
 
 /**
  * The ops actions every transaction workflow takes, as updates (the CLI's `ops` commands, or the Temporal
@@ -47,14 +45,14 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
 
   setHandler(
     retryNowUpdate,
-    shielded(async (input?: OpsAction) => {
+    shielded(async (input: OpsAction | undefined) => {
       const before = machine.current().status;
       machine.waiting.cutBackoff();
       await audit('retryNow', input, before);
       return machine.state();
     }),
     {
-      validator: (_input?: OpsAction) => {
+      validator: (_input: OpsAction | undefined) => {
         refuseIfFinal();
         const { waitingFor, detail } = machine.waiting.state;
         if (waitingFor !== 'retry') throw new Error(`Nothing to retry now: ${detail}`);
@@ -86,7 +84,7 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
 
   setHandler(
     redeliverWebhooksUpdate,
-    shielded(async (input?: OpsAction) => {
+    shielded(async (input: OpsAction | undefined) => {
       const runs = await records.prepareWebhookRedelivery({
         transactionId: machine.transactionId,
         actor: actorOf(input),

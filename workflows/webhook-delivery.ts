@@ -1,6 +1,19 @@
-import { condition, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
-import { webhookRetryNowUpdate, type OpsAction, type WebhookDeliveryInput } from '../src/contracts';
-import { webhook } from './activities';
+import {
+  allHandlersFinished,
+  condition,
+  currentUpdateInfo,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  actorOf,
+  webhookRetryNowUpdate,
+  type OpsAction,
+  type WebhookDeliveryInput,
+} from '../src/contracts';
+import { records, webhook } from './activities';
 import { clock } from './waiting';
 
 /**
@@ -20,12 +33,18 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
   let waiting = false;
   setHandler(
     webhookRetryNowUpdate,
-    (_action?: OpsAction) => {
+    async (action: OpsAction | undefined) => {
       retryRequested = true;
+      await records.recordWebhookOpsAction({
+        eventId: input.eventId,
+        key: `retryWebhook:${input.run}:${currentUpdateInfo()?.id ?? 'retryNow'}`,
+        actor: actorOf(action),
+        action: 'retryWebhook',
+      });
       return 'The next attempt starts now.';
     },
     {
-      validator: (_action?: OpsAction) => {
+      validator: (_action: OpsAction | undefined) => {
         if (!waiting)
           throw new Error('Nothing to retry now: an attempt is under way or the delivery is over.');
       },
@@ -47,6 +66,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     if (delivered) {
       if (!recordsDelivery) await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered' });
       setCurrentDetails(`Delivered on attempt ${attempt}.`);
+      await condition(allHandlersFinished);
       return 'delivered';
     }
     const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
@@ -54,6 +74,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     if (delaySeconds <= 0 || elapsedMs + delaySeconds * 1000 > input.windowSeconds * 1000) {
       await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered' });
       setCurrentDetails(`Undelivered after ${attempt} attempts.`);
+      await condition(allHandlersFinished);
       return 'undelivered';
     }
     const error = typeof outcome === 'boolean' ? 'failed' : outcome.error;

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { ConfigError, loadCliConfig, type CliConfig } from '../platform/config';
 import type { Database } from '../db/client';
@@ -47,3 +48,6 @@ export function print(value: unknown, json: boolean): void {
   );
   process.stdout.write(`${text}\n`);
 }
+
+/** Who an ops action is recorded as: the operating-system user unless `--actor` says otherwise. */
+export const actorOf = (given: string | undefined): string => given ?? userInfo().username;

@@ -3,6 +3,7 @@ import { commands as merchantCommands } from './merchants';
 import { commands as terminalCommands } from './terminals';
 import { commands as walletCommands } from './wallets';
 import { commands as webhookCommands } from './webhooks';
+import { commands as opsCommands } from './ops';
 import { cliConfig, print, type CliContext, type Command } from './context';
 import { CliError } from './errors';
 
@@ -17,7 +18,11 @@ const USAGE = `Usage: payments <command>
   terminals add --merchant ID --mode test|live --kind KIND [--connector NAME] [--priority N] [--descriptor TEXT]
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
-  webhooks redeliver TRANSACTION_ID|EVENT_ID
+  webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
+  ops stuck [--older-than 15m] [--kind KIND] [--json]
+  ops show TRANSACTION_ID [--json]
+  ops retry TRANSACTION_ID [--actor NAME]
+  ops fail TRANSACTION_ID --reason TEXT [--actor NAME]
   db migrate
 
 Reads the same configuration as the service: DATABASE_URL and MASTER_KEY (PAYLOAD_KEYS and
@@ -28,6 +33,7 @@ const groups: Record<string, Record<string, Command>> = {
   terminals: terminalCommands,
   wallets: walletCommands,
   webhooks: webhookCommands,
+  ops: opsCommands,
   db: {
     async migrate(ctx) {
       await runMigrations(ctx.database.pool);

@@ -41,19 +41,22 @@ export interface OpsAction {
 /** Actor of actions taken in the Temporal UI without one (its update dialog, "Request Cancellation"). */
 export const UI_ACTOR = 'temporal-ui';
 
+/** Who an action is recorded as. */
+export const actorOf = (action: OpsAction | undefined): string => action?.actor?.trim() || UI_ACTOR;
+
 /** Cuts the current backoff short: the connector is asked again now. */
-export const retryNowUpdate = defineUpdate<TransactionState, [OpsAction?]>('retryNow');
+export const retryNowUpdate = defineUpdate<TransactionState, [OpsAction]>('retryNow');
 
 /** Fails the transaction with the same compensations as a normal failure, and sends its webhook. */
 export const forceFailUpdate = defineUpdate<FirstAnswer, [OpsAction]>('forceFail');
 
 /** Starts a new delivery run of every webhook event of the transaction. */
-export const redeliverWebhooksUpdate = defineUpdate<{ event_id: string; run: number }[], [OpsAction?]>(
+export const redeliverWebhooksUpdate = defineUpdate<{ event_id: string; run: number }[], [OpsAction]>(
   'redeliverWebhooks',
 );
 
 /** Cuts a webhook delivery's wait before its next attempt short. */
-export const webhookRetryNowUpdate = defineUpdate<string, [OpsAction?]>('retryNow');
+export const webhookRetryNowUpdate = defineUpdate<string, [OpsAction]>('retryNow');
 
 /** Why an ops action is refused on a transaction that is final. */
 export const alreadyFinal = (status: string) => `Transaction is already final (${status}).`;

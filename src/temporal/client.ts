@@ -99,8 +99,8 @@ export async function startWebhookDelivery(
 
 export type UpdateOutcome<Result> =
   | { kind: 'done'; result: Result }
-  /** The workflow's validator refused it: the workflow runs, but takes no such update now. */
-  | { kind: 'refused' }
+  /** The workflow's validator refused it, for this reason: it runs, but takes no such update now. */
+  | { kind: 'refused'; message: string }
   /** The workflow has closed (or never started). */
   | { kind: 'closed' };
 
@@ -123,6 +123,7 @@ export async function sendUpdate<Result, Arg>(
         throw cause;
       },
     );
-    return running ? { kind: 'refused' } : { kind: 'closed' };
+    const message = error instanceof WorkflowUpdateFailedError ? (error.cause?.message ?? error.message) : '';
+    return running ? { kind: 'refused', message } : { kind: 'closed' };
   }
 }

@@ -1,7 +1,8 @@
 import { asc, desc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { webhookAttempts, webhookEvents } from '../db/schema/index';
+import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index';
 import type { WebhookDeliveryInput } from '../contracts';
+import { recordOpsAction } from './ops-audit';
 
 /** A transaction's webhook events (or one event, by its id), newest first. */
 export async function findWebhookEvents(db: Db, transactionOrEventId: string) {
@@ -43,6 +44,38 @@ export async function prepareRedelivery(
       .where(eq(webhookAttempts.eventId, event.id));
     await db.update(webhookEvents).set({ status: 'pending' }).where(eq(webhookEvents.id, event.id));
     runs.push({ eventId: event.id, run: Number(last?.run ?? 0) + 1, ...schedule });
+  }
+  return runs;
+}
+
+/**
+ * A redelivery an operator asked for: the new runs, and one audit row per transaction saying who asked.
+ * The audit key names the runs, so a retried call records it once.
+ */
+export async function prepareAuditedRedelivery(
+  db: Db,
+  transactionOrEventId: string,
+  schedule: { delaysSeconds: number[]; windowSeconds: number },
+  actor: string,
+): Promise<WebhookDeliveryInput[]> {
+  const events = await findWebhookEvents(db, transactionOrEventId);
+  const runs = await prepareRedelivery(db, transactionOrEventId, schedule);
+  for (const transactionId of new Set(events.map((e) => e.transactionId))) {
+    const mine = runs.filter((r) => events.some((e) => e.id === r.eventId && e.transactionId === transactionId));
+    const [row] = await db
+      .select({ status: transactions.status })
+      .from(transactions)
+      .where(eq(transactions.id, transactionId));
+    const status = row?.status ?? 'PENDING';
+    await recordOpsAction(db, {
+      transactionId,
+      key: `redeliverWebhooks:${mine.map((r) => `${r.eventId}.${r.run}`).join(',')}`,
+      actor,
+      action: 'redeliverWebhooks',
+      reason: null,
+      statusBefore: status,
+      statusAfter: status,
+    });
   }
   return runs;
 }

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
-import { runCli } from '../../src/cli/index';
+import { runCliIn } from '../helpers/cli';
 import { and, eq } from 'drizzle-orm';
-import { auditLog } from '../../src/db/schema/index';
+import { auditLog, opsActions } from '../../src/db/schema/index';
 
 let env: TestEnv;
 
@@ -13,29 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => env?.close());
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi
-    .spyOn(process.stdout, 'write')
-    .mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi
-    .spyOn(process.stderr, 'write')
-    .mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    const code = await runCli(argv, {
-      DATABASE_URL: env.config.DATABASE_URL,
-      MASTER_KEY: env.config.MASTER_KEY,
-      PAYLOAD_KEYS: env.config.PAYLOAD_KEYS,
-      TEMPORAL_ADDRESS: env.config.TEMPORAL_ADDRESS,
-      TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
-    });
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const cli = (...argv: string[]) => runCliIn(env, ...argv);
 
 describe('npx payments', () => {
   it('shows and changes crypto settlement settings, audited', async () => {
@@ -178,12 +156,17 @@ describe('npx payments', () => {
       const merchant = merchantClient(env.app, await env.createMerchant());
       const created = await merchant.post('/api/v1/test/card', cardRequest({ webhook_url: receiver.url }));
       const [first] = await receiver.waitFor(1);
-      const result = await cli('webhooks', 'redeliver', created.json().data.transaction_id, '--json');
+      const id = created.json().data.transaction_id as string;
+      const result = await cli('webhooks', 'redeliver', id, '--json', '--actor', 'dana');
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout).redelivering).toEqual([{ event_id: first!.json.event_id, run: 1 }]);
       const [, second] = await receiver.waitFor(2);
       expect(second!.body).toBe(first!.body);
+      const trail = await env.database.db.select().from(opsActions).where(eq(opsActions.transactionId, id));
+      expect(trail).toMatchObject([
+        { action: 'redeliverWebhooks', actor: 'dana', statusBefore: 'SUCCESS', statusAfter: 'SUCCESS' },
+      ]);
     } finally {
       await receiver.close();
     }

@@ -7,21 +7,26 @@ export interface ReceivedWebhook {
   json: Record<string, unknown>;
 }
 
-/** A merchant's webhook endpoint on loopback that records what it gets and answers 200. */
+/**
+ * A merchant's webhook endpoint on loopback that records what it gets and answers 200, or the status
+ * set with `answerWith` (an endpoint that is down).
+ */
 export async function startWebhookReceiver(): Promise<{
   url: string;
   received: ReceivedWebhook[];
+  answerWith(status: number): void;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
 }> {
   const received: ReceivedWebhook[] = [];
+  let status = 200;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (c: Buffer) => chunks.push(c));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       received.push({ headers: request.headers, body, json: JSON.parse(body) as Record<string, unknown> });
-      response.statusCode = 200;
+      response.statusCode = status;
       response.end('ok');
     });
   });
@@ -31,6 +36,9 @@ export async function startWebhookReceiver(): Promise<{
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
     received,
+    answerWith(next) {
+      status = next;
+    },
     async waitFor(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {

@@ -11,7 +11,7 @@ export const opsActions = pgTable(
     transactionId: text('transaction_id').notNull(),
     key: text('key').notNull(),
     actor: text('actor').notNull(),
-    /** `retryNow`, `forceFail`, `cancel` or `redeliverWebhooks`. */
+    /** `retryNow`, `forceFail`, `cancel`, `redeliverWebhooks` or `retryWebhook`. */
     action: text('action').notNull(),
     reason: text('reason'),
     statusBefore: text('status_before').notNull(),

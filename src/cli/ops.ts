@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
+import { findStuck, forceFail, retryNow, showTransaction } from '../transactions/ops';
+import type { UpdateOutcome } from '../temporal/client';
+import { actorOf, type Command } from './context';
+import { CliError } from './errors';
+
+/** `15m`, `2h`, `30s`, `1d` -> milliseconds. */
+export function parseAge(text: string): number {
+  const match = /^(\d+)(s|m|h|d)$/.exec(text);
+  if (!match) throw new CliError(`--older-than must be a number and s, m, h or d (15m, 2h), got "${text}"`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
+
+function idOf(positionals: string[], usage: string): string {
+  const [id] = positionals;
+  if (!id) throw new CliError(`usage: ${usage}`);
+  return id;
+}
+
+/** Turns a refused or closed update into a clear error. */
+function outcomeOf<T>(outcome: UpdateOutcome<T>, id: string): T {
+  if (outcome.kind === 'refused') throw new CliError(outcome.message);
+  if (outcome.kind === 'closed') throw new CliError(`The workflow of ${id} has ended: nothing to act on.`);
+  return outcome.result;
+}
+
+const options = {
+  actor: { type: 'string' },
+  reason: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export const commands: Record<string, Command> = {
+  async stuck(ctx, argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: { 'older-than': { type: 'string' }, kind: { type: 'string' }, json: { type: 'boolean' } },
+    });
+    if (values.kind !== undefined && !isTransactionKind(values.kind))
+      throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
+    const stuck = await findStuck(await ctx.temporal(), {
+      taskQueue: ctx.config.TEMPORAL_TASK_QUEUE,
+      olderThanMs: parseAge(values['older-than'] ?? '15m'),
+      ...(values.kind ? { kind: values.kind } : {}),
+    });
+    if (values.json) return ctx.print(stuck, true);
+    if (stuck.length === 0) return ctx.print('No transaction is stuck.', false);
+    const lines = stuck.map(
+      (s) =>
+        `${s.transactionId}  ${s.kind.padEnd(12)} ${s.status.padEnd(8)} ${String(s.ageMinutes).padStart(5)} min  ${s.waiting}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  },
+
+  async show(ctx, argv) {
+    const { positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' } },
+    });
+    const id = idOf(positionals, 'ops show TRANSACTION_ID');
+    const shown = await showTransaction(ctx.database.db, await ctx.temporal(), id);
+    if (!shown) throw new CliError(`Transaction ${id} not found.`);
+    ctx.print(shown, argv.includes('--json'));
+  },
+
+  async retry(ctx, argv) {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
+    const id = idOf(positionals, 'ops retry TRANSACTION_ID [--actor NAME]');
+    const client: Client = await ctx.temporal();
+    const { transaction, webhooks } = await retryNow(ctx.database.db, client, id, {
+      actor: actorOf(values.actor),
+    });
+    if (transaction.kind !== 'done' && webhooks.length === 0) outcomeOf(transaction, id);
+    ctx.print(
+      {
+        transaction: transaction.kind === 'done' ? transaction.result : transaction,
+        webhooks_retried: webhooks,
+      },
+      values.json ?? false,
+    );
+  },
+
+  async fail(ctx, argv) {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
+    const id = idOf(positionals, 'ops fail TRANSACTION_ID --reason TEXT [--actor NAME]');
+    if (!values.reason) throw new CliError('--reason is required');
+    const outcome = await forceFail(ctx.database.db, await ctx.temporal(), id, {
+      reason: values.reason,
+      actor: actorOf(values.actor),
+    });
+    ctx.print(outcomeOf(outcome, id), values.json ?? false);
+  },
+};

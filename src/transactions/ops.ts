@@ -1,0 +1,184 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import {
+  alreadyFinal,
+  forceFailUpdate,
+  retryNowUpdate,
+  searchAttributes,
+  stateQuery,
+  webhookRetryNowUpdate,
+  workflowIds,
+  type OpsAction,
+  type TransactionState,
+} from '../contracts';
+import { isFinal, type TransactionKind } from '../lib/vocabulary';
+import type { Db } from '../db/client';
+import { sendUpdate, type UpdateOutcome } from '../temporal/client';
+import { findWebhookEvents, webhookAttemptsOf } from './webhook-events';
+import { findTransaction } from './lookup';
+import { opsTrail } from './ops-audit';
+import { transactionBody } from './view';
+
+export interface StuckTransaction {
+  transactionId: string;
+  kind: string;
+  status: string;
+  /** Minutes since the workflow started. */
+  ageMinutes: number;
+  /** Where it waits, in one line. */
+  waiting: string;
+}
+
+/** How long ops commands wait for one workflow's answer before saying no worker answered. */
+const ANSWER_WAIT_MS = 5_000;
+
+/** A retrying activity of a workflow, from the server's description. */
+async function retryingActivity(client: Client, workflowId: string): Promise<string | undefined> {
+  const { raw } = await client.workflow.getHandle(workflowId).describe();
+  const retrying = (raw.pendingActivities ?? []).find((a) => (a.attempt ?? 0) > 1);
+  if (!retrying) return undefined;
+  const error = retrying.lastFailure?.message ?? 'no answer';
+  return `${retrying.activityType?.name ?? 'activity'} retrying, attempt ${retrying.attempt}: ${error}`;
+}
+
+/** The workflow's own account, or undefined when no worker answers the query in time. */
+async function askState(client: Client, workflowId: string): Promise<TransactionState | undefined> {
+  return client
+    .withDeadline(Date.now() + ANSWER_WAIT_MS, () => client.workflow.getHandle(workflowId).query(stateQuery))
+    .catch(() => undefined);
+}
+
+/**
+ * Transactions that are not final past their expected time, from Temporal's visibility (search
+ * attributes) and each workflow's own state: running longer than `olderThanMs` and not simply waiting
+ * on a customer or deposits within their deadline; and terminated workflows whose status never became
+ * final (ops should not terminate: the projection then stays as it was).
+ */
+export async function findStuck(
+  client: Client,
+  options: { taskQueue: string; olderThanMs: number; kind?: TransactionKind; now?: Date },
+): Promise<StuckTransaction[]> {
+  const now = options.now ?? new Date();
+  const before = new Date(now.getTime() - options.olderThanMs).toISOString();
+  const ours = `TaskQueue = '${options.taskQueue.replaceAll("'", "''")}'`;
+  const kind = options.kind ? ` AND ${searchAttributes.kind.name} = '${options.kind}'` : '';
+  const notFinal = `${searchAttributes.status.name} IN ('PENDING', 'REDIRECT')`;
+  const stuck: StuckTransaction[] = [];
+  const describe = (info: WorkflowExecutionInfo, waiting: string, status?: string): StuckTransaction => ({
+    transactionId: info.workflowId,
+    kind: String(info.typedSearchAttributes.get(searchAttributes.kind) ?? info.type),
+    status: status ?? String(info.typedSearchAttributes.get(searchAttributes.status) ?? '?'),
+    ageMinutes: Math.floor((now.getTime() - info.startTime.getTime()) / 60_000),
+    waiting,
+  });
+  const running = `${ours} AND ExecutionStatus = 'Running' AND ${searchAttributes.kind.name} IS NOT NULL AND StartTime < '${before}'`;
+  for await (const info of client.workflow.list({ query: `${running}${kind}` })) {
+    const state = await askState(client, info.workflowId);
+    if (!state) {
+      stuck.push(describe(info, 'no worker answered the state query'));
+      continue;
+    }
+    const onCustomer = state.waitingFor === 'customer' || state.waitingFor === 'deposits';
+    const withinDeadline = state.until !== undefined && Date.parse(state.until) > now.getTime();
+    const retrying = await retryingActivity(client, info.workflowId);
+    if (onCustomer && withinDeadline && !retrying) continue;
+    stuck.push(describe(info, retrying ? `${state.detail}; ${retrying}` : state.detail, state.status));
+  }
+  const terminated = `${ours} AND ExecutionStatus = 'Terminated' AND ${notFinal}${kind}`;
+  for await (const info of client.workflow.list({ query: terminated })) {
+    stuck.push(describe(info, 'terminated: the projection was never made final'));
+  }
+  return stuck.sort((a, b) => b.ageMinutes - a.ageMinutes);
+}
+
+/** Everything ops look at for one transaction: projection, workflow, webhooks, audit trail. */
+export async function showTransaction(db: Db, client: Client, transactionId: string) {
+  const row = await findTransaction(db, transactionId);
+  if (!row) return undefined;
+  const handle = client.workflow.getHandle(workflowIds.transaction(transactionId));
+  const description = await handle.describe().catch(() => undefined);
+  const events = await findWebhookEvents(db, transactionId);
+  const attempts = await webhookAttemptsOf(
+    db,
+    events.map((e) => e.id),
+  );
+  return {
+    projection: { kind: row.kind, mode: row.mode, merchant_id: row.merchantId, ...transactionBody(row) },
+    workflow: description && {
+      status: description.status.name,
+      started: description.startTime.toISOString(),
+      summary: await description.staticSummary(),
+      state: description.status.name === 'RUNNING' ? await askState(client, transactionId) : undefined,
+      pending_activities: (description.raw.pendingActivities ?? []).map((a) => ({
+        activity: a.activityType?.name,
+        attempt: a.attempt,
+        last_error: a.lastFailure?.message ?? null,
+      })),
+    },
+    webhooks: events.map((event) => ({
+      event_id: event.id,
+      event: event.eventKey,
+      status: event.status,
+      attempts: attempts
+        .filter((a) => a.eventId === event.id)
+        .map((a) => ({
+          run: a.run,
+          attempt: a.attempt,
+          at: a.startedAt,
+          http_status: a.httpStatus,
+          error: a.error,
+        })),
+    })),
+    audit: (await opsTrail(db, transactionId)).map((a) => ({
+      at: a.createdAt,
+      actor: a.actor,
+      action: a.action,
+      reason: a.reason,
+      before: a.statusBefore,
+      after: a.statusAfter,
+    })),
+  };
+}
+
+/**
+ * An update's outcome, with a closed workflow told as what it is to ops: a final transaction refuses
+ * every action, saying its status.
+ */
+async function refusedWhenFinal<T>(db: Db, transactionId: string, outcome: UpdateOutcome<T>) {
+  if (outcome.kind !== 'closed') return outcome;
+  const row = await findTransaction(db, transactionId);
+  if (row && isFinal(row.status)) return { kind: 'refused', message: alreadyFinal(row.status) } as const;
+  return outcome;
+}
+
+/** Cuts the transaction's current backoff short, and the wait of its webhook deliveries still running. */
+export async function retryNow(db: Db, client: Client, transactionId: string, action: OpsAction) {
+  const transaction = await refusedWhenFinal(
+    db,
+    transactionId,
+    await sendUpdate(client, transactionId, retryNowUpdate, action),
+  );
+  const webhooks: { event_id: string; run: number }[] = [];
+  for (const event of await findWebhookEvents(db, transactionId)) {
+    if (event.status !== 'pending') continue;
+    const runs = (await webhookAttemptsOf(db, [event.id])).map((a) => a.run);
+    const run = Math.max(0, ...runs);
+    const cut = await client.workflow
+      .getHandle(workflowIds.webhook(event.id, run))
+      .executeUpdate(webhookRetryNowUpdate, { args: [action] })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (cut) webhooks.push({ event_id: event.id, run });
+  }
+  return { transaction, webhooks };
+}
+
+/** Fails the transaction with its compensations; answers its final state. */
+export async function forceFail(db: Db, client: Client, transactionId: string, action: OpsAction) {
+  return refusedWhenFinal(
+    db,
+    transactionId,
+    await sendUpdate(client, transactionId, forceFailUpdate, action),
+  );
+}

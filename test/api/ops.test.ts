@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asc, eq } from 'drizzle-orm';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { runCliIn } from '../helpers/cli';
+import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
+import { startWebhookReceiver } from '../helpers/webhook-receiver';
+import { ledgerEntries, opsActions, wallets } from '../../src/db/schema/index';
+import { NotProcessedError } from '../../activities/connectors/errors';
+import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+
+let env: TestEnv;
+
+/** The sandbox payout processor, down (refusing every send without acting) while `down` is set. */
+let down = true;
+let sends = 0;
+let sandbox: PayoutProcessor;
+const outage: PayoutProcessor = {
+  async send(request) {
+    sends += 1;
+    if (down) throw new NotProcessedError('processor unavailable (503)');
+    return sandbox.send(request);
+  },
+  confirm: (request) => sandbox.confirm(request),
+  lookup: (request) => sandbox.lookup(request),
+};
+
+beforeAll(async () => {
+  env = await startTestEnv(
+    // A failed webhook waits ten minutes for its next attempt: only `ops retry` brings it sooner.
+    { FIRST_ANSWER_TIMEOUT_MS: '1000', WEBHOOK_RETRY_SCHEDULE_SECONDS: '600' },
+    { payoutConnectors: { 'sandbox-payouts': outage } },
+  );
+  sandbox = sandboxPayouts(env.database.db);
+});
+afterAll(() => env?.close());
+
+const cli = (...argv: string[]) => runCliIn(env, ...argv);
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface Stuck {
+  transactionId: string;
+  kind: string;
+  status: string;
+  waiting: string;
+}
+
+async function stuckOnes(...argv: string[]): Promise<Stuck[]> {
+  const result = await cli('ops', 'stuck', '--json', ...argv);
+  expect(result.stderr).toBe('');
+  return JSON.parse(result.stdout) as Stuck[];
+}
+
+async function shown(id: string) {
+  const result = await cli('ops', 'show', id, '--json');
+  expect(result.stderr).toBe('');
+  return JSON.parse(result.stdout);
+}
+
+async function newPayout(merchant: MerchantClient, credentials: MerchantCredentials, extra = {}) {
+  const walletId = credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+  const created = await merchant.post(
+    '/api/v1/test/payout',
+    payoutRequest(walletId, { order_id: `ops-${Math.random()}`, amount: 700, ...extra }),
+  );
+  expect(created.json().status).toBe('PENDING');
+  return { id: created.json().data.transaction_id as string, walletId };
+}
+
+describe('a payout stuck on a processor outage', () => {
+  it('is found stuck, retried now, force-failed with its reserve released, webhooked and audited', async () => {
+    down = true;
+    const receiver = await startWebhookReceiver();
+    receiver.answerWith(503);
+    try {
+      const credentials = await env.createMerchant();
+      const merchant = merchantClient(env.app, credentials);
+      const { id, walletId } = await newPayout(merchant, credentials, { webhook_url: receiver.url });
+
+      // Every terminal refused: the workflow waits a minute before the next round, and says so.
+      const found = await eventually('the payout to show as stuck', async () =>
+        (await stuckOnes('--older-than', '0s', '--kind', 'payout')).find((s) => s.transactionId === id),
+      );
+      expect(found).toMatchObject({ kind: 'payout', status: 'PENDING' });
+      expect(found.waiting).toMatch(
+        /^No payout terminal took the payout \(round 1\); next try at \d\d:\d\d UTC$/,
+      );
+      expect(await stuckOnes('--older-than', '0s', '--kind', 'card')).not.toContainEqual(
+        expect.objectContaining({ transactionId: id }),
+      );
+      expect((await stuckOnes('--older-than', '1h')).map((s) => s.transactionId)).not.toContain(id);
+
+      // retry-now cuts the minute short: the processor is asked again at once (still down).
+      const sendsBefore = sends;
+      const retried = await cli('ops', 'retry', id, '--actor', 'alice', '--json');
+      expect(retried.stderr).toBe('');
+      expect(JSON.parse(retried.stdout).transaction.status).toBe('PENDING');
+      await eventually('a second round of sends', async () =>
+        (await shown(id)).workflow.state.detail.includes('(round 2)') ? true : undefined,
+      );
+      expect(sends).toBeGreaterThan(sendsBefore);
+
+      const failed = await cli(
+        'ops',
+        'fail',
+        id,
+        '--reason',
+        'Processor outage, paid by hand',
+        '--actor',
+        'bob',
+      );
+      expect(failed.stderr).toBe('');
+      expect(JSON.parse(failed.stdout)).toMatchObject({
+        status: 'FAILED',
+        message: 'Processor outage, paid by hand',
+      });
+      expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('FAILED');
+
+      // The compensation ran: the reserve came back, and nothing else moved.
+      const entries = await env.database.db
+        .select()
+        .from(ledgerEntries)
+        .where(eq(ledgerEntries.reference, id));
+      expect(entries.map((e) => [e.step, e.amount]).sort()).toEqual([
+        ['release', 700n],
+        ['reserve', -700n],
+      ]);
+      const [wallet] = await env.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+      expect(wallet!.available).toBe(1_000_000n);
+
+      // The FAILED webhook went out; the endpoint is down, so it waits ten minutes for its next attempt.
+      const [first] = await receiver.waitFor(1);
+      expect(first!.json).toMatchObject({ status: 'FAILED', message: 'Processor outage, paid by hand' });
+      const afterFirst = await eventually('the failed attempt to be recorded', async () => {
+        const view = await shown(id);
+        return view.webhooks[0]?.attempts.length === 1 ? view : undefined;
+      });
+      expect(afterFirst.webhooks[0]).toMatchObject({ status: 'pending' });
+      expect(afterFirst.webhooks[0].attempts[0]).toMatchObject({ attempt: 1, http_status: 503 });
+
+      // The transaction is final, so it refuses every action, with the reason.
+      const again = await cli('ops', 'fail', id, '--reason', 'twice');
+      expect(again.code).toBe(1);
+      expect(again.stderr.trim()).toBe('error: Transaction is already final (FAILED).');
+
+      // retry-now on a final transaction still cuts its webhook's wait; the endpoint is back.
+      receiver.answerWith(200);
+      const webhookRetry = await cli('ops', 'retry', id, '--actor', 'carol', '--json');
+      expect(webhookRetry.stderr).toBe('');
+      expect(JSON.parse(webhookRetry.stdout).webhooks_retried).toEqual([
+        { event_id: first!.json.event_id, run: 0 },
+      ]);
+      const [, second] = await receiver.waitFor(2);
+      expect(second!.body).toBe(first!.body);
+      await eventually('the event to be delivered', async () =>
+        (await shown(id)).webhooks[0].status === 'delivered' ? true : undefined,
+      );
+
+      // Who did what, when, why, and the status before and after.
+      const trail = await env.database.db
+        .select()
+        .from(opsActions)
+        .where(eq(opsActions.transactionId, id))
+        .orderBy(asc(opsActions.id));
+      expect(trail.map((a) => [a.action, a.actor, a.reason, a.statusBefore, a.statusAfter])).toEqual([
+        ['retryNow', 'alice', null, 'PENDING', 'PENDING'],
+        ['forceFail', 'bob', 'Processor outage, paid by hand', 'PENDING', 'FAILED'],
+        ['retryWebhook', 'carol', null, 'FAILED', 'FAILED'],
+      ]);
+      const view = await shown(id);
+      expect(view.audit.map((a: { action: string }) => a.action)).toEqual([
+        'retryNow',
+        'forceFail',
+        'retryWebhook',
+      ]);
+      expect(view.projection).toMatchObject({ status: 'FAILED', kind: 'payout' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('pays out as soon as ops retry once the processor is back, without waiting out the backoff', async () => {
+    down = true;
+    const credentials = await env.createMerchant();
+    const merchant = merchantClient(env.app, credentials);
+    const { id } = await newPayout(merchant, credentials);
+    await eventually('the payout to wait on its backoff', async () =>
+      (await shown(id)).workflow.state?.waitingFor === 'retry' ? true : undefined,
+    );
+
+    down = false;
+    const retried = await cli('ops', 'retry', id);
+    expect(retried.stderr).toBe('');
+    // The backoff is a minute; the payout is paid well within it.
+    const status = await eventually('the payout to succeed', async () => {
+      const body = (await merchant.get(`/api/test/status/${id}`)).json();
+      return body.status === 'PENDING' ? undefined : body.status;
+    });
+    expect(status).toBe('SUCCESS');
+    const [action] = await env.database.db.select().from(opsActions).where(eq(opsActions.transactionId, id));
+    expect(action).toMatchObject({ action: 'retryNow', statusBefore: 'PENDING' });
+    expect(action!.actor.length).toBeGreaterThan(0);
+
+    const nothing = await cli('ops', 'retry', id);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr.trim()).toBe('error: Transaction is already final (SUCCESS).');
+  });
+
+  it('refuses a retry when nothing waits, and a force-fail without a reason', async () => {
+    const merchant = merchantClient(env.app, await env.createMerchant());
+    const created = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4111111111111111', order_id: `ops-${Math.random()}` }),
+    );
+    expect(created.json().status).toBe('REDIRECT');
+    const id = created.json().data.transaction_id as string;
+
+    // Waiting on the cardholder within the deadline is not stuck, and there is no backoff to cut.
+    expect((await stuckOnes('--older-than', '0s')).map((s) => s.transactionId)).not.toContain(id);
+    const retry = await cli('ops', 'retry', id);
+    expect(retry.code).toBe(1);
+    expect(retry.stderr.trim()).toMatch(
+      /^error: Nothing to retry now: Waiting for the 3-D Secure answer until \d\d:\d\d UTC$/,
+    );
+
+    const noReason = await cli('ops', 'fail', id);
+    expect(noReason.code).toBe(1);
+    expect(noReason.stderr.trim()).toBe('error: --reason is required');
+    const blank = await cli('ops', 'fail', id, '--reason', '   ');
+    expect(blank.code).toBe(1);
+    expect(blank.stderr.trim()).toBe('error: A reason of 1 to 500 characters is required.');
+    const unknown = await cli('ops', 'show', 'PAnothing');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('error: Transaction PAnothing not found.');
+    const badAge = await cli('ops', 'stuck', '--older-than', 'soon');
+    expect(badAge.code).toBe(1);
+    expect(badAge.stderr).toContain('--older-than must be');
+
+    // A card waiting on 3-D Secure can be failed: nothing was charged, nothing to undo.
+    const failed = await cli('ops', 'fail', id, '--reason', 'Customer called to cancel', '--json');
+    expect(failed.stderr).toBe('');
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      status: 'FAILED',
+      message: 'Customer called to cancel',
+    });
+    expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('FAILED');
+  });
+});
