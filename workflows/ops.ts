@@ -52,6 +52,8 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
       return machine.state();
     }),
     {
+      description:
+        'Ops: cut the current backoff short and ask the connector again now. Data: {"actor": "you"}',
       validator: (_input: OpsAction | undefined) => {
         refuseIfFinal();
         const { waitingFor, detail } = machine.waiting.state;
@@ -68,6 +70,8 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
       return machine.finalAnswer();
     }),
     {
+      description:
+        'Ops: fail the transaction with its compensations and webhook. Data: {"reason": "why", "actor": "you"}',
       validator: (input: OpsAction) => {
         refuseIfFinal();
         const reason = input?.reason?.trim() ?? '';
@@ -98,5 +102,6 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
       }
       return runs.map((run) => ({ event_id: run.eventId, run: run.run }));
     }),
+    { description: 'Ops: send every webhook event of the transaction again. Data: {"actor": "you"}' },
   );
 }

@@ -59,8 +59,11 @@ export class TransactionStateMachine {
     setHandler(
       firstAnswerUpdate,
       shielded(() => this.firstAnswer()),
+      { description: 'Internal: the API waits on it for the answer to the create request.' },
     );
-    setHandler(stateQuery, () => this.state());
+    setHandler(stateQuery, () => this.state(), {
+      description: 'Where the transaction stands and what it waits on.',
+    });
     setHandler(
       hostedDecisionUpdate,
       shielded(async (answer: HostedDecision) => {
@@ -68,6 +71,7 @@ export class TransactionStateMachine {
         return this.finalAnswer();
       }),
       {
+        description: "Internal: the hosted page's approve or decline.",
         validator: (_answer: HostedDecision) => {
           if (!this.awaitingDecision || this.decision !== undefined) {
             throw new Error('This transaction awaits no answer.');

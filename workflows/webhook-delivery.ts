@@ -7,18 +7,13 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import {
-  actorOf,
-  webhookRetryNowUpdate,
-  type OpsAction,
-  type WebhookDeliveryInput,
-} from '../src/contracts';
+import { actorOf, webhookRetryNowUpdate, type OpsAction, type WebhookDeliveryInput } from '../src/contracts';
 import { records, webhook } from './activities';
 import { clock } from './waiting';
 
 /**
  * Records the delivery in the attempt's own write instead of a separate step. Workflows started before
- * this change replay without it (docs/architecture.md, changing a workflow safely).
+ * this change replay without it (README, "Changing a workflow safely").
  */
 const DELIVERY_RECORDED_WITH_ATTEMPT = 'webhook-delivery-recorded-with-attempt';
 
@@ -44,6 +39,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
       return 'The next attempt starts now.';
     },
     {
+      description: 'Ops: make the next attempt now instead of after the wait. Data: {"actor": "you"}',
       validator: (_action: OpsAction | undefined) => {
         if (!waiting)
           throw new Error('Nothing to retry now: an attempt is under way or the delivery is over.');

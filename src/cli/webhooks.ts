@@ -20,9 +20,6 @@ export const commands: Record<string, Command> = {
     if (runs.length === 0) throw new CliError(`No webhook event found for ${id}.`);
     const client = await ctx.temporal();
     for (const run of runs) await startWebhookDelivery(client, ctx.config.TEMPORAL_TASK_QUEUE, run);
-    ctx.print(
-      { redelivering: runs.map((r) => ({ event_id: r.eventId, run: r.run })) },
-      values.json ?? false,
-    );
+    ctx.print({ redelivering: runs.map((r) => ({ event_id: r.eventId, run: r.run })) }, values.json ?? false);
   },
 };

@@ -86,16 +86,14 @@ function describeForOps(merchant: MerchantScope, request: NewTransaction<Transac
     row.amountMinor !== undefined && row.amountMinor !== null
       ? formatMinor(row.amountMinor, row.currency)
       : (row.amountDecimal ?? '?');
+  // Two Markdown lines (a hard break between them): the UI shows details in a short box.
   const lines = [
-    `**Kind:** ${request.kind}`,
-    `**Amount:** ${amount} ${row.currency}`,
-    `**Mode:** ${merchant.mode}`,
-    `**Merchant:** ${merchant.merchantId}`,
-    `**Order id:** ${request.orderId ?? 'none'}`,
+    `**Kind:** ${request.kind} · **Amount:** ${amount} ${row.currency} · **Mode:** ${merchant.mode}`,
+    `**Merchant:** ${merchant.merchantId} · **Order id:** ${request.orderId ?? 'none'}`,
   ];
   return {
     staticSummary: `${KIND_NAMES[request.kind]} · ${amount} ${row.currency} · ${merchant.mode}`,
-    staticDetails: lines.join('\n'),
+    staticDetails: lines.join('  \n'),
   };
 }
 

@@ -61,7 +61,9 @@ export async function prepareAuditedRedelivery(
   const events = await findWebhookEvents(db, transactionOrEventId);
   const runs = await prepareRedelivery(db, transactionOrEventId, schedule);
   for (const transactionId of new Set(events.map((e) => e.transactionId))) {
-    const mine = runs.filter((r) => events.some((e) => e.id === r.eventId && e.transactionId === transactionId));
+    const mine = runs.filter((r) =>
+      events.some((e) => e.id === r.eventId && e.transactionId === transactionId),
+    );
     const [row] = await db
       .select({ status: transactions.status })
       .from(transactions)

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import type { Browser, Page } from 'playwright-core';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { launchBrowser } from '../helpers/browser';
+import { cardRequest, merchantClient, payoutRequest } from '../helpers/merchant-client';
+import { opsActions } from '../../src/db/schema/index';
+import { freePort } from '../../src/dev/postgres';
+import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
+
+/**
+ * The Temporal UI as ops use it on `npm run dev`: the dev server's own UI, reading payloads through the
+ * service's codec endpoint. It needs the Temporal CLI (the suite's `TEMPORAL_CLI_PATH`); a run against an
+ * external server (`TEMPORAL_ADDRESS` only) has no UI of ours to drive.
+ */
+const cli = process.env.TEMPORAL_CLI_PATH;
+
+let temporal: LocalTemporal;
+let env: TestEnv;
+let browser: Browser;
+let scratch: string;
+
+/** How long the UI gets to load and decode what it shows. */
+const UI_WAIT = { timeout: 30_000, interval: 250 };
+/** A directory to keep screenshots of each step in, for looking at the UI by eye. */
+const SHOTS = process.env.UI_SCREENSHOTS;
+const shot = async (page: Page, name: string) => {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+};
+
+describe.skipIf(!cli)('the Temporal UI of the dev server', () => {
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'payments-ui-'));
+    const [port, uiPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    temporal = await startTemporalDevServer({
+      binary: cli!,
+      port,
+      uiPort,
+      dbFile: join(scratch, 'temporal.db'),
+      codecEndpoint: `http://127.0.0.1:${apiPort}/codec`,
+    });
+    env = await startTestEnv({
+      TEMPORAL_ADDRESS: temporal.address,
+      CODEC_ALLOW_LOOPBACK: 'true',
+      CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort}`,
+      BASE_URL: `http://127.0.0.1:${apiPort}`,
+    });
+    await env.app.listen({ host: '127.0.0.1', port: apiPort });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await env?.close();
+    await temporal?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  /** The UI's "Send an Update" dialog, filled in as an operator would. */
+  async function sendUpdate(page: Page, name: string, data: string) {
+    await page.getByRole('button', { name: 'More Actions' }).click();
+    await page.getByRole('menuitem', { name: 'Send an Update' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByTestId('update-select-button').click();
+    await dialog.getByRole('option', { name }).click();
+    await dialog.getByRole('textbox').last().fill(data);
+    // The data editor takes its value when it loses focus.
+    await dialog.getByText('Update ID (optional)').click();
+    await shot(page, `update-dialog-${name}`);
+    await dialog.getByRole('button', { name: 'Submit' }).click();
+  }
+
+  it('finds a card transaction and reads its decoded summary, details and where it waits', async () => {
+    const merchant = merchantClient(env.app, await env.createMerchant());
+    // A payout too, so the list holds more than the one we look for.
+    const credentials = await env.createMerchant();
+    const walletId = credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+    await merchantClient(env.app, credentials).post('/api/v1/test/payout', payoutRequest(walletId));
+    const created = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4111111111111111', order_id: 'ui-order-1', amount: 1050 }),
+    );
+    expect(created.json().status).toBe('REDIRECT');
+    const id = created.json().data.transaction_id as string;
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${temporal.uiUrl}/namespaces/default/workflows`);
+    await expect.poll(() => page.getByRole('link', { name: 'cardPayment' }).count(), UI_WAIT).toBe(1);
+    await shot(page, 'list');
+    await page.getByRole('link', { name: id }).click();
+
+    // Summaries and details are Markdown, rendered in frames of their own.
+    const shown = async () => {
+      const frames = await Promise.all(
+        page.frames().map((frame) =>
+          frame
+            .locator('body')
+            .innerText()
+            .catch(() => ''),
+        ),
+      );
+      return frames.join('\n');
+    };
+    await expect
+      .poll(async () => {
+        await page.getByText('User Metadata', { exact: true }).click();
+        return shown();
+      }, UI_WAIT)
+      .toMatch(/Kind:\s*card/);
+    const text = await shown();
+    expect(text).toContain('Card payment · 10.50 USD · test');
+    // The static details, rendered from their Markdown, decoded through the codec endpoint.
+    expect(text).toMatch(/Kind:\s*card/);
+    expect(text).toMatch(/Amount:\s*10\.50 USD/);
+    expect(text).toMatch(/Order id:\s*ui-order-1/);
+    // Where it waits now, and the activity and timer summaries that make the history read as a story.
+    expect(text).toMatch(/Waiting for the 3-D Secure answer until \d\d:\d\d UTC/);
+    expect(text).toMatch(/Authorize with ter_\w+ \(sandbox-acquirer\)/);
+    // Nothing personal: not the card number, not the cardholder.
+    expect(text).not.toContain('4111111111111111');
+    expect(text).not.toContain('Jane');
+    await shot(page, 'user-metadata');
+  });
+
+  it('force-fails a transaction from the update dialog, audited with the actor typed there', async () => {
+    const merchant = merchantClient(env.app, await env.createMerchant());
+    const created = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4111111111111111', order_id: 'ui-order-2' }),
+    );
+    const id = created.json().data.transaction_id as string;
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${temporal.uiUrl}/namespaces/default/workflows/${id}`);
+
+    // Nothing to retry while the cardholder has the 3-D Secure page: the validator says so, in the UI.
+    await sendUpdate(page, 'retryNow', '{"actor": "ui-tester"}');
+    await expect
+      .poll(() => page.locator('body').innerText(), UI_WAIT)
+      .toMatch(/Nothing to retry now: Waiting for the 3-D Secure answer until \d\d:\d\d UTC/);
+    await shot(page, 'update-refused');
+    await page.reload();
+
+    await sendUpdate(page, 'forceFail', '{"reason": "Customer called to cancel", "actor": "ui-tester"}');
+    await expect
+      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json().status, UI_WAIT)
+      .toBe('FAILED');
+    expect((await merchant.get(`/api/test/status/${id}`)).json().message).toBe('Customer called to cancel');
+    const [action] = await env.database.db.select().from(opsActions).where(eq(opsActions.transactionId, id));
+    expect(action).toMatchObject({
+      action: 'forceFail',
+      actor: 'ui-tester',
+      reason: 'Customer called to cancel',
+      statusBefore: 'REDIRECT',
+      statusAfter: 'FAILED',
+    });
+  });
+});
