@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
 import { ensureChromium, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
 
+await import('./check-lockfile.mjs');
 await ensureDependencies();
 const env = { ...process.env };
 if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
