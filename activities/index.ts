@@ -1,5 +1,6 @@
 import type { Db } from '../src/db/client';
 import type { Config } from '../src/platform/config';
+import type { Resolver } from '../src/net/address-policy';
 import { webhookSchedule } from '../src/platform/config';
 import { projectionActivities } from './projection';
 import { cardActivities } from './cards';
@@ -17,6 +18,8 @@ export interface ActivityDeps {
   config: Config;
   cardConnectors?: Record<string, CardAcquirer>;
   payoutConnectors?: Record<string, PayoutProcessor>;
+  /** Resolves merchant host names (webhook delivery); the system resolver unless a test replaces it. */
+  resolve?: Resolver;
   /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
   wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
 }
@@ -27,7 +30,7 @@ export function createActivities(deps: ActivityDeps) {
   return { ...activities, ...deps.wrap?.(activities) };
 }
 
-function buildActivities({ db, config, cardConnectors, payoutConnectors }: ActivityDeps) {
+function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db),
@@ -40,6 +43,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors }: Activ
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       allowPrivateUrls: config.ALLOW_PRIVATE_URLS,
+      resolve,
       ...schedule,
     }),
   };

@@ -5,7 +5,8 @@ import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
 import { stringifyExact } from '../src/lib/json';
 import { merchantWebhookSecret } from '../src/merchants/keys';
-import { urlAllowed } from '../src/net/address-policy';
+import { PrivateAddressError, type Resolver } from '../src/net/address-policy';
+import { PostTimeoutError, postToMerchant } from '../src/net/post';
 import { webhookHeaders } from '../src/webhooks/signing';
 
 export interface WebhookConfig {
@@ -14,6 +15,8 @@ export interface WebhookConfig {
   allowPrivateUrls: boolean;
   delaysSeconds: number[];
   windowSeconds: number;
+  /** How host names are resolved for delivery; the system resolver unless a test replaces it. */
+  resolve?: Resolver;
 }
 
 export interface RecordedEvent {
@@ -72,24 +75,22 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       const started = performance.now();
       let httpStatus: number | null = null;
       let error: string | null = null;
-      if (!(await urlAllowed(event.url, { mode: event.mode, allowPrivate: config.allowPrivateUrls }))) {
-        error = 'webhook_url resolves to a private or loopback address';
-      } else {
-        try {
-          const secret = await merchantWebhookSecret(db, config.masterKey, event.merchantId);
-          const response = await fetch(event.url, {
-            method: 'POST',
-            headers: webhookHeaders(event.body, secret, event.id, Math.floor(Date.now() / 1000)),
-            body: event.body,
-            redirect: 'manual',
-            signal: AbortSignal.timeout(config.timeoutMs),
-          });
-          httpStatus = response.status;
-          await response.body?.cancel();
-          if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
-        } catch (cause) {
-          error = cause instanceof Error && cause.name === 'TimeoutError' ? 'timed out' : 'connection failed';
-        }
+      const secret = await merchantWebhookSecret(db, config.masterKey, event.merchantId);
+      try {
+        httpStatus = await postToMerchant(event.url, {
+          headers: webhookHeaders(event.body, secret, event.id, Math.floor(Date.now() / 1000)),
+          body: event.body,
+          timeoutMs: config.timeoutMs,
+          policy: { mode: event.mode, allowPrivate: config.allowPrivateUrls, resolve: config.resolve },
+        });
+        if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
+      } catch (cause) {
+        error =
+          cause instanceof PrivateAddressError
+            ? 'webhook_url resolves to a private or loopback address'
+            : cause instanceof PostTimeoutError
+              ? 'timed out'
+              : 'connection failed';
       }
       const latencyMs = Math.round(performance.now() - started);
       await db.transaction(async (tx) => {

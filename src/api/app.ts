@@ -9,10 +9,10 @@ import { createLogger, type Logger } from '../platform/log';
 import { ApiError } from '../platform/errors';
 import { parseJsonExact, stringifyExact } from '../lib/json';
 import { sandboxRates } from '../crypto/rates';
-import { registerErrorHandling } from './plugins/errors';
+import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
 import { decryptBody } from './plugins/envelope';
-import { parseForm } from './pages/hosted';
+import { notFoundPage, parseForm } from './pages/hosted';
 import { healthRoutes } from './routes/health';
 import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
@@ -42,6 +42,31 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
+/**
+ * Longest path parameter the router accepts: an order id (191 characters) looked up by path fits.
+ * Longer answers 414 through the error handler.
+ */
+const MAX_PARAM_LENGTH = 191;
+
+/** Ids, order ids and modes are printable ASCII; anything else in a path cannot name a transaction. */
+const PARAM = /^[\x21-\x7e]+$/;
+
+function badParam(request: FastifyRequest): string | undefined {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  return Object.keys(params).find((name) => typeof params[name] !== 'string' || !PARAM.test(params[name]));
+}
+
+/** Merchant routes: a path parameter that cannot be an id is a 404 in the contract's shape. */
+const refuseBadParams: Hook = async (request) => {
+  const name = badParam(request);
+  if (name !== undefined) throw new ApiError(name === 'id' ? 'TRANSACTION_NOT_FOUND' : 'ROUTE_NOT_FOUND');
+};
+
+/** Hosted pages: the same, answered with the not-found page a customer can read. */
+const refuseBadPageParams = async (request: FastifyRequest, reply: FastifyReply) => {
+  if (badParam(request) !== undefined) return notFoundPage(reply);
+};
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
@@ -52,7 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: answerFrameworkError,
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -98,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       temporal: deps.temporal,
       log,
       rates: deps.rates ?? sandboxRates(deps.db),
+      resolve: deps.resolve,
       config,
     },
   };
@@ -121,8 +148,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     healthRoutes,
   ];
   const pages = [cardCheckoutRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];
-  for (const routes of merchantRoutes) await app.register(async (scope) => routes(scope, routeDeps));
-  for (const routes of pages) await app.register(async (scope) => routes(scope, pageDeps));
+  for (const routes of merchantRoutes) {
+    await app.register(async (scope) => {
+      scope.addHook('onRequest', refuseBadParams);
+      await routes(scope, routeDeps);
+    });
+  }
+  for (const routes of pages) {
+    await app.register(async (scope) => {
+      scope.addHook('onRequest', refuseBadPageParams);
+      await routes(scope, pageDeps);
+    });
+  }
   await app.register(async (scope) => codecRoutes(scope, config));
   await app.register(docsRoutes);
   return app;

@@ -1,3 +1,4 @@
+import type { Resolver } from '../net/address-policy';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
@@ -13,6 +14,8 @@ export interface AppDeps {
   log?: Logger;
   /** Prices for crypto quotes; the sandbox reads the catalogue. */
   rates?: RateSource;
+  /** Resolves merchant host names when URLs are checked; the system resolver unless a test replaces it. */
+  resolve?: Resolver;
 }
 
 /** What merchant routes use: the storage and Temporal handles, and the transaction services' own bag. */

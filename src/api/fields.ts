@@ -13,6 +13,17 @@ export function human(field: string): string {
 
 type Check = (value: string) => boolean;
 
+const CONTROL_OR_LONE_SURROGATE =
+  /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when text holds a control character (C0, DEL, C1) or a UTF-16 surrogate without its pair. */
+export function hasUnsafeText(value: string): boolean {
+  return CONTROL_OR_LONE_SURROGATE.test(value);
+}
+
+const unsafeTextMessage = (field: string) =>
+  `The ${human(field)} field must not contain control characters or invalid Unicode.`;
+
 function typed(field: string, kind = 'a string') {
   return (issue: { input?: unknown }) =>
     issue.input === undefined || issue.input === null
@@ -32,7 +43,9 @@ export function text(
     .trim()
     .check((ctx) => {
       const value = ctx.value;
-      if (value.length === 0) {
+      if (hasUnsafeText(value)) {
+        ctx.issues.push({ code: 'custom', input: '', message: unsafeTextMessage(field) });
+      } else if (value.length === 0) {
         ctx.issues.push({ code: 'custom', input: value, message: `The ${human(field)} field is required.` });
       } else if (value.length < min || value.length > max) {
         ctx.issues.push({
@@ -151,8 +164,30 @@ export const terminalId = () => text('terminal_id', { max: 64 });
 export const upperCode = (field: string, max: number) =>
   text(field, { max }).transform((v) => v.toUpperCase());
 
+/**
+ * Every string in a request, keys included, that holds control characters or invalid Unicode, by
+ * field path. Such text is refused wherever it appears: nothing downstream (Postgres, logs, pages,
+ * webhooks) has to cope with it.
+ */
+function unsafeTextFields(input: unknown, path: string[] = [], found: Record<string, string[]> = {}) {
+  if (typeof input === 'string') {
+    if (hasUnsafeText(input)) {
+      const field = path.length > 0 ? path.join('.') : 'body';
+      found[field] = [unsafeTextMessage(path.at(-1) ?? 'body')];
+    }
+  } else if (input !== null && typeof input === 'object' && path.length < 16) {
+    for (const [key, value] of Object.entries(input)) {
+      if (hasUnsafeText(key)) found[path.length > 0 ? path.join('.') : 'body'] = [unsafeTextMessage('body')];
+      else unsafeTextFields(value, [...path, key], found);
+    }
+  }
+  return found;
+}
+
 /** Turns zod issues into the contract's 422: every failing field with its messages. */
 export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> {
+  const unsafe = unsafeTextFields(input);
+  if (Object.keys(unsafe).length > 0) throw validationError(unsafe);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const errors: Record<string, string[]> = {};

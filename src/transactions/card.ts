@@ -22,7 +22,7 @@ export async function createCardPayment(
   input: CardPaymentRequest,
 ): Promise<Created> {
   const { config } = deps;
-  await checkMerchantUrls(config, merchant, input);
+  await checkMerchantUrls(deps, merchant, input);
   await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
   const card = summarizeCard(input.card_number, config.MASTER_KEY);
   const whitelisted = await cardSucceededBefore(deps.db, merchant, card.fingerprint);

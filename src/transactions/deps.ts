@@ -3,6 +3,7 @@ import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import type { Logger } from '../platform/log';
 import type { RateSource } from '../crypto/rates';
+import type { Resolver } from '../net/address-policy';
 import type { Mode } from '../lib/vocabulary';
 
 /** What the transaction services need: storage, Temporal, prices, and the settings they act on. */
@@ -11,6 +12,8 @@ export interface TransactionDeps {
   temporal: Client;
   log: Logger;
   rates: RateSource;
+  /** Resolves merchant host names when URLs are checked; the system resolver unless a test replaces it. */
+  resolve?: Resolver | undefined;
   config: Pick<
     Config,
     | 'MASTER_KEY'

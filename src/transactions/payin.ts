@@ -38,7 +38,7 @@ export async function createPayin(
   input: PayinRequest,
 ): Promise<Created> {
   const { config } = deps;
-  await checkMerchantUrls(config, merchant, input);
+  await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
   const fiat = await pricedFiat(deps.rates, 'currency', input.currency);
   checkDecimals('amount', input.amount, fiat.decimals);

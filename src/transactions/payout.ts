@@ -23,7 +23,7 @@ export async function createCardPayout(
   input: CardPayoutRequest,
 ): Promise<Created> {
   const { config } = deps;
-  await checkMerchantUrls(config, merchant, input);
+  await checkMerchantUrls(deps, merchant, input);
   const wallet = await findWallet(deps.db, merchant, input.wallet_id);
   if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
   await checkTerminal(deps.db, merchant, 'payout', input.terminal_id);

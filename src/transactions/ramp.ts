@@ -38,7 +38,7 @@ export async function createRamp(
   input: RampRequest,
 ): Promise<Created> {
   const { config } = deps;
-  await checkMerchantUrls(config, merchant, input);
+  await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';

@@ -5,7 +5,7 @@ import { terminals } from '../db/schema/index';
 import { keyedDigest } from '../ciphers/secrets';
 import { stringifyExact } from '../lib/json';
 import { fieldError } from '../platform/errors';
-import { urlAllowed } from '../net/address-policy';
+import { urlAllowed, type Resolver } from '../net/address-policy';
 import type { CardSummary } from '../contracts';
 import type { TransactionKind } from '../lib/vocabulary';
 import type { MerchantScope } from './deps';
@@ -39,13 +39,14 @@ export interface CardholderFields extends CustomerFields {
 
 /** In live mode, URLs the service will call or send customers to must be public (docs/webhooks.md). */
 export async function checkMerchantUrls(
-  config: Pick<Config, 'ALLOW_PRIVATE_URLS'>,
+  deps: { config: Pick<Config, 'ALLOW_PRIVATE_URLS'>; resolve?: Resolver | undefined },
   merchant: MerchantScope,
   input: { webhook_url?: string | undefined; redirect_url?: string | undefined },
 ): Promise<void> {
+  const policy = { mode: merchant.mode, allowPrivate: deps.config.ALLOW_PRIVATE_URLS, resolve: deps.resolve };
   for (const field of ['webhook_url', 'redirect_url'] as const) {
     const url = input[field];
-    if (url && !(await urlAllowed(url, { mode: merchant.mode, allowPrivate: config.ALLOW_PRIVATE_URLS }))) {
+    if (url && !(await urlAllowed(url, policy))) {
       fieldError(field, `The ${field.replace('_', ' ')} must not point to a private or loopback address.`);
     }
   }

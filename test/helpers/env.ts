@@ -8,7 +8,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/platform/config';
 import { createDatabase, type Database } from '../../src/db/client';
-import { buildApp } from '../../src/api/app';
+import { buildApp, type AppDeps } from '../../src/api/app';
 import { loggerOptions } from '../../src/platform/log';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../../src/temporal/client';
@@ -69,6 +69,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 export async function startTestEnv(
   overrides: Record<string, string> = {},
   activityOverrides: Partial<ActivityDeps> = {},
+  appOverrides: Partial<Pick<AppDeps, 'resolve' | 'rates'>> = {},
 ): Promise<TestEnv> {
   const testDb = await createTestDatabase();
   const config = testConfig({ DATABASE_URL: testDb.url, ...overrides });
@@ -96,7 +97,7 @@ export async function startTestEnv(
   let worker = await makeWorker();
   let running: Promise<void> | undefined = worker.run();
 
-  const app = await buildApp({ config, db: database.db, temporal: client, log });
+  const app = await buildApp({ config, db: database.db, temporal: client, log, ...appOverrides });
   await app.ready();
 
   const env: TestEnv = {

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorCatalogue, type ErrorCode } from '../../platform/errors';
 
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -7,7 +7,22 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MALFORMED_JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
   FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_BAD_URL: 'BAD_URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'URL_TOO_LONG',
 };
+
+/**
+ * Errors the router raises before any route or hook runs (a malformed or over-long URL): the contract's
+ * shape, never the framework's body, which echoes the URL.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const apiError = new ApiError(fastifyCodes[error.code] ?? 'BAD_REQUEST');
+  void reply.status(apiError.status).send({ message: apiError.message });
+}
 
 /** The one place errors become HTTP answers (docs/api.md, errors). Nothing internal leaks in a 5xx. */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -21,6 +36,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
       apiError = error;
     } else if (error.code && fastifyCodes[error.code]) {
       apiError = new ApiError(fastifyCodes[error.code]!);
+    } else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // Another client error from the framework: its status, never its message (it can echo input).
+      request.log.info(
+        { code: error.code, statusCode: error.statusCode },
+        'request refused by the framework',
+      );
+      apiError = new ApiError('BAD_REQUEST');
+      void reply.status(error.statusCode).send({ message: apiError.message });
+      return;
     } else {
       request.log.error({ err: error }, 'unhandled error');
       apiError = new ApiError('INTERNAL');
