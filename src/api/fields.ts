@@ -14,6 +14,8 @@ export function human(field: string): string {
 type Check = (value: string) => boolean;
 
 const CONTROL_OR_LONE_SURROGATE =
+  // Matching control characters is the point of this expression.
+  // eslint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** True when text holds a control character (C0, DEL, C1) or a UTF-16 surrogate without its pair. */
