@@ -1,9 +1,14 @@
 import { condition, setCurrentDetails } from '@temporalio/workflow';
 import type { WaitingFor } from '../src/contracts';
 
-/** `HH:MM UTC` of a moment, for one-line details. */
-export function clock(at: number): string {
-  return `${new Date(at).toISOString().slice(11, 16)} UTC`;
+/**
+ * `HH:MM UTC` of a moment, for one-line details; with the date (`2026-11-24 02:19 UTC`) when it is not
+ * within the next twelve hours, so a deadline a day away does not read as one already past.
+ */
+export function clock(at: number, now = Date.now()): string {
+  const iso = new Date(at).toISOString();
+  const time = `${iso.slice(11, 16)} UTC`;
+  return at - now > 12 * 3_600_000 || at < now ? `${iso.slice(0, 10)} ${time}` : time;
 }
 
 /**

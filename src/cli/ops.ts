@@ -47,12 +47,16 @@ export const commands: Record<string, Command> = {
       ...(values.kind ? { kind: values.kind } : {}),
     });
     if (values.json) return ctx.print(stuck, true);
-    if (stuck.length === 0) return ctx.print('No transaction is stuck.', false);
+    if (stuck.length === 0) {
+      process.stdout.write('No transaction is stuck.\n');
+      return;
+    }
+    const header = `${'TRANSACTION'.padEnd(stuck[0]!.transactionId.length)}  ${'KIND'.padEnd(12)} ${'STATUS'.padEnd(8)} ${'AGE'.padStart(9)}  WAITING`;
     const lines = stuck.map(
       (s) =>
         `${s.transactionId}  ${s.kind.padEnd(12)} ${s.status.padEnd(8)} ${String(s.ageMinutes).padStart(5)} min  ${s.waiting}`,
     );
-    process.stdout.write(`${lines.join('\n')}\n`);
+    process.stdout.write(`${[header, ...lines].join('\n')}\n`);
   },
 
   async show(ctx, argv) {

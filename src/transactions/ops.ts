@@ -143,17 +143,32 @@ export async function showTransaction(db: Db, client: Client, transactionId: str
  * An update's outcome, with a closed workflow told as what it is to ops: a final transaction refuses
  * every action, saying its status.
  */
-async function refusedWhenFinal<T>(db: Db, transactionId: string, outcome: UpdateOutcome<T>) {
+async function refusedWhenFinal<T>(db: Db, client: Client, transactionId: string, outcome: UpdateOutcome<T>) {
   if (outcome.kind !== 'closed') return outcome;
   const row = await findTransaction(db, transactionId);
-  if (row && isFinal(row.status)) return { kind: 'refused', message: alreadyFinal(row.status) } as const;
-  return outcome;
+  if (!row) return { kind: 'refused', message: `Transaction ${transactionId} not found.` } as const;
+  if (isFinal(row.status)) return { kind: 'refused', message: alreadyFinal(row.status) } as const;
+  const execution = await client.workflow
+    .getHandle(transactionId)
+    .describe()
+    .then(
+      (d) => d.status.name,
+      () => 'NOT_FOUND',
+    );
+  return {
+    kind: 'refused',
+    message:
+      `The workflow of ${transactionId} is ${execution.toLowerCase().replace(/_/g, ' ')} while the transaction ` +
+      `is ${row.status}: reset it to its last workflow task (Temporal UI: Reset; or temporal workflow reset ` +
+      `--workflow-id ${transactionId} --type LastWorkflowTask --reason "…"), then act on it again.`,
+  } as const;
 }
 
 /** Cuts the transaction's current backoff short, and the wait of its webhook deliveries still running. */
 export async function retryNow(db: Db, client: Client, transactionId: string, action: OpsAction) {
   const transaction = await refusedWhenFinal(
     db,
+    client,
     transactionId,
     await sendUpdate(client, transactionId, retryNowUpdate, action),
   );
@@ -178,6 +193,7 @@ export async function retryNow(db: Db, client: Client, transactionId: string, ac
 export async function forceFail(db: Db, client: Client, transactionId: string, action: OpsAction) {
   return refusedWhenFinal(
     db,
+    client,
     transactionId,
     await sendUpdate(client, transactionId, forceFailUpdate, action),
   );

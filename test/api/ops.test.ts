@@ -238,9 +238,11 @@ describe('a payout stuck on a processor outage', () => {
     const blank = await cli('ops', 'fail', id, '--reason', '   ');
     expect(blank.code).toBe(1);
     expect(blank.stderr.trim()).toBe('error: A reason of 1 to 500 characters is required.');
-    const unknown = await cli('ops', 'show', 'PAnothing');
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr.trim()).toBe('error: Transaction PAnothing not found.');
+    for (const action of [['show'], ['retry'], ['fail', '--reason', 'x']]) {
+      const unknown = await cli('ops', action[0]!, 'PAnothing', ...action.slice(1));
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr.trim()).toBe('error: Transaction PAnothing not found.');
+    }
     const badAge = await cli('ops', 'stuck', '--older-than', 'soon');
     expect(badAge.code).toBe(1);
     expect(badAge.stderr).toContain('--older-than must be');
@@ -251,6 +253,41 @@ describe('a payout stuck on a processor outage', () => {
     expect(JSON.parse(failed.stdout)).toMatchObject({
       status: 'FAILED',
       message: 'Customer called to cancel',
+    });
+    expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('FAILED');
+  });
+
+  it('says how to bring back a terminated transaction workflow, and acts on it once reset', async () => {
+    const merchant = merchantClient(env.app, await env.createMerchant());
+    const created = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4111111111111111', order_id: `ops-${Math.random()}` }),
+    );
+    const id = created.json().data.transaction_id as string;
+    const handle = env.client.workflow.getHandle(id);
+    await handle.terminate('operator mistake');
+
+    const refused = await cli('ops', 'fail', id, '--reason', 'cleanup');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toMatch(
+      new RegExp(`^error: The workflow of ${id} is terminated while the transaction is REDIRECT: reset it`),
+    );
+
+    // What the message tells ops to do: reset to the last workflow task, then act again.
+    const { events } = await handle.fetchHistory();
+    const lastTask = events!.filter((e) => e.workflowTaskCompletedEventAttributes).at(-1)!;
+    await env.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: id },
+      workflowTaskFinishEventId: lastTask.eventId,
+      reason: 'bring back after a terminate',
+      requestId: `reset-${id}`,
+    });
+    const failed = await cli('ops', 'fail', id, '--reason', 'Cleanup after a terminate', '--json');
+    expect(failed.stderr).toBe('');
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      status: 'FAILED',
+      message: 'Cleanup after a terminate',
     });
     expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('FAILED');
   });

@@ -70,7 +70,9 @@ export async function codecRoutes(app: FastifyInstance, config: Config): Promise
       cors(request, reply);
       return reply.status(204).send();
     });
-    app.post(`/codec/${action}`, async (request, reply) => {
+    // The UI calls these for every payload it shows: request lines only at warn, so a page view is not
+    // dozens of log lines.
+    app.post(`/codec/${action}`, { logLevel: 'warn' }, async (request, reply) => {
       cors(request, reply);
       authorize(request);
       const parsed = Body.safeParse(request.body);
