@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The fault suite starts its own servers and runs apart: `npm run test:faults`.
+    exclude: ['test/faults/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-runtime.ts'],
     pool: 'forks',

@@ -122,3 +122,26 @@ describe('framework errors answer in the contract shape without echoing input', 
     expect(found.json()).toMatchObject({ data: { order_id: orderId } });
   });
 });
+
+describe('a dependency that cannot be reached', () => {
+  it('answers 503 with Retry-After, not a 500', async () => {
+    const { buildApp } = await import('../../src/api/app');
+    const { createDatabase } = await import('../../src/db/client');
+    const { freePort } = await import('../../src/dev/postgres');
+    const nowhere = createDatabase(`postgres://payments:payments@127.0.0.1:${await freePort()}/payments`, 1);
+    const app = await buildApp({ config: env.config, db: nowhere.db, temporal: env.client });
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/api/test/status/PAanything',
+        headers: { authorization: `Bearer ${merchant.key('test')}` },
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({ message: 'Service Unavailable.' });
+      expect(response.headers['retry-after']).toBe('5');
+    } finally {
+      await app.close();
+      await nowhere.close();
+    }
+  });
+});

@@ -11,6 +11,37 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_MAX_PARAM_LENGTH: 'URL_TOO_LONG',
 };
 
+/** Postgres error classes and codes that mean "not reachable now", not "this request is wrong". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+/**
+ * True when an error, or one it was caused by, says Postgres or Temporal cannot be reached right now: the
+ * merchant should try again, and gets 503 with Retry-After instead of a 500.
+ */
+export function isUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 8; depth += 1) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    if (code === 14) return true; // gRPC UNAVAILABLE (the Temporal server)
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/.test(message)
+    )
+      return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /**
  * Errors the router raises before any route or hook runs (a malformed or over-long URL): the contract's
  * shape, never the framework's body, which echoes the URL.
@@ -45,6 +76,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       apiError = new ApiError('BAD_REQUEST');
       void reply.status(error.statusCode).send({ message: apiError.message });
       return;
+    } else if (isUnavailable(error)) {
+      request.log.warn({ err: error }, 'a dependency is unavailable');
+      apiError = new ApiError('UNAVAILABLE', undefined, { retryAfterSeconds: 5 });
     } else {
       request.log.error({ err: error }, 'unhandled error');
       apiError = new ApiError('INTERNAL');

@@ -1,0 +1,371 @@
+/**
+ * The fault suite (`npm run test:faults`): a bounded mixed load on loopback while the harness injects
+ * one fault at a time, then checks that nothing was lost or done twice. See docs/reliability.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabase, runMigrations } from '../../src/db/client';
+import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
+import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
+import { FaultyReceiver, freePorts, ready, ServiceProcess, until } from './harness';
+import { FLOWS, LoadClient, type Created, type Merchant } from './load';
+
+const TRANSACTIONS = Number(process.env.FAULT_TRANSACTIONS ?? 150);
+const CONCURRENCY = 4;
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+});
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Settings that make retries quick enough to watch: a 1 s webhook timeout and a short retry schedule. */
+const serviceSettings = {
+  LOG_LEVEL: 'warn',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2,3,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5',
+  RATE_LIMIT_PER_SECOND: '10000',
+  RATE_LIMIT_BURST: '10000',
+  PAGE_RATE_LIMIT_PER_SECOND: '10000',
+  PAGE_RATE_LIMIT_BURST: '10000',
+};
+
+/** Runs `total` transactions, `CONCURRENCY` at a time, cycling through every flow, until done. */
+async function runLoad(client: LoadClient, total: number, started: Created[], pace: () => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < total) {
+      const n = next++;
+      started.push(await client.run(FLOWS[n % FLOWS.length]!, n));
+      await pace();
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+}
+
+interface Verdict {
+  transactions: number;
+  byStatus: Record<string, number>;
+  notFinal: string[];
+  lost: number;
+  duplicatedEffects: number;
+  walletsOff: number;
+  webhooksMissing: number;
+  webhookRedeliveries: number;
+}
+
+/** Everything the suite promises, read from Postgres and from what the receiver acknowledged. */
+async function verify(databaseUrl: string, created: Created[], receiver: FaultyReceiver, merchantId: string) {
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  try {
+    const ids = created.map((c) => c.transactionId);
+    const finalStatuses = ['SUCCESS', 'FAILED', 'BLOCKED'];
+    // Every transaction reaches a final status (the load answered every customer step).
+    await until(
+      'every transaction to be final',
+      async () => {
+        const { rows } = await db.query(
+          'select count(*)::int as n from transactions where id = any($1) and status = any($2)',
+          [ids, finalStatuses],
+        );
+        return rows[0].n === ids.length;
+      },
+      240_000,
+    ).catch(() => undefined);
+    const { rows } = await db.query<{ id: string; status: string }>(
+      'select id, status from transactions where id = any($1)',
+      [ids],
+    );
+    const byStatus: Record<string, number> = {};
+    for (const row of rows) byStatus[row.status] = (byStatus[row.status] ?? 0) + 1;
+    const notFinal = rows.filter((r) => !finalStatuses.includes(r.status)).map((r) => `${r.id} ${r.status}`);
+
+    // Every final status reaches the merchant, once per event (a retry repeats the same event_id).
+    await until(
+      'every webhook to be acknowledged',
+      async () => {
+        const acked = new Set(receiver.acknowledged.map((a) => `${a.transactionId}:${a.status}`));
+        return rows.every((r) => acked.has(`${r.id}:${r.status}`));
+      },
+      240_000,
+    ).catch(() => undefined);
+    const acked = new Map<string, Set<string>>();
+    for (const a of receiver.acknowledged) {
+      const key = `${a.transactionId}:${a.status}`;
+      acked.set(key, (acked.get(key) ?? new Set()).add(a.eventId));
+    }
+    const webhooksMissing = rows.filter((r) => !acked.has(`${r.id}:${r.status}`)).length;
+    const eventsWithTwoIds = [...acked.values()].filter((events) => events.size > 1).length;
+
+    // Nothing charged, paid out or credited twice: the processor's and the ledger's own records.
+    const doubledCharges = await db.query(
+      `select reference from sandbox_operations where operation = 'authorization' and state = 'approved'
+       group by reference having count(*) > 1`,
+    );
+    const doubledPayouts = await db.query(
+      `select reference from sandbox_operations where operation = 'payout' and state = 'paid'
+       group by reference having count(*) > 1`,
+    );
+    const doubledLedger = await db.query(
+      'select reference, step from ledger_entries group by wallet_id, reference, step having count(*) > 1',
+    );
+    const doubledDeposits = await db.query(
+      'select tx_hash from crypto_deposits group by transaction_id, tx_hash having count(*) > 1',
+    );
+    // Wallet balances equal their ledgers.
+    const walletsOff = await db.query(
+      `select w.id from wallets w left join ledger_entries l on l.wallet_id = w.id
+       where w.merchant_id = $1 group by w.id, w.available having w.available <> coalesce(sum(l.amount), 0)`,
+      [merchantId],
+    );
+    return {
+      transactions: created.length,
+      byStatus,
+      notFinal,
+      lost: created.length - rows.length,
+      duplicatedEffects:
+        doubledCharges.rowCount! +
+        doubledPayouts.rowCount! +
+        doubledLedger.rowCount! +
+        doubledDeposits.rowCount! +
+        eventsWithTwoIds,
+      walletsOff: walletsOff.rowCount!,
+      webhooksMissing,
+      webhookRedeliveries: receiver.acknowledged.length - acked.size,
+    } satisfies Verdict;
+  } finally {
+    await db.end();
+  }
+}
+
+function report(title: string, verdict: Verdict, extra: Record<string, unknown>) {
+  process.stdout.write(
+    `\n[faults] ${title}\n${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length, ...extra }, null, 2)}\n`,
+  );
+}
+
+function expectClean(verdict: Verdict) {
+  expect(verdict.notFinal).toEqual([]);
+  expect(verdict.lost).toBe(0);
+  expect(verdict.duplicatedEffects).toBe(0);
+  expect(verdict.walletsOff).toBe(0);
+  expect(verdict.webhooksMissing).toBe(0);
+  expect(verdict.byStatus).toEqual({ SUCCESS: verdict.transactions });
+}
+
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'payments-faults-'));
+  chmodSync(dir, 0o755); // embedded Postgres runs as its own user when we are root
+  cleanups.push(async () => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+};
+
+describe('fault suite', () => {
+  it('API and worker processes survive a worker kill, a Temporal restart, 20 s without Postgres and a failing webhook endpoint', async () => {
+    const dir = scratch();
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort] = await freePorts(5);
+    const binary = process.env.TEMPORAL_CLI_PATH;
+    if (!binary) throw new Error('TEMPORAL_CLI_PATH must be set: run through `npm run test:faults`.');
+
+    const startPostgres = () =>
+      startEmbeddedPostgres({ dir: join(dir, 'pg'), port: pgPort!, database: 'payments', persistent: true });
+    const startTemporal = () =>
+      startTemporalDevServer({
+        binary,
+        port: temporalPort!,
+        uiPort: uiPort!,
+        dbFile: join(dir, 'temporal.db'),
+      });
+    let postgres: LocalPostgres = await startPostgres();
+    let temporal: LocalTemporal = await startTemporal();
+    cleanups.push(async () => postgres.stop());
+    cleanups.push(async () => temporal.stop());
+    await ensureSearchAttributes(temporal.address, 'default');
+
+    const masterKey = randomBytes(32).toString('hex');
+    const database = createDatabase(postgres.url, 2);
+    await runMigrations(database.pool);
+    const credentials: MerchantCredentials = await createMerchant(database.db, masterKey, {
+      name: 'Fault merchant',
+      wallets: [{ currency: 'USD', amount: 100_000_000n }],
+      terminals: SANDBOX_TERMINALS,
+    });
+    await database.close();
+
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      ...serviceSettings,
+      DATABASE_URL: postgres.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      MASTER_KEY: masterKey,
+      PAYLOAD_KEYS: `faults:${randomBytes(32).toString('hex')}`,
+      HOST: '127.0.0.1',
+      PORT: String(apiPort),
+      BASE_URL: `http://127.0.0.1:${apiPort}`,
+    };
+    const command = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
+    const api = new ServiceProcess('api', command, { ...env, ROLE: 'api' });
+    const worker = new ServiceProcess('worker', command, { ...env, ROLE: 'worker' });
+    cleanups.push(
+      () => api.stop(),
+      () => worker.stop(),
+    );
+    api.start();
+    worker.start();
+    const baseUrl = `http://127.0.0.1:${apiPort}`;
+    await until('the API to be ready', ready(baseUrl), 90_000);
+
+    const receiver = new FaultyReceiver(receiverPort!);
+    await receiver.start();
+    cleanups.push(() => receiver.close());
+    const merchant: Merchant = {
+      testKey: credentials.test_secret_key,
+      encryptionKey: credentials.encryption_key,
+      usdWallet: credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
+    };
+    const client = new LoadClient(() => baseUrl, merchant, receiver.url);
+    const created: Created[] = [];
+    let faultsRunning = true;
+    // While faults run the load keeps a steady pace; afterwards it finishes as fast as it can.
+    const load = runLoad(client, TRANSACTIONS, created, () => pause(faultsRunning ? 300 : 0));
+
+    const faults: string[] = [];
+    await until('the load to be under way', async () => created.length >= 10, 120_000);
+    const inject = async (name: string, fault: () => Promise<void>) => {
+      await pause(2_000);
+      faults.push(name);
+      process.stdout.write(`[faults] ${name} (after ${created.length} transactions)\n`);
+      await fault();
+    };
+    await inject('SIGKILL the worker, restart it after 3 s', async () => {
+      await worker.kill();
+      await pause(3_000);
+      worker.start();
+    });
+    await inject('webhook endpoint answers 503 for 5 s', async () => {
+      receiver.fault = 'http-503';
+      await pause(5_000);
+      receiver.fault = 'none';
+    });
+    await inject('webhook endpoint hangs past the delivery timeout for 5 s', async () => {
+      receiver.fault = 'timeout';
+      await pause(5_000);
+      receiver.fault = 'none';
+    });
+    await inject('webhook endpoint refuses connections for 5 s', async () => {
+      await receiver.close();
+      await pause(5_000);
+      await receiver.start();
+    });
+    await inject('restart the Temporal server (state kept in its database file)', async () => {
+      await temporal.stop();
+      temporal = await startTemporal();
+    });
+    await inject('stop Postgres for 20 s', async () => {
+      await postgres.stop();
+      await pause(20_000);
+      postgres = await startPostgres();
+    });
+    faultsRunning = false;
+    await load;
+
+    const verdict = await verify(postgres.url, created, receiver, credentials.merchant_id);
+    report('processes and infrastructure', verdict, {
+      faultsInjected: faults.length,
+      requestRetries: client.retries,
+      webhookAttempts: receiver.attempts,
+    });
+    if (verdict.notFinal.length > 0) process.stdout.write(`${worker.log.slice(-4000)}\n`);
+    expectClean(verdict);
+  }, 900_000);
+
+  it('npm run dev comes back from a SIGKILL of its own processes mid-load, stopping what they left running', async () => {
+    const dir = scratch();
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort] = await freePorts(5);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...serviceSettings,
+      PAYMENTS_DATA_DIR: dir,
+      PORT: String(apiPort),
+      DEV_POSTGRES_PORT: String(pgPort),
+      DEV_TEMPORAL_PORT: String(temporalPort),
+      DEV_TEMPORAL_UI_PORT: String(uiPort),
+    };
+    // What the test runner puts in the environment is not the developer's: Vite's BASE_URL is '/'.
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'BASE_URL', 'NODE_ENV']) delete env[name];
+    const baseUrl = `http://127.0.0.1:${apiPort}`;
+    let dev = new ServiceProcess('npm run dev', [process.execPath, 'scripts/dev.mjs'], env);
+    cleanups.push(async () => dev.stop());
+    dev.start();
+    await until('npm run dev to be ready', ready(baseUrl), 180_000, () => dev.ended).catch((error: Error) => {
+      throw new Error(`${error.message}; its output:\n${dev.log}`);
+    });
+
+    const receiver = new FaultyReceiver(receiverPort!);
+    await receiver.start();
+    cleanups.push(() => receiver.close());
+    const sandbox = JSON.parse(
+      readFileSync(join(dir, 'sandbox-merchant.json'), 'utf8'),
+    ) as MerchantCredentials;
+    const merchant: Merchant = {
+      testKey: sandbox.test_secret_key,
+      encryptionKey: sandbox.encryption_key,
+      usdWallet: sandbox.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
+    };
+    const databaseUrl = (
+      JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as { database_url: string }
+    ).database_url;
+    const client = new LoadClient(() => baseUrl, merchant, receiver.url);
+    const created: Created[] = [];
+    const total = Math.max(25, Math.floor(TRANSACTIONS / 3));
+    const load = runLoad(client, total, created, () => pause(200));
+
+    await until('some transactions to be under way', async () => created.length >= 8, 120_000);
+    // The hard kill: the npm run dev node processes only, as an OOM kill or a closed terminal does.
+    const devPid = dev.pid!;
+    const children = execFileSync('pgrep', ['-P', String(devPid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+    for (const pid of [devPid, ...children]) process.kill(pid, 'SIGKILL');
+    const orphans = () =>
+      execFileSync('pgrep', ['-f', dir], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+    const orphanCount = orphans();
+    process.stdout.write(
+      `[faults] SIGKILLed npm run dev (pids ${[devPid, ...children].join(', ')}); ${orphanCount} processes left running on its data\n`,
+    );
+
+    await pause(2_000);
+    dev = new ServiceProcess('npm run dev', [process.execPath, 'scripts/dev.mjs'], env);
+    dev.start();
+    await until('npm run dev to be ready again', ready(baseUrl), 180_000, () => dev.ended).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; its output:\n${dev.log}`);
+      },
+    );
+    expect(dev.log).toMatch(
+      /stopped the (PostgreSQL|Temporal dev server) \(pid \d+\) an earlier run left behind/,
+    );
+    await load;
+
+    const verdict = await verify(databaseUrl, created, receiver, sandbox.merchant_id);
+    report('npm run dev hard kill', verdict, {
+      faultsInjected: 1,
+      orphansLeftByTheKill: orphanCount,
+      requestRetries: client.retries,
+    });
+    expect(orphanCount).toBeGreaterThan(0);
+    expectClean(verdict);
+  }, 900_000);
+});

@@ -1,0 +1,166 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server, Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { freePort } from '../../src/dev/postgres';
+import { waitForPort } from '../../src/dev/temporal';
+
+/** A service process (`ROLE=api` or `ROLE=worker`, or `npm run dev`) the harness can kill and restart. */
+export class ServiceProcess {
+  private child: ChildProcess | undefined;
+  private output = '';
+
+  constructor(
+    readonly name: string,
+    private readonly command: string[],
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  start(): void {
+    const [bin, ...args] = this.command;
+    // Its own process group, so a kill reaches what it spawned only when we say so.
+    this.child = spawn(bin!, args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+    };
+    this.child.stdout?.on('data', keep);
+    this.child.stderr?.on('data', keep);
+  }
+
+  /** Set once the process has ended, with how. */
+  get ended(): string | undefined {
+    const child = this.child;
+    if (!child || (child.exitCode === null && child.signalCode === null)) return undefined;
+    return `${this.name} exited (${child.exitCode ?? child.signalCode})`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get log(): string {
+    return this.output;
+  }
+
+  /** SIGKILL, as the OOM killer would: no shutdown hook runs. Only this process, not its children. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** A clean stop of the whole group (Ctrl-C). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      process.kill(-child.pid, 'SIGINT');
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, 20_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Polls until `probe` answers true, or fails naming `what`. */
+export async function until(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs = 120_000,
+  giveUpIf: () => string | undefined = () => undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe().catch(() => false)) return;
+    const reason = giveUpIf();
+    if (reason !== undefined) throw new Error(`gave up waiting for ${what}: ${reason}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+export const ready = (baseUrl: string) => async () => (await fetch(`${baseUrl}/readyz`)).ok;
+
+export { freePort, waitForPort };
+
+export interface ReceivedEvent {
+  eventId: string;
+  transactionId: string;
+  status: string;
+}
+
+export type ReceiverFault = 'none' | 'http-503' | 'timeout' | 'refused';
+
+/**
+ * The merchants' webhook endpoint, on a fixed loopback port so it can go away (connection refused) and
+ * come back. It records what it acknowledged (2xx) and can answer 503 or hang past the delivery timeout.
+ */
+export class FaultyReceiver {
+  readonly acknowledged: ReceivedEvent[] = [];
+  attempts = 0;
+  fault: ReceiverFault = 'none';
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/webhooks`;
+  }
+
+  async start(): Promise<void> {
+    const http = createHttpServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        this.attempts += 1;
+        if (this.fault === 'timeout') return; // never answers: the delivery times out
+        if (this.fault === 'http-503') {
+          response.statusCode = 503;
+          response.end('down');
+          return;
+        }
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        const data = body.data as Record<string, unknown> | undefined;
+        this.acknowledged.push({
+          eventId: String(body.event_id),
+          transactionId: String(data?.transaction_id),
+          status: String(body.status),
+        });
+        response.end('ok');
+      });
+    });
+    http.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    this.server = http;
+    await new Promise<void>((resolve) => http.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  /** Connection refused from now on, until `start` again. */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    this.server = undefined;
+  }
+}
+
+/** A free loopback port that stays free long enough to be handed to a process. */
+export async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}

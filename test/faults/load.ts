@@ -1,0 +1,185 @@
+import {
+  encryptForMerchant,
+  cardRequest,
+  payinRequest,
+  payoutRequest,
+  rampRequest,
+} from '../helpers/merchant-client';
+
+export interface Merchant {
+  testKey: string;
+  encryptionKey: string;
+  usdWallet: string;
+}
+
+export type Flow = 'card' | 'card-3ds' | 'payout' | 'payin' | 'offramp';
+export const FLOWS: Flow[] = ['card', 'card-3ds', 'payout', 'payin', 'offramp'];
+
+export interface Created {
+  flow: Flow;
+  orderId: string;
+  transactionId: string;
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+type Body = Record<string, unknown> & { status?: string; data?: Record<string, unknown> };
+
+/**
+ * One merchant driving the API over HTTP as a real integration would: a create that fails for a
+ * technical reason (5xx, connection refused) is sent again with the same order id; a 409 for that order
+ * id means the first try went through, and the transaction is found by its order id.
+ */
+export class LoadClient {
+  /** Requests that failed for technical reasons and were tried again. */
+  retries = 0;
+
+  constructor(
+    private readonly baseUrl: () => string,
+    private readonly merchant: Merchant,
+    private readonly webhookUrl: string,
+  ) {}
+
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Body }> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const response = await fetch(`${this.baseUrl()}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.merchant.testKey}`,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+          signal: AbortSignal.timeout(30_000),
+        });
+        const text = await response.text();
+        if (response.status >= 500 || response.status === 429)
+          throw new Error(`HTTP ${response.status}: ${text}`);
+        return { status: response.status, body: JSON.parse(text) as Body };
+      } catch (error) {
+        if (attempt > 400) throw error;
+        this.retries += 1;
+        await pause(250);
+      }
+    }
+  }
+
+  private encrypted(fields: unknown) {
+    return { payload: encryptForMerchant(fields, this.merchant.encryptionKey) };
+  }
+
+  async status(id: string): Promise<Body> {
+    const answer = await this.call('GET', `/api/test/status/${encodeURIComponent(id)}`);
+    if (answer.status !== 200)
+      throw new Error(`status of ${id}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  }
+
+  private async create(
+    flow: Flow,
+    path: string,
+    fields: Record<string, unknown>,
+  ): Promise<Created & { first: Body }> {
+    const orderId = String(fields.order_id);
+    const answer = await this.call('POST', path, this.encrypted(fields));
+    let first = answer.body;
+    if (answer.status === 409) first = await this.status(orderId);
+    else if (answer.status !== 200)
+      throw new Error(`${flow} create: ${answer.status} ${JSON.stringify(answer.body)}`);
+    const transactionId = String(first.data?.transaction_id);
+    return { flow, orderId, transactionId, first };
+  }
+
+  /** Creates one transaction of `flow` and does what its customer would (3DS approval, the deposit). */
+  async run(flow: Flow, n: number): Promise<Created> {
+    const common = {
+      order_id: `fault-${flow}-${n}-${Date.now().toString(36)}`,
+      webhook_url: this.webhookUrl,
+    };
+    switch (flow) {
+      case 'card':
+        return this.create(
+          flow,
+          '/api/v1/test/card',
+          cardRequest({ ...common, card_number: '4242424242424242' }),
+        );
+      case 'card-3ds': {
+        const created = await this.create(
+          flow,
+          '/api/v1/test/card',
+          cardRequest({ ...common, card_number: '4111111111111111' }),
+        );
+        await this.approveChallenge(created.transactionId);
+        return created;
+      }
+      case 'payout':
+        return this.create(flow, '/api/v1/test/payout', payoutRequest(this.merchant.usdWallet, common));
+      case 'payin': {
+        const created = await this.create(flow, '/api/v1/test/crypto/payin', payinRequest(common));
+        await this.deposit(created.transactionId, String(created.first.data?.crypto_amount));
+        return created;
+      }
+      case 'offramp': {
+        const created = await this.create(
+          flow,
+          '/api/v1/test/crypto',
+          rampRequest({ ...common, transaction_type: 'OFFRAMP', fiat_amount: undefined, crypto_amount: 50 }),
+        );
+        await this.deposit(created.transactionId, '50');
+        return created;
+      }
+    }
+  }
+
+  /** Sends the crypto the transaction asks for, once: a retried request names the same tx hash. */
+  private async deposit(transactionId: string, amount: string): Promise<void> {
+    const txHash = `fault${transactionId.replace(/[^A-Za-z0-9]/g, '')}`;
+    const answer = await this.call('POST', `/api/v1/test/crypto/${transactionId}/deposit`, {
+      amount,
+      tx_hash: txHash,
+    });
+    if (answer.status !== 200)
+      throw new Error(`deposit to ${transactionId}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+
+  /**
+   * The cardholder approves on the hosted 3-D Secure page once the transaction asks for it (a first answer
+   * can be PENDING when the workflow was slow to answer): GET the page, POST the form with its CSRF token,
+   * until the status moves on.
+   */
+  private async approveChallenge(transactionId: string): Promise<void> {
+    const page = `${this.baseUrl()}/api/v1/test/card/checkout/${transactionId}`;
+    for (let attempt = 0; attempt < 600; attempt += 1) {
+      try {
+        const { status } = await this.status(transactionId);
+        if (status !== 'PENDING' && status !== 'REDIRECT') return;
+        if (status === 'REDIRECT') {
+          const shown = await fetch(page, { signal: AbortSignal.timeout(30_000) });
+          const html = await shown.text();
+          const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+          if (csrf) {
+            const cookie = shown.headers
+              .getSetCookie()
+              .map((c) => c.split(';')[0])
+              .join('; ');
+            await fetch(page, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+              body: new URLSearchParams({ csrf, decision: 'approve' }).toString(),
+              redirect: 'manual',
+              signal: AbortSignal.timeout(30_000),
+            });
+          }
+        }
+      } catch {
+        this.retries += 1;
+      }
+      await pause(250);
+    }
+    throw new Error(`the challenge of ${transactionId} was never answered`);
+  }
+}

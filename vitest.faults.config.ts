@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+/** `npm run test:faults`: the fault suite alone (docs/reliability.md). It starts its own servers. */
+export default defineConfig({
+  test: {
+    include: ['test/faults/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 1,
+    testTimeout: 900_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});
