@@ -1,6 +1,6 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
-// server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check
-// and every test.
+// server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
+// every test and the fault suite.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,11 +46,38 @@ for (const [name, [command, ...args]] of steps) {
     process.exit(result.status ?? 1);
   }
 }
-const report = existsSync(results) ? JSON.parse(readFileSync(results, 'utf8')) : undefined;
-if (!report || !report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0) {
-  process.stderr.write(
-    `\ntests failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed files` : 'no test report'}\n`,
+const passed = [checkReport(results, 'tests')];
+
+// The fault suite (docs/reliability.md) runs last, about two minutes; skipped when only some files run.
+if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
+  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
+  const faultResults = join(mkdtempSync(join(tmpdir(), 'payments-faults-')), 'results.json');
+  process.stdout.write('\n== fault suite ==\n');
+  spawnSync(
+    'npx',
+    [
+      'vitest',
+      'run',
+      '--config',
+      'vitest.faults.config.ts',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${faultResults}`,
+    ],
+    { stdio: 'inherit', env },
   );
-  process.exit(1);
+  passed.push(checkReport(faultResults, 'fault suite'));
 }
-process.stdout.write(`\n${report.numPassedTests} passed, ${report.numFailedTests} failed\n`);
+process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
+
+/** Reads a Vitest JSON report; exits when it is missing or says anything failed. Answers tests passed. */
+function checkReport(file, name) {
+  const report = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  if (!report || !report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0) {
+    process.stderr.write(
+      `\n${name} failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed files` : 'no test report'}\n`,
+    );
+    process.exit(1);
+  }
+  return report.numPassedTests;
+}
