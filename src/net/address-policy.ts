@@ -95,33 +95,45 @@ export interface UrlPolicy {
   resolve?: Resolver;
 }
 
-/** The addresses a URL's host stands for, or undefined when it cannot be used at all. */
-async function hostAddresses(url: string, resolve: Resolver): Promise<string[] | undefined> {
+/** DNS answers that say "try again", not "no such name". */
+const TEMPORARY_DNS_CODES = new Set(['EAI_AGAIN', 'ESERVFAIL', 'ETIMEOUT', 'ECONNREFUSED', 'ECANCELLED']);
+
+/**
+ * What a URL may be used for: `allowed`; `private` (its host is, or resolves to, a non-public address);
+ * `unresolvable` (no such host name); `dns-unavailable` (DNS did not answer now: try again later).
+ */
+export type UrlVerdict = 'allowed' | 'private' | 'unresolvable' | 'dns-unavailable';
+
+/**
+ * Judges a merchant URL: its host must be, and resolve only to, public addresses. Test mode and
+ * `allowPrivate` skip the check. Checked when the transaction is created; a delivery checks again through
+ * {@link guardedLookup}, since DNS answers can change in between.
+ */
+export async function judgeUrl(url: string, policy: UrlPolicy): Promise<UrlVerdict> {
+  if (policy.mode === 'test' || policy.allowPrivate) return 'allowed';
   let host: string;
   try {
     host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   } catch {
-    return undefined;
+    return 'unresolvable';
   }
-  if (host === 'localhost' || host.endsWith('.localhost')) return undefined;
-  if (isIP(host)) return [host];
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'private';
+  if (isIP(host)) return isPrivateAddress(host) ? 'private' : 'allowed';
+  let addresses: { address: string }[];
   try {
-    const addresses = await resolve(host);
-    return addresses.length > 0 ? addresses.map((a) => a.address) : undefined;
-  } catch {
-    return undefined;
+    addresses = await (policy.resolve ?? systemResolver)(host);
+  } catch (error) {
+    return TEMPORARY_DNS_CODES.has((error as NodeJS.ErrnoException).code ?? '')
+      ? 'dns-unavailable'
+      : 'unresolvable';
   }
+  if (addresses.length === 0) return 'unresolvable';
+  return addresses.some((a) => isPrivateAddress(a.address)) ? 'private' : 'allowed';
 }
 
-/**
- * Whether a merchant URL may be called or sent to: its host must be, and resolve only to, public
- * addresses. Test mode and `allowPrivate` skip the check. Checked when the transaction is created; a
- * delivery checks again through {@link guardedLookup}, since DNS answers can change in between.
- */
+/** True when {@link judgeUrl} allows the URL. */
 export async function urlAllowed(url: string, policy: UrlPolicy): Promise<boolean> {
-  if (policy.mode === 'test' || policy.allowPrivate) return true;
-  const addresses = await hostAddresses(url, policy.resolve ?? systemResolver);
-  return addresses !== undefined && addresses.every((address) => !isPrivateAddress(address));
+  return (await judgeUrl(url, policy)) === 'allowed';
 }
 
 export class PrivateAddressError extends Error {

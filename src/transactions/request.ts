@@ -4,8 +4,8 @@ import type { Db } from '../db/client';
 import { terminals } from '../db/schema/index';
 import { keyedDigest } from '../ciphers/secrets';
 import { stringifyExact } from '../lib/json';
-import { fieldError } from '../platform/errors';
-import { urlAllowed, type Resolver } from '../net/address-policy';
+import { ApiError, fieldError } from '../platform/errors';
+import { judgeUrl, type Resolver } from '../net/address-policy';
 import type { CardSummary } from '../contracts';
 import type { TransactionKind } from '../lib/vocabulary';
 import type { MerchantScope } from './deps';
@@ -46,9 +46,13 @@ export async function checkMerchantUrls(
   const policy = { mode: merchant.mode, allowPrivate: deps.config.ALLOW_PRIVATE_URLS, resolve: deps.resolve };
   for (const field of ['webhook_url', 'redirect_url'] as const) {
     const url = input[field];
-    if (url && !(await urlAllowed(url, policy))) {
-      fieldError(field, `The ${field.replace('_', ' ')} must not point to a private or loopback address.`);
-    }
+    if (!url) continue;
+    const verdict = await judgeUrl(url, policy);
+    const name = field.replace('_', ' ');
+    if (verdict === 'private')
+      fieldError(field, `The ${name} must not point to a private or loopback address.`);
+    if (verdict === 'unresolvable') fieldError(field, `The ${name} host name does not resolve.`);
+    if (verdict === 'dns-unavailable') throw new ApiError('UNAVAILABLE', undefined, { retryAfterSeconds: 5 });
   }
 }
 

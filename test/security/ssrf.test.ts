@@ -15,7 +15,11 @@ import type { Resolver } from '../../src/net/address-policy';
 // its webhook is delivered: the DNS rebinding the delivery-time check exists for.
 const answers =
   (address: string): Resolver =>
-  async (host) => [{ address: host === 'hooks.merchant.example' ? address : '93.184.216.34', family: 4 }];
+  async (host) => {
+    if (host.endsWith('.invalid')) throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
+    if (host === 'dns-down.example') throw Object.assign(new Error('try again'), { code: 'EAI_AGAIN' });
+    return [{ address: host === 'hooks.merchant.example' ? address : '93.184.216.34', family: 4 }];
+  };
 
 let env: TestEnv;
 let merchant: MerchantClient;
@@ -73,6 +77,23 @@ describe('live-mode URLs that reach an internal host are refused when the transa
       ]);
     },
   );
+});
+
+describe('host names that cannot be judged', () => {
+  it('a name that does not resolve is a 422 that says so; a DNS that does not answer is a 503', async () => {
+    const missing = await merchant.post(
+      '/api/v1/live/card',
+      cardRequest({ webhook_url: 'https://shop.invalid/hook' }),
+    );
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().errors.webhook_url).toEqual(['The webhook url host name does not resolve.']);
+    const down = await merchant.post(
+      '/api/v1/live/card',
+      cardRequest({ redirect_url: 'https://dns-down.example/done' }),
+    );
+    expect(down.statusCode).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+  });
 });
 
 describe('the guard holds again at delivery', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPrivateAddress, urlAllowed } from '../../src/net/address-policy';
+import { isPrivateAddress, judgeUrl, urlAllowed } from '../../src/net/address-policy';
 
 describe('private addresses', () => {
   it.each([
@@ -82,6 +82,17 @@ describe('merchant URLs', () => {
     expect(await urlAllowed('https://hooks.example/x', policy(resolveTo('8.8.8.8', '10.0.0.1')))).toBe(false);
     expect(await urlAllowed('https://hooks.example/x', policy(resolveTo('64:ff9b::7f00:1')))).toBe(false);
     expect(await urlAllowed('https://hooks.example/x', policy(resolveTo()))).toBe(false);
+  });
+
+  it('tells a name that does not resolve from a DNS that does not answer', async () => {
+    const failing = (code: string) => async () => {
+      throw Object.assign(new Error(code), { code });
+    };
+    const policy = (code: string) => ({ mode: 'live' as const, allowPrivate: false, resolve: failing(code) });
+    expect(await judgeUrl('https://nowhere.example/x', policy('ENOTFOUND'))).toBe('unresolvable');
+    expect(await judgeUrl('https://nowhere.example/x', policy('EAI_AGAIN'))).toBe('dns-unavailable');
+    expect(await judgeUrl('https://10.0.0.1/x', policy('ENOTFOUND'))).toBe('private');
+    expect(await judgeUrl('https://8.8.8.8/x', policy('ENOTFOUND'))).toBe('allowed');
   });
 
   it('lets configuration allow private hosts in live mode', async () => {
