@@ -33,7 +33,7 @@ export function createActivities(deps: ActivityDeps) {
 function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
-    ...projectionActivities(db),
+    ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE }),
     ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer(db) }),
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
     ...ledgerActivities(db),

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
+import { isSandboxConnector } from '../src/sandbox/tables';
 import { recordOpsAction } from '../src/transactions/ops-audit';
 import { cardVault, terminals, transactions } from '../src/db/schema/index';
 import type { Mode, TransactionKind, TransactionStatus } from '../src/contracts';
@@ -26,7 +27,11 @@ export interface TerminalChoice {
   descriptor: string | null;
 }
 
-export function projectionActivities(db: Db) {
+/** `allowSandboxInLive`: whether live transactions may be routed to sandbox connectors (docs/connectors.md). */
+export function projectionActivities(
+  db: Db,
+  options: { allowSandboxInLive: boolean } = { allowSandboxInLive: false },
+) {
   return {
     /** Writes the workflow's state to the status table; a replay or a late retry is a no-op. */
     async project(input: ProjectInput): Promise<boolean> {
@@ -89,6 +94,10 @@ export function projectionActivities(db: Db) {
           ),
         )
         .orderBy(terminals.priority, terminals.id);
+      // Defence in depth behind the start-up check: a live payment never reaches a sandbox connector.
+      if (input.mode === 'live' && !options.allowSandboxInLive) {
+        return rows.filter((row) => !isSandboxConnector(row.connector));
+      }
       return rows;
     },
 

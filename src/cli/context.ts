@@ -26,6 +26,7 @@ export function cliConfig(env: NodeJS.ProcessEnv): CliConfig {
     if (!instance) throw new CliError('DATABASE_URL is not set and no `npm run dev` instance is running.');
     source = {
       PAYLOAD_KEYS: devSecrets().payload_keys,
+      ALLOW_SANDBOX_IN_LIVE: 'true',
       ...env,
       DATABASE_URL: instance.database_url,
       MASTER_KEY: instance.master_key,

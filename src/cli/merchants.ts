@@ -32,6 +32,7 @@ export const commands: Record<string, Command> = {
       name: values.name,
       wallets: (values.wallet ?? []).map(parseWallet),
       terminals: SANDBOX_TERMINALS,
+      liveSandbox: ctx.config.ALLOW_SANDBOX_IN_LIVE,
     });
     ctx.print(credentials, values.json ?? false);
   },

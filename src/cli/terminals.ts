@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { addTerminal } from '../merchants/terminals';
 import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
-import { SANDBOX_TERMINALS } from '../sandbox/tables';
+import { isSandboxConnector, SANDBOX_TERMINALS } from '../sandbox/tables';
 import type { Command } from './context';
 import { CliError } from './errors';
 
@@ -31,6 +31,11 @@ export const commands: Record<string, Command> = {
       values.connector ??
       SANDBOX_TERMINALS.find((t) => t.kinds.includes(kinds[0]!))?.connector ??
       'sandbox-acquirer';
+    if (values.mode === 'live' && isSandboxConnector(connector) && !ctx.config.ALLOW_SANDBOX_IN_LIVE) {
+      throw new CliError(
+        `${connector} is a sandbox connector (it approves any card and moves no money): a live terminal may use it only with ALLOW_SANDBOX_IN_LIVE=true`,
+      );
+    }
     try {
       const result = await addTerminal(ctx.database.db, values.merchant, values.mode, {
         connector,

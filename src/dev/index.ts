@@ -91,6 +91,7 @@ async function main(): Promise<void> {
       PAYLOAD_KEYS: secrets.payload_keys,
       CODEC_TOKEN: secrets.codec_token,
       CODEC_ALLOW_LOOPBACK: 'true',
+      ALLOW_SANDBOX_IN_LIVE: 'true',
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
@@ -178,6 +179,7 @@ async function ensureSandboxMerchant(
       { currency: 'EUR', amount: 1_000_000n },
     ],
     terminals: SANDBOX_TERMINALS,
+    liveSandbox: true,
   });
   writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   return credentials;

@@ -4,7 +4,7 @@ import { encryptSecret } from '../ciphers/secrets';
 import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { newId } from '../ciphers/ids';
 import { MODES, type Mode } from '../lib/vocabulary';
-import type { TerminalSpec } from '../sandbox/tables';
+import { isSandboxConnector, type TerminalSpec } from '../sandbox/tables';
 import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {
@@ -32,7 +32,13 @@ export interface MerchantCredentials {
 export async function createMerchant(
   db: Db,
   masterKey: string,
-  options: { name: string; wallets: WalletSpec[]; terminals: TerminalSpec[] },
+  options: {
+    name: string;
+    wallets: WalletSpec[];
+    terminals: TerminalSpec[];
+    /** Whether live mode gets the sandbox terminals among `terminals` too (only with ALLOW_SANDBOX_IN_LIVE). */
+    liveSandbox?: boolean;
+  },
 ): Promise<MerchantCredentials> {
   const merchantId = newId('mer');
   const keys = { test: newSecretKey('test'), live: newSecretKey('live') };
@@ -68,6 +74,7 @@ export async function createMerchant(
         });
       }
       for (const spec of options.terminals) {
+        if (mode === 'live' && isSandboxConnector(spec.connector) && options.liveSandbox !== true) continue;
         const terminalId = newId('ter');
         await tx.insert(terminals).values({ id: terminalId, merchantId, mode, ...spec });
         createdTerminals.push({

@@ -54,6 +54,12 @@ const schema = z.object({
     .default('5,300,1800,7200,18000,36000,36000'),
   WEBHOOK_RETRY_WINDOW_SECONDS: duration.default(3 * 24 * 60 * 60),
   WEBHOOK_TIMEOUT_MS: duration.default(10_000),
+  /**
+   * Let live-mode terminals use the sandbox connectors (they approve any card and move no money). Off in
+   * production: a live terminal on a sandbox connector then stops the service at start-up, naming it.
+   * `npm run dev` turns it on.
+   */
+  ALLOW_SANDBOX_IN_LIVE: bool.default(false),
   /** Allow webhook and redirect hosts on loopback or private networks in live mode. */
   ALLOW_PRIVATE_URLS: bool.default(false),
   /** Which processes this one runs. */

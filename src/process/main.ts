@@ -5,6 +5,7 @@ import { createTemporalClient } from '../temporal/client';
 import { createWorker, NativeConnection, installRuntime } from './worker';
 import { buildApp } from '../api/app';
 import { startMaintenance } from './maintenance';
+import { liveSandboxTerminals } from '../merchants/terminals';
 
 export interface Running {
   stop(): Promise<void>;
@@ -15,6 +16,19 @@ export interface Running {
 export async function start(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<Running> {
   const database = createDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   await runMigrations(database.pool);
+  if (!config.ALLOW_SANDBOX_IN_LIVE) {
+    const sandboxes = await liveSandboxTerminals(database.db);
+    if (sandboxes.length > 0) {
+      await database.close();
+      throw new ConfigError(
+        `Live terminals on sandbox connectors (they approve any card and move no money): ${sandboxes
+          .map((t) => `${t.id} of ${t.merchantId} (${t.connector})`)
+          .join(
+            ', ',
+          )}. Deactivate them or move them to a real connector; ALLOW_SANDBOX_IN_LIVE=true allows them (never in production).`,
+      );
+    }
+  }
   const stopMaintenance = startMaintenance(database.db, log);
   const stops: (() => Promise<void>)[] = [async () => stopMaintenance(), () => database.close()];
   let url: string | undefined;
@@ -66,7 +80,11 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.LOG_LEVEL);
-  const running = await start(config, log);
+  const running = await start(config, log).catch((error: unknown) => {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  });
   const shutdown = () => {
     log.info('shutting down');
     running.stop().then(

@@ -37,6 +37,11 @@ export const SANDBOX_PAYOUT_CARDS: ReadonlySet<string> = new Set([
   '5222333344445555',
 ]);
 
+/** Connectors written here that move no real money: `sandbox-acquirer`, `sandbox-payouts`, `sandbox-crypto`. */
+export function isSandboxConnector(connector: string): boolean {
+  return connector.startsWith('sandbox-');
+}
+
 export interface TerminalSpec {
   connector: string;
   kinds: TransactionKind[];

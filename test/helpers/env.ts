@@ -61,6 +61,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(6).toString('hex')}`,
     LOG_LEVEL: 'info',
     BASE_URL: 'http://payments.test',
+    ALLOW_SANDBOX_IN_LIVE: 'true',
     ...overrides,
   });
 }
@@ -117,6 +118,7 @@ export async function startTestEnv(
           { currency: 'EUR', amount: 1_000_000n },
         ],
         terminals: SANDBOX_TERMINALS,
+        liveSandbox: true,
       }),
     async stopWorker() {
       if (!running) return;

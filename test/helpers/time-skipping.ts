@@ -71,6 +71,7 @@ export async function startTimeSkipping(
           { currency: 'EUR', amount: 1_000_000n },
         ],
         terminals: SANDBOX_TERMINALS,
+        liveSandbox: true,
       }),
     async restartWorker() {
       worker.shutdown();

@@ -90,6 +90,7 @@ describe('rate limits', () => {
       PAYLOAD_KEYS: env.config.PAYLOAD_KEYS,
       TEMPORAL_ADDRESS: env.config.TEMPORAL_ADDRESS,
       TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
+      ALLOW_SANDBOX_IN_LIVE: 'true',
       RATE_LIMIT_PER_SECOND: '1',
       RATE_LIMIT_BURST: '8',
       LOG_LEVEL: 'warn',

@@ -262,6 +262,7 @@ async function newMerchant(s: Scenario): Promise<MerchantCredentials> {
     name: 'Property merchant',
     wallets: [{ currency: 'USD', amount: balance }],
     terminals,
+    liveSandbox: true,
   });
 }
 

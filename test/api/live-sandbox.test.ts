@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { runCliIn } from '../helpers/cli';
+import { cardRequest, merchantClient } from '../helpers/merchant-client';
+import { createMerchant } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { start } from '../../src/process/main';
+import { ConfigError } from '../../src/platform/config';
+
+// A production configuration: live mode may not use the sandbox connectors.
+let env: TestEnv;
+beforeAll(async () => {
+  // URL checks are not the subject here (this machine has no DNS for the sample merchant URLs).
+  env = await startTestEnv({ ALLOW_SANDBOX_IN_LIVE: 'false', ALLOW_PRIVATE_URLS: 'true' });
+});
+afterAll(() => env?.close());
+
+const withLiveSandbox = () =>
+  createMerchant(env.database.db, env.config.MASTER_KEY, {
+    name: 'Live on the sandbox',
+    wallets: [{ currency: 'USD', amount: 1_000n }],
+    terminals: SANDBOX_TERMINALS,
+    liveSandbox: true,
+  });
+
+describe('live mode and the sandbox connectors', () => {
+  it('a new merchant gets sandbox terminals in test mode only', async () => {
+    const merchant = await createMerchant(env.database.db, env.config.MASTER_KEY, {
+      name: 'Production merchant',
+      wallets: [],
+      terminals: SANDBOX_TERMINALS,
+    });
+    expect(merchant.terminals.filter((t) => t.mode === 'live')).toEqual([]);
+    expect(merchant.terminals.filter((t) => t.mode === 'test')).toHaveLength(SANDBOX_TERMINALS.length);
+  });
+
+  it('a live payment is never routed to a sandbox connector', async () => {
+    const merchant = merchantClient(env.app, await withLiveSandbox());
+    const response = await merchant.post(
+      '/api/v1/live/card',
+      cardRequest({ card_number: '4111111111111111' }),
+    );
+    expect(response.json()).toMatchObject({
+      status: 'FAILED',
+      message: 'No terminal is available for this transaction.',
+    });
+    const charged = await env.database.db.execute(
+      sql`select count(*)::int as n from sandbox_operations where idempotency_key like ${`%${response.json().data.transaction_id}%`}`,
+    );
+    expect((charged.rows[0] as { n: number }).n).toBe(0);
+  });
+
+  it('the service refuses to start while a live terminal uses a sandbox connector, naming it', async () => {
+    const merchant = await withLiveSandbox();
+    const live = merchant.terminals.filter((t) => t.mode === 'live').map((t) => t.terminal_id);
+    const starting = start({ ...env.config, ROLE: 'api', PORT: 0 });
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    const message = await starting.catch((error: Error) => error.message);
+    for (const id of live) expect(message).toContain(id);
+    expect(message).toContain('ALLOW_SANDBOX_IN_LIVE');
+  });
+
+  it('the CLI refuses a live terminal on a sandbox connector', async () => {
+    const merchant = await createMerchant(env.database.db, env.config.MASTER_KEY, {
+      name: 'CLI merchant',
+      wallets: [],
+      terminals: [],
+    });
+    const refused = await runCliIn(
+      env,
+      'terminals',
+      'add',
+      '--merchant',
+      merchant.merchant_id,
+      '--mode',
+      'live',
+      '--kind',
+      'card',
+      '--connector',
+      'sandbox-acquirer',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('sandbox-acquirer is a sandbox connector');
+    const allowed = await runCliIn(
+      env,
+      'terminals',
+      'add',
+      '--merchant',
+      merchant.merchant_id,
+      '--mode',
+      'test',
+      '--kind',
+      'card',
+    );
+    expect(allowed.code, allowed.stderr).toBe(0);
+  });
+});
