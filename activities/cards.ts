@@ -4,7 +4,7 @@ import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { failureTypes, type Mode } from '../src/contracts';
-import type { AuthorizeResult, CardAcquirer } from './connectors/sandbox-acquirer';
+import type { AuthorizeResult, CardAcquirer } from './connectors/types';
 import type { Lookup } from './connectors/errors';
 import { callConnector, unknownConnector } from './connector-calls';
 

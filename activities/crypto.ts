@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
-import type { ChainConnector, FiatPayouts } from './connectors/sandbox-chain';
+import type { ChainConnector, FiatPayouts } from './connectors/types';
 import { holdDeposit, type DepositRef } from '../src/transactions/deposits';
 
 export interface CryptoSettings {

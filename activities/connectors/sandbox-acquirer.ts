@@ -1,39 +1,7 @@
 import type { Db } from '../../src/db/client';
-import type { Mode } from '../../src/lib/vocabulary';
-import { NotProcessedError, OutcomeUnknownError, type Lookup } from './errors';
+import { NotProcessedError, OutcomeUnknownError } from './errors';
 import { sandboxRecords, type SandboxRecord } from './sandbox-records';
-
-/** The connector interface every card acquirer implements. */
-export interface CardAcquirer {
-  /** Authorizes a payment; a repeated idempotency key gets the first answer, never a second charge. */
-  authorize(request: AuthorizeRequest): Promise<AuthorizeResult>;
-  /** Completes an authorization's 3-D Secure challenge with the cardholder's answer. */
-  completeChallenge(request: {
-    authorizationKey: string;
-    reference: string;
-    decision: 'approve' | 'decline';
-  }): Promise<AuthorizeResult>;
-  /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
-  lookup(request: { authorizationKey: string }): Promise<Lookup<AuthorizeResult>>;
-}
-
-export interface AuthorizeRequest {
-  idempotencyKey: string;
-  transactionId: string;
-  mode: Mode;
-  pan: string;
-  cvv: string;
-  expiry: string;
-  amountMinor: bigint;
-  currency: string;
-  /** 0 for the merchant's first terminal by priority. */
-  terminalRank: number;
-}
-
-export type AuthorizeResult =
-  | { outcome: 'approved'; reference: string }
-  | { outcome: 'challenge'; reference: string }
-  | { outcome: 'declined'; message: string };
+import type { AuthorizeRequest, AuthorizeResult, CardAcquirer } from './types';
 
 const asResult = (record: SandboxRecord): AuthorizeResult =>
   record.state === 'declined'

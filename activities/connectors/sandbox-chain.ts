@@ -1,22 +1,5 @@
 import { createHash } from 'node:crypto';
-
-/** The chain-facing connector: deposit addresses, sends and refunds. */
-export interface ChainConnector {
-  depositAddress(transactionId: string, network: string): Promise<string>;
-  /** Sends crypto; the same idempotency key always gives the same transaction hash. */
-  send(request: {
-    idempotencyKey: string;
-    network: string;
-    address: string;
-    amount: string;
-    currency: string;
-  }): Promise<string>;
-}
-
-/** The fiat side of an off-ramp: pays the customer once the crypto has settled. */
-export interface FiatPayouts {
-  payout(request: { idempotencyKey: string; currency: string; amount: string }): Promise<string>;
-}
+import type { ChainConnector, FiatPayouts } from './types';
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 

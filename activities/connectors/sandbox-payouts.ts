@@ -1,36 +1,7 @@
 import type { Db } from '../../src/db/client';
-import type { Mode } from '../../src/lib/vocabulary';
-import { NotProcessedError, OutcomeUnknownError, type Lookup } from './errors';
+import { NotProcessedError, OutcomeUnknownError } from './errors';
 import { sandboxRecords, type SandboxRecord } from './sandbox-records';
-
-/** The connector interface every card payout processor implements. */
-export interface PayoutProcessor {
-  /** Sends a payout; a repeated idempotency key gets the first answer, never a second payout. */
-  send(request: PayoutRequest): Promise<PayoutResult>;
-  /** Completes a payout held for cardholder verification. */
-  confirm(request: {
-    payoutKey: string;
-    reference: string;
-    decision: 'approve' | 'decline';
-  }): Promise<PayoutResult>;
-  /** Where a payout stands, by the idempotency key it was sent with (for a lost answer). */
-  lookup(request: { payoutKey: string }): Promise<Lookup<PayoutResult>>;
-}
-
-export interface PayoutRequest {
-  idempotencyKey: string;
-  transactionId: string;
-  mode: Mode;
-  pan: string;
-  expiry: string;
-  amountMinor: bigint;
-  currency: string;
-}
-
-export type PayoutResult =
-  | { outcome: 'paid'; reference: string }
-  | { outcome: 'verification'; reference: string }
-  | { outcome: 'declined'; message: string };
+import type { PayoutProcessor, PayoutRequest, PayoutResult } from './types';
 
 const LOST_SEND = '4000000000003261';
 const LOST_CONFIRM = '4000000000003279';

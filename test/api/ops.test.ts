@@ -6,7 +6,8 @@ import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from 
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { ledgerEntries, opsActions, wallets } from '../../src/db/schema/index';
 import { NotProcessedError } from '../../activities/connectors/errors';
-import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
+import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
+import type { PayoutProcessor } from '../../activities/connectors/types';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;

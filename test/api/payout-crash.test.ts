@@ -3,7 +3,8 @@ import { eq } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { ledgerEntries, wallets } from '../../src/db/schema/index';
-import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
+import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
+import type { PayoutProcessor } from '../../activities/connectors/types';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let env: TestEnv;

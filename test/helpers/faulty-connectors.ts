@@ -1,7 +1,9 @@
 import type { Db } from '../../src/db/client';
 import { NotProcessedError, OutcomeUnknownError } from '../../activities/connectors/errors';
-import { sandboxAcquirer, type CardAcquirer } from '../../activities/connectors/sandbox-acquirer';
-import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
+import { sandboxAcquirer } from '../../activities/connectors/sandbox-acquirer';
+import type { CardAcquirer } from '../../activities/connectors/types';
+import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
+import type { PayoutProcessor } from '../../activities/connectors/types';
 
 /**
  * What happens to one connector call: it goes through (`ok`); the connector refuses it without acting

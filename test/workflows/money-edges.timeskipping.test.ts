@@ -26,7 +26,8 @@ import { cryptoRamp } from '../../workflows/crypto-ramp';
 import { depositUpdate, firstAnswerUpdate, hostedDecisionUpdate, type Deposit } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { addTerminal } from '../../src/merchants/terminals';
-import { sandboxPayouts, type PayoutProcessor } from '../../activities/connectors/sandbox-payouts';
+import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
+import type { PayoutProcessor } from '../../activities/connectors/types';
 
 /** Payout keys whose confirmation calls fail (before reaching the processor) this many more times. */
 const confirmFailures = new Map<string, number>();

@@ -1,0 +1,89 @@
+/**
+ * The connector contract: what every card acquirer, card payout processor and chain connector implements
+ * (docs/connectors.md). A connector answers business outcomes as values (approved, declined, paid,
+ * verification) and signals what it could not do by throwing: `NotProcessedError` when it certainly did
+ * not act on the request, `OutcomeUnknownError` when it may have (errors.ts). Every money-moving call
+ * carries an idempotency key (src/contracts `connectorKeys`): a repeated key must get the first answer,
+ * never a second charge or payout, and `lookup` must find the request by it after an answer was lost.
+ */
+import type { Mode } from '../../src/lib/vocabulary';
+import type { Lookup } from './errors';
+
+/** The connector interface every card acquirer implements. */
+export interface CardAcquirer {
+  /** Authorizes a payment; a repeated idempotency key gets the first answer, never a second charge. */
+  authorize(request: AuthorizeRequest): Promise<AuthorizeResult>;
+  /** Completes an authorization's 3-D Secure challenge with the cardholder's answer. */
+  completeChallenge(request: {
+    authorizationKey: string;
+    reference: string;
+    decision: 'approve' | 'decline';
+  }): Promise<AuthorizeResult>;
+  /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
+  lookup(request: { authorizationKey: string }): Promise<Lookup<AuthorizeResult>>;
+}
+
+export interface AuthorizeRequest {
+  idempotencyKey: string;
+  transactionId: string;
+  mode: Mode;
+  pan: string;
+  cvv: string;
+  expiry: string;
+  amountMinor: bigint;
+  currency: string;
+  /** 0 for the merchant's first terminal by priority. */
+  terminalRank: number;
+}
+
+export type AuthorizeResult =
+  | { outcome: 'approved'; reference: string }
+  | { outcome: 'challenge'; reference: string }
+  | { outcome: 'declined'; message: string };
+
+/** The connector interface every card payout processor implements. */
+export interface PayoutProcessor {
+  /** Sends a payout; a repeated idempotency key gets the first answer, never a second payout. */
+  send(request: PayoutRequest): Promise<PayoutResult>;
+  /** Completes a payout held for cardholder verification. */
+  confirm(request: {
+    payoutKey: string;
+    reference: string;
+    decision: 'approve' | 'decline';
+  }): Promise<PayoutResult>;
+  /** Where a payout stands, by the idempotency key it was sent with (for a lost answer). */
+  lookup(request: { payoutKey: string }): Promise<Lookup<PayoutResult>>;
+}
+
+export interface PayoutRequest {
+  idempotencyKey: string;
+  transactionId: string;
+  mode: Mode;
+  pan: string;
+  expiry: string;
+  amountMinor: bigint;
+  currency: string;
+}
+
+export type PayoutResult =
+  | { outcome: 'paid'; reference: string }
+  | { outcome: 'verification'; reference: string }
+  | { outcome: 'declined'; message: string };
+
+/** The chain-facing connector: deposit addresses, sends and refunds. */
+export interface ChainConnector {
+  depositAddress(transactionId: string, network: string): Promise<string>;
+  /** Sends crypto; the same idempotency key always gives the same transaction hash. */
+  send(request: {
+    idempotencyKey: string;
+    network: string;
+    address: string;
+    amount: string;
+    currency: string;
+  }): Promise<string>;
+}
+
+/** The fiat side of an off-ramp: pays the customer once the crypto has settled. */
+export interface FiatPayouts {
+  payout(request: { idempotencyKey: string; currency: string; amount: string }): Promise<string>;
+}
