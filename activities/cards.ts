@@ -4,7 +4,8 @@ import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { failureTypes, type Mode } from '../src/contracts';
-import type { AuthorizeResult, CardAcquirer } from './connectors/types';
+import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
+import { terminalCredentials } from '../src/merchants/terminals';
 import type { Lookup } from './connectors/errors';
 import { callConnector, unknownConnector } from './connector-calls';
 
@@ -14,19 +15,32 @@ export interface AuthorizeInput {
   authorizationKey: string;
   mode: Mode;
   connector: string;
+  /** The terminal the call goes through; absent in histories recorded before terminals had credentials. */
+  terminalId?: string;
   terminalRank: number;
   amountMinor: string;
   currency: string;
 }
 
-export type AuthorizeOutcome = { outcome: 'approved' | 'challenge'; reference: string };
+export type AuthorizeOutcome =
+  | { outcome: 'approved'; reference: string }
+  | { outcome: 'challenge'; reference: string; redirectUrl?: string };
 
 /**
  * Card authorization through the terminal's connector. The card comes from the vault, so neither the
  * number nor the CVV is ever an activity argument or result; a decline is a non-retryable failure.
  */
-export function cardActivities(db: Db, masterKey: string, connectors: Record<string, CardAcquirer>) {
+export function cardActivities(
+  db: Db,
+  options: { masterKey: string; baseUrl: string },
+  connectors: Record<string, CardAcquirer>,
+) {
+  const { masterKey } = options;
   const connectorFor = (name: string) => connectors[name] ?? unknownConnector('card', name);
+  const terminalAccess = async (terminalId: string | undefined): Promise<TerminalAccess> => ({
+    terminalId: terminalId ?? '',
+    credentials: terminalId ? await terminalCredentials(db, masterKey, terminalId) : undefined,
+  });
   const settled = (result: AuthorizeResult): AuthorizeOutcome => {
     if (result.outcome === 'declined')
       throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
@@ -51,6 +65,7 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
         );
       }
       const { pan, expiry, cvv } = card;
+      const terminal = await terminalAccess(input.terminalId);
       const result = await callConnector(input.connector, () =>
         acquirer.authorize({
           idempotencyKey: input.authorizationKey,
@@ -62,6 +77,8 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
           amountMinor: BigInt(input.amountMinor),
           currency: input.currency,
           terminalRank: input.terminalRank,
+          terminal,
+          returnUrl: `${options.baseUrl}/api/v1/${input.mode}/card/return/${input.transactionId}`,
         }),
       );
       return settled(result);
@@ -69,21 +86,27 @@ export function cardActivities(db: Db, masterKey: string, connectors: Record<str
 
     async completeChallenge(input: {
       connector: string;
+      terminalId?: string;
       authorizationKey: string;
       reference: string;
       decision: 'approve' | 'decline';
     }): Promise<AuthorizeOutcome> {
       const acquirer = connectorFor(input.connector);
-      return settled(await callConnector(input.connector, () => acquirer.completeChallenge(input)));
+      const terminal = await terminalAccess(input.terminalId);
+      return settled(
+        await callConnector(input.connector, () => acquirer.completeChallenge({ ...input, terminal })),
+      );
     },
 
     /** Asks the acquirer where an authorization stands, for a call whose answer was lost. */
     async lookupAuthorization(input: {
       connector: string;
+      terminalId?: string;
       authorizationKey: string;
     }): Promise<Lookup<AuthorizeResult>> {
       const acquirer = connectorFor(input.connector);
-      return callConnector(input.connector, () => acquirer.lookup(input), { asking: true });
+      const terminal = await terminalAccess(input.terminalId);
+      return callConnector(input.connector, () => acquirer.lookup({ ...input, terminal }), { asking: true });
     },
   };
 }

@@ -6,6 +6,7 @@ import { projectionActivities } from './projection';
 import { cardActivities } from './cards';
 import { webhookActivities } from './webhooks';
 import { sandboxAcquirer } from './connectors/sandbox-acquirer';
+import { stripeAcquirer } from './connectors/stripe';
 import { sandboxPayouts } from './connectors/sandbox-payouts';
 import type { CardAcquirer, PayoutProcessor } from './connectors/types';
 import { payoutActivities } from './payouts';
@@ -35,7 +36,14 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE }),
-    ...cardActivities(db, config.MASTER_KEY, cardConnectors ?? { 'sandbox-acquirer': sandboxAcquirer(db) }),
+    ...cardActivities(
+      db,
+      { masterKey: config.MASTER_KEY, baseUrl: config.baseUrl },
+      cardConnectors ?? {
+        'sandbox-acquirer': sandboxAcquirer(db),
+        stripe: stripeAcquirer(config.STRIPE_API_URL ? { apiUrl: config.STRIPE_API_URL } : {}),
+      },
+    ),
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
     ...ledgerActivities(db),
     ...cryptoActivities(db, sandboxChain()),

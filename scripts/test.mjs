@@ -6,13 +6,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
-import { ensureChromium, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
+import { ensureChromium, ensureStripeMock, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
 
 await import('./check-lockfile.mjs');
 await ensureDependencies();
 const env = { ...process.env };
 if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
 env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
+env.STRIPE_MOCK_PATH = await ensureStripeMock();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 

@@ -68,6 +68,25 @@ export async function ensureTemporalCli() {
   return binary;
 }
 
+/** Stripe's official API mock, which checks every request against Stripe's published specification. */
+const STRIPE_MOCK_VERSION = '0.203.0';
+
+/** Path of the stripe-mock binary, built with Go from the module proxy once and cached. */
+export async function ensureStripeMock() {
+  if (process.env.STRIPE_MOCK_PATH) return process.env.STRIPE_MOCK_PATH;
+  const dir = join(cacheRoot, `stripe-mock-${STRIPE_MOCK_VERSION}`);
+  const binary = join(dir, 'stripe-mock');
+  if (existsSync(binary)) return binary;
+  if (!onPath('go')) throw new Error('Go is needed to build stripe-mock (or set STRIPE_MOCK_PATH).');
+  mkdirSync(dir, { recursive: true });
+  log(`building stripe-mock ${STRIPE_MOCK_VERSION} with Go (first run only, about a minute)...`);
+  await run('go', ['install', `github.com/stripe/stripe-mock@v${STRIPE_MOCK_VERSION}`], {
+    cwd: dir,
+    env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
+  });
+  return binary;
+}
+
 /**
  * Path of a wrapper script that starts the Java time-skipping test server: `<script> <port>
  * [--enable-time-skipping]`. The jar and its dependencies come from Maven Central through Maven.

@@ -66,7 +66,9 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
         'Redirect the customer to redirect_url to complete 3DS authentication.',
         {
           ...placementOf(routed.terminal),
-          redirectUrl: input.hostedPageUrl,
+          // The acquirer's own 3-D Secure page when it has one (it sends the cardholder back to our return
+          // URL), else our hosted page.
+          redirectUrl: routed.authorization.redirectUrl ?? input.hostedPageUrl,
         },
       );
       const answer = await machine.awaitDecision(
@@ -103,6 +105,7 @@ async function authorize(
         authorizationKey,
         mode: input.mode,
         connector: terminal.connector,
+        terminalId: terminal.terminalId,
         terminalRank: rank,
         amountMinor: input.amountMinor,
         currency: input.currency,
@@ -111,7 +114,11 @@ async function authorize(
   );
   if (result.kind !== 'unknown') return result;
   const known = await askUntilKnown(machine, terminal.connector, () =>
-    lookup.lookupAuthorization({ connector: terminal.connector, authorizationKey }),
+    lookup.lookupAuthorization({
+      connector: terminal.connector,
+      terminalId: terminal.terminalId,
+      authorizationKey,
+    }),
   );
   if (known.outcome === 'not_found') return { kind: 'notProcessed' };
   if (known.outcome === 'declined')
@@ -132,6 +139,7 @@ async function completeChallenge(
   const authorizationKey = connectorKeys.authorization(input.transactionId, routed.terminal.terminalId);
   const request = {
     connector: routed.terminal.connector,
+    terminalId: routed.terminal.terminalId,
     authorizationKey,
     reference: routed.authorization.reference,
   };

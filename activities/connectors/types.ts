@@ -18,9 +18,16 @@ export interface CardAcquirer {
     authorizationKey: string;
     reference: string;
     decision: 'approve' | 'decline';
+    terminal: TerminalAccess;
   }): Promise<AuthorizeResult>;
   /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
-  lookup(request: { authorizationKey: string }): Promise<Lookup<AuthorizeResult>>;
+  lookup(request: { authorizationKey: string; terminal: TerminalAccess }): Promise<Lookup<AuthorizeResult>>;
+}
+
+/** The terminal a call goes through, with its credentials (decrypted just for the call; none for sandboxes). */
+export interface TerminalAccess {
+  terminalId: string;
+  credentials: Record<string, string> | undefined;
 }
 
 export interface AuthorizeRequest {
@@ -34,11 +41,19 @@ export interface AuthorizeRequest {
   currency: string;
   /** 0 for the merchant's first terminal by priority. */
   terminalRank: number;
+  terminal: TerminalAccess;
+  /** Where the provider sends the cardholder back after its own 3-D Secure page. */
+  returnUrl: string;
 }
 
 export type AuthorizeResult =
   | { outcome: 'approved'; reference: string }
-  | { outcome: 'challenge'; reference: string }
+  | {
+      outcome: 'challenge';
+      reference: string;
+      /** The provider's own 3-D Secure page, when it has one; else the customer gets our hosted page. */
+      redirectUrl?: string;
+    }
   | { outcome: 'declined'; message: string };
 
 /** The connector interface every card payout processor implements. */

@@ -18,6 +18,7 @@ import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
 import { cardRoutes } from './routes/card';
 import { cardCheckoutRoutes } from './routes/card-checkout';
+import { cardReturnRoutes } from './routes/card-return';
 import { payoutRoutes } from './routes/payout';
 import { payoutVerificationRoutes } from './routes/payout-verification';
 import { rampRoutes } from './routes/ramp';
@@ -147,7 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     walletRoutes,
     healthRoutes,
   ];
-  const pages = [cardCheckoutRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];
+  const pages = [cardCheckoutRoutes, cardReturnRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];
   for (const routes of merchantRoutes) {
     await app.register(async (scope) => {
       scope.addHook('onRequest', refuseBadParams);

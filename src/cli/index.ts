@@ -16,6 +16,7 @@ const USAGE = `Usage: payments <command>
   merchants settings --merchant ID [--tolerance CUR:AMOUNT]... [--tolerance-fiat AMOUNT|none]
                      [--underpaid fail|accept] [--overpaid keep|refund] [--json]
   terminals add --merchant ID --mode test|live --kind KIND [--connector NAME] [--priority N] [--descriptor TEXT]
+                [--secret-key sk_test_…]   (stripe: the account's secret key, stored encrypted)
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]

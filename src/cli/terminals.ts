@@ -16,6 +16,7 @@ export const commands: Record<string, Command> = {
         connector: { type: 'string' },
         priority: { type: 'string' },
         descriptor: { type: 'string' },
+        'secret-key': { type: 'string' },
         json: { type: 'boolean' },
       },
     });
@@ -36,13 +37,25 @@ export const commands: Record<string, Command> = {
         `${connector} is a sandbox connector (it approves any card and moves no money): a live terminal may use it only with ALLOW_SANDBOX_IN_LIVE=true`,
       );
     }
+    const secretKey = values['secret-key'];
+    if (connector === 'stripe') {
+      const expected = values.mode === 'live' ? /^(sk|rk)_live_[A-Za-z0-9]+$/ : /^(sk|rk)_test_[A-Za-z0-9]+$/;
+      if (!secretKey || !expected.test(secretKey)) {
+        throw new CliError(
+          `--secret-key is required for stripe: a ${values.mode === 'live' ? 'sk_live_' : 'sk_test_'}… key of the Stripe account`,
+        );
+      }
+    } else if (secretKey !== undefined) {
+      throw new CliError(`--secret-key is for the stripe connector, not ${connector}`);
+    }
     try {
-      const result = await addTerminal(ctx.database.db, values.merchant, values.mode, {
-        connector,
-        kinds,
-        priority,
-        descriptor: values.descriptor ?? null,
-      });
+      const result = await addTerminal(
+        ctx.database.db,
+        values.merchant,
+        values.mode,
+        { connector, kinds, priority, descriptor: values.descriptor ?? null },
+        secretKey ? { masterKey: ctx.config.MASTER_KEY, credentials: { secret_key: secretKey } } : undefined,
+      );
       ctx.print(result, values.json ?? false);
     } catch (error) {
       if (

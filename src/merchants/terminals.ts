@@ -1,6 +1,7 @@
 import type { Db } from '../db/client';
 import { auditLog, terminals } from '../db/schema/index';
 import { newId } from '../ciphers/ids';
+import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { isSandboxConnector, type TerminalSpec } from '../sandbox/tables';
 import { and, eq } from 'drizzle-orm';
@@ -19,18 +20,43 @@ export async function liveSandboxTerminals(
   return rows.filter((row) => isSandboxConnector(row.connector));
 }
 
+/**
+ * Adds a terminal. `credentials` (a real connector's keys) are stored encrypted with the master key and
+ * never written to the audit log.
+ */
 export async function addTerminal(
   db: Db,
   merchantId: string,
   mode: Mode,
   spec: TerminalSpec,
+  secrets?: { masterKey: string; credentials: Record<string, string> },
 ): Promise<{ terminal_id: string }> {
   const terminalId = newId('ter');
+  const credentialsEnc = secrets
+    ? encryptSecret(JSON.stringify(secrets.credentials), secrets.masterKey)
+    : null;
   await db.transaction(async (tx) => {
-    await tx.insert(terminals).values({ id: terminalId, merchantId, mode, ...spec });
-    await tx
-      .insert(auditLog)
-      .values({ merchantId, action: 'terminal.added', details: { terminalId, mode, ...spec } });
+    await tx.insert(terminals).values({ id: terminalId, merchantId, mode, ...spec, credentialsEnc });
+    await tx.insert(auditLog).values({
+      merchantId,
+      action: 'terminal.added',
+      details: { terminalId, mode, ...spec, credentials: secrets ? Object.keys(secrets.credentials) : [] },
+    });
   });
   return { terminal_id: terminalId };
+}
+
+/** A terminal's connector credentials, decrypted; undefined when it has none. */
+export async function terminalCredentials(
+  db: Db,
+  masterKey: string,
+  terminalId: string,
+): Promise<Record<string, string> | undefined> {
+  const [row] = await db
+    .select({ credentialsEnc: terminals.credentialsEnc })
+    .from(terminals)
+    .where(eq(terminals.id, terminalId));
+  return row?.credentialsEnc
+    ? (JSON.parse(decryptSecret(row.credentialsEnc, masterKey)) as Record<string, string>)
+    : undefined;
 }

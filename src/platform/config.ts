@@ -60,6 +60,8 @@ const schema = z.object({
    * `npm run dev` turns it on.
    */
   ALLOW_SANDBOX_IN_LIVE: bool.default(false),
+  /** Where the Stripe connector sends its API calls; Stripe's own API unless set (stripe-mock in tests). */
+  STRIPE_API_URL: z.url().optional(),
   /** Allow webhook and redirect hosts on loopback or private networks in live mode. */
   ALLOW_PRIVATE_URLS: bool.default(false),
   /** Which processes this one runs. */

@@ -74,6 +74,8 @@ export const terminals = pgTable(
     kinds: text('kinds').array().notNull(),
     priority: integer('priority').notNull().default(100),
     descriptor: text('descriptor'),
+    /** The connector's credentials for this terminal (JSON), encrypted with the master key; null for sandboxes. */
+    credentialsEnc: text('credentials_enc'),
     active: boolean('active').notNull().default(true),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

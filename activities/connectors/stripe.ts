@@ -1,0 +1,162 @@
+import Stripe from 'stripe';
+import { NotProcessedError, OutcomeUnknownError } from './errors';
+import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './types';
+
+/**
+ * Stripe as a card acquirer, through Stripe's official library (docs/connectors.md). The card becomes a
+ * PaymentMethod, then a PaymentIntent confirmed at once; each call carries an idempotency key derived
+ * from the transaction, terminal and step, so a retried activity gets Stripe's first answer and never
+ * charges twice. 3-D Secure is Stripe's own page (`next_action.redirect_to_url`), which sends the
+ * cardholder back to our return URL; the answer is then read from the PaymentIntent.
+ */
+export interface StripeOptions {
+  /** Where the API is: Stripe's by default; stripe-mock or a proxy in tests (`http://127.0.0.1:12111`). */
+  apiUrl?: string;
+  timeoutMs?: number;
+}
+
+/** Stripe's decline codes, told to the merchant as the sandbox tells them. */
+const DECLINE_MESSAGES: Record<string, string> = {
+  insufficient_funds: 'Insufficient funds.',
+  expired_card: 'The card has expired.',
+  incorrect_cvc: 'The card security code is incorrect.',
+  lost_card: 'Card declined.',
+  stolen_card: 'Card declined.',
+};
+
+const declined = (code: string | undefined | null): AuthorizeResult => ({
+  outcome: 'declined',
+  message: (code && DECLINE_MESSAGES[code]) || 'Card declined.',
+});
+
+export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
+  const clients = new Map<string, Stripe>();
+  const api = options.apiUrl ? new URL(options.apiUrl) : undefined;
+
+  const clientFor = (terminal: TerminalAccess): Stripe => {
+    const secretKey = terminal.credentials?.secret_key;
+    // No key: nothing can have been sent, so the call was certainly not processed.
+    if (!secretKey) throw new NotProcessedError(`stripe: terminal ${terminal.terminalId} has no secret key`);
+    let client = clients.get(secretKey);
+    if (!client) {
+      client = new Stripe(secretKey, {
+        maxNetworkRetries: 0, // Temporal retries, with the same idempotency key
+        timeout: options.timeoutMs ?? 30_000,
+        ...(api
+          ? {
+              host: api.hostname,
+              port: api.port || undefined,
+              protocol: api.protocol.replace(':', '') as 'http' | 'https',
+            }
+          : {}),
+      });
+      clients.set(secretKey, client);
+    }
+    return client;
+  };
+
+  /** Where a PaymentIntent stands, in our terms. */
+  const resultOf = (intent: Stripe.PaymentIntent): AuthorizeResult => {
+    switch (intent.status) {
+      case 'succeeded':
+      case 'requires_capture':
+        return { outcome: 'approved', reference: intent.id };
+      case 'requires_action': {
+        const url = intent.next_action?.redirect_to_url?.url;
+        return { outcome: 'challenge', reference: intent.id, ...(url ? { redirectUrl: url } : {}) };
+      }
+      case 'requires_payment_method':
+      case 'canceled':
+        return declined(intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code);
+      default:
+        // processing, requires_confirmation: Stripe has not decided yet.
+        throw new OutcomeUnknownError(`stripe: payment intent ${intent.status}`);
+    }
+  };
+
+  /** Stripe's errors in our terms: a card error is a decline; what it refused is not processed. */
+  const call = async (run: () => Promise<AuthorizeResult>): Promise<AuthorizeResult> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeCardError) return declined(error.decline_code ?? error.code);
+      if (
+        error instanceof Stripe.errors.StripeInvalidRequestError ||
+        error instanceof Stripe.errors.StripeAuthenticationError ||
+        error instanceof Stripe.errors.StripePermissionError ||
+        error instanceof Stripe.errors.StripeRateLimitError
+      ) {
+        throw new NotProcessedError(`stripe: ${error.type} (${error.statusCode ?? 'no status'})`);
+      }
+      if (error instanceof NotProcessedError || error instanceof OutcomeUnknownError) throw error;
+      // Connection errors, 5xx, idempotency conflicts: the request may have been acted on.
+      throw new OutcomeUnknownError('stripe: the answer was lost');
+    }
+  };
+
+  return {
+    authorize: (request) =>
+      call(async () => {
+        const stripe = clientFor(request.terminal);
+        const [month, year] = request.expiry.split('/');
+        const method = await stripe.paymentMethods.create(
+          {
+            type: 'card',
+            card: { number: request.pan, exp_month: Number(month), exp_year: Number(year), cvc: request.cvv },
+          },
+          { idempotencyKey: `${request.idempotencyKey}:method` },
+        );
+        const intent = await stripe.paymentIntents.create(
+          {
+            amount: Number(request.amountMinor),
+            currency: request.currency.toLowerCase(),
+            payment_method: method.id,
+            confirm: true,
+            return_url: request.returnUrl,
+            metadata: { transaction_id: request.transactionId, idempotency_key: request.idempotencyKey },
+          },
+          { idempotencyKey: request.idempotencyKey },
+        );
+        return resultOf(intent);
+      }),
+
+    // The cardholder answered on Stripe's page; what they answered is what the PaymentIntent says now.
+    completeChallenge: (request) =>
+      call(async () => {
+        const intent = await clientFor(request.terminal).paymentIntents.retrieve(request.reference);
+        // Not finished on Stripe's page yet (or the return URL was visited early): asked again later.
+        if (intent.status === 'requires_action') {
+          throw new NotProcessedError('stripe: the cardholder has not finished 3-D Secure');
+        }
+        const result = resultOf(intent);
+        return result.outcome === 'declined'
+          ? { outcome: 'declined', message: '3DS authentication failed.' }
+          : result;
+      }),
+
+    // A lost answer: the PaymentIntents created with this key's metadata (Stripe's list is consistent,
+    // and the lookup runs only after the call itself has ended).
+    async lookup(request) {
+      const stripe = clientFor(request.terminal);
+      try {
+        for await (const intent of stripe.paymentIntents.list({
+          created: { gte: Math.floor(Date.now() / 1000) - 2 * 86_400 },
+          limit: 100,
+        })) {
+          if (intent.metadata?.idempotency_key === request.authorizationKey) {
+            try {
+              return resultOf(intent);
+            } catch {
+              return { outcome: 'pending' };
+            }
+          }
+        }
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeError)
+          throw new OutcomeUnknownError(`stripe lookup: ${error.type}`);
+        throw error;
+      }
+      return { outcome: 'not_found' };
+    },
+  };
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "terminals" ADD COLUMN "credentials_enc" text;

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
+import { submitDecision } from '../../transactions/decisions';
+import { finalStatePage, limitPageRate, merchantReturnUrl, notFoundPage } from '../pages/hosted';
+import type { PageDeps } from '../deps';
+
+/**
+ * Where an acquirer's own 3-D Secure page (Stripe's) sends the cardholder back. The visit only tells the
+ * workflow to ask the acquirer for the result; nothing in the request decides it, so a forged or early
+ * visit cannot approve or fail a payment (an unfinished challenge is asked about again later).
+ */
+const RETURN_WAIT_MS = 8_000;
+
+export async function cardReturnRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
+  app.get<{ Params: { mode: string; id: string } }>(
+    '/api/v1/:mode/card/return/:id',
+    async (request, reply) => {
+      await limitPageRate(deps, request);
+      const { mode, id } = request.params;
+      const row = await findHostedTransaction(deps.db, mode, ['card'], id);
+      if (!row) return notFoundPage(reply);
+      if (row.status === 'REDIRECT') {
+        // The answer usually comes at once; when Stripe has not settled it yet the workflow keeps asking, and
+        // the cardholder sees where the payment stands instead of waiting on the page.
+        const submitted = submitDecision(deps.temporal, id, 'approve').catch(() => false);
+        await Promise.race([submitted, new Promise((resolve) => setTimeout(resolve, RETURN_WAIT_MS))]);
+      }
+      const after = (await findTransaction(deps.db, id)) ?? row;
+      const back = merchantReturnUrl(after);
+      return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
+    },
+  );
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { runCliIn } from '../helpers/cli';
+import { startStripeDouble, type StripeDouble } from '../helpers/stripe';
+import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
+import { terminals } from '../../src/db/schema/index';
+
+let env: TestEnv;
+let stripe: StripeDouble;
+let merchant: MerchantClient;
+let stripeTerminal: string;
+
+beforeAll(async () => {
+  stripe = await startStripeDouble();
+  // The sample merchant URLs do not resolve on a machine without DNS; URL checks are not the subject here.
+  env = await startTestEnv({ STRIPE_API_URL: stripe.url, ALLOW_PRIVATE_URLS: 'true' });
+  const credentials = await env.createMerchant();
+  merchant = merchantClient(env.app, credentials);
+  // Stripe first (priority 1), the sandbox terminals (10, 20) behind it.
+  const added = await runCliIn(
+    env,
+    'terminals',
+    'add',
+    '--merchant',
+    credentials.merchant_id,
+    '--mode',
+    'test',
+    '--kind',
+    'card',
+    '--connector',
+    'stripe',
+    '--secret-key',
+    'sk_test_doubleDOUBLEdouble123',
+    '--priority',
+    '1',
+    '--descriptor',
+    'SHOP*STRIPE',
+    '--json',
+  );
+  expect(added.code, added.stderr).toBe(0);
+  stripeTerminal = (JSON.parse(added.stdout) as { terminal_id: string }).terminal_id;
+});
+afterAll(async () => {
+  await env?.close();
+  await stripe?.close();
+});
+
+const pay = (card: string, extra: Record<string, unknown> = {}) =>
+  merchant.post(
+    '/api/v1/test/card',
+    cardRequest({ card_number: card, order_id: `stripe-${Math.random()}`, ...extra }),
+  );
+
+const intentsFor = (transactionId: string) =>
+  [...stripe.intents.values()].filter(
+    (i) => (i.metadata as Record<string, string>).transaction_id === transactionId,
+  );
+
+describe('Stripe as a card acquirer, through the API, against stripe-mock', () => {
+  it('charges a card once, with an idempotency key from the transaction and terminal', async () => {
+    const response = await pay('4242424242424242');
+    expect(response.json()).toMatchObject({ status: 'SUCCESS', data: { descriptor: 'SHOP*STRIPE' } });
+    const id = response.json().data.transaction_id as string;
+    expect(intentsFor(id)).toHaveLength(1);
+    const keys = stripe.requests.filter((r) => r.path === '/v1/payment_intents' && r.method === 'POST');
+    expect(keys.at(-1)!.idempotencyKey).toBe(`${id}:authorize:${stripeTerminal}`);
+  });
+
+  it('tells declines as the merchant reads them, and does not cascade a decline', async () => {
+    const declined = await pay('4000000000000002');
+    expect(declined.json()).toMatchObject({ status: 'FAILED', message: 'Card declined.' });
+    const poor = await pay('4000000000009995');
+    expect(poor.json()).toMatchObject({ status: 'FAILED', message: 'Insufficient funds.' });
+    const id = poor.json().data.transaction_id as string;
+    const sandbox = await env.database.db.execute(
+      sql`select count(*)::int as n from sandbox_operations where idempotency_key like ${`${id}%`}`,
+    );
+    expect((sandbox.rows[0] as { n: number }).n).toBe(0);
+  });
+
+  it("sends the cardholder to Stripe's 3-D Secure page and reads the answer on return", async () => {
+    const created = await pay('4000002760003184', { redirect_url: 'https://shop.example/back' });
+    expect(created.json().status).toBe('REDIRECT');
+    const id = created.json().data.transaction_id as string;
+    const [intent] = intentsFor(id);
+    expect(created.json().redirect_url).toBe(`${stripe.url}/3ds/${String(intent!.id)}`);
+
+    stripe.complete3ds(String(intent!.id), true);
+    const back = await env.app.inject({ method: 'GET', url: `/api/v1/test/card/return/${id}` });
+    expect(back.statusCode).toBe(303);
+    expect(back.headers.location).toContain('status=SUCCESS');
+    expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('SUCCESS');
+  });
+
+  it('an early visit to the return URL neither approves nor fails: the answer is asked for again', async () => {
+    const created = await pay('4000002760003184');
+    const id = created.json().data.transaction_id as string;
+    const early = await env.app.inject({ method: 'GET', url: `/api/v1/test/card/return/${id}` });
+    expect(early.statusCode).toBeLessThan(500);
+    expect((await merchant.get(`/api/test/status/${id}`)).json().status).not.toMatch(/SUCCESS|FAILED/);
+    stripe.complete3ds(String(intentsFor(id)[0]!.id), false);
+    await expect
+      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toMatchObject({ status: 'FAILED', message: '3DS authentication failed.' });
+  });
+
+  it('a lost answer is retried with the same idempotency key: one charge', async () => {
+    stripe.loseNextIntentAnswer();
+    const response = await pay('4242424242424242');
+    const id = response.json().data.transaction_id as string;
+    await expect
+      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json().status, {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toBe('SUCCESS');
+    expect(intentsFor(id)).toHaveLength(1);
+    const sent = stripe.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey?.startsWith(id),
+    );
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(sent.map((r) => r.idempotencyKey)).size).toBe(1);
+  });
+
+  it('a Stripe server error is asked about, then cascades to the sandbox terminal', async () => {
+    const response = await pay('4000000000000119');
+    const id = response.json().data.transaction_id as string;
+    await expect
+      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toMatchObject({ status: 'SUCCESS', data: { descriptor: 'SANDBOX*PRIMARY' } });
+    expect(intentsFor(id)).toHaveLength(0);
+  });
+
+  it('every request Stripe got matched its API specification, and the secret key is stored encrypted', async () => {
+    expect(stripe.requests.length).toBeGreaterThan(10);
+    expect(stripe.violations).toEqual([]);
+    const [row] = await env.database.db.select().from(terminals).where(eq(terminals.id, stripeTerminal));
+    expect(row!.credentialsEnc).toBeTruthy();
+    expect(row!.credentialsEnc).not.toContain('sk_test_');
+  });
+});
