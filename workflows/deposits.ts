@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, patched, setHandler } from '@temporalio/workflow';
 import {
   depositUpdate,
   type CryptoExpectation,
@@ -19,6 +19,14 @@ export interface Settlement {
   paidUnits: bigint;
 }
 
+/**
+ * A deposit that arrives before the window opens (the transaction is still opening its address: a first
+ * answer that came back PENDING under load lets a test-mode deposit in that early) waits for the window
+ * and counts. Before, it was refunded as "after the window closed"; the fault suite found it. Histories
+ * from before the change replay without it (README, "Changing a workflow safely").
+ */
+const EARLY_DEPOSITS_WAIT = 'early-deposits-wait-for-the-window';
+
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
 export type SettlementOutcome = void | { refused: string };
 
@@ -33,6 +41,8 @@ export class DepositWatcher {
   private readonly counted: Received[] = [];
   private paid = 0n;
   private counting = false;
+  /** Set once the window has been open and closed again: a deposit after that is late, not early. */
+  private closed = false;
   private deadline: number | undefined;
   private readonly tolerance: bigint;
   private readonly expected: bigint;
@@ -97,6 +107,9 @@ export class DepositWatcher {
     });
     if (this.seen.has(deposit.txHash)) return receipt('duplicate');
     this.seen.add(deposit.txHash);
+    if (!this.counting && !this.closed && patched(EARLY_DEPOSITS_WAIT)) {
+      await condition(() => this.counting || this.closed || this.machine.stopReason !== undefined);
+    }
     const received: Received = {
       txHash: deposit.txHash,
       units: BigInt(deposit.units),
@@ -137,6 +150,7 @@ export class DepositWatcher {
       { summary: 'Waiting for deposits' },
     );
     this.counting = false;
+    this.closed = true;
     if (this.machine.stopReason !== undefined) return 'stopped';
     return this.complete ? 'complete' : 'expired';
   }

@@ -165,7 +165,8 @@ const scratch = () => {
   const dir = mkdtempSync(join(tmpdir(), 'payments-faults-'));
   chmodSync(dir, 0o755); // embedded Postgres runs as its own user when we are root
   cleanups.push(async () => {
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.FAULTS_KEEP) process.stdout.write(`[faults] kept ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
   });
   return dir;
 };
@@ -286,6 +287,11 @@ describe('fault suite', () => {
       requestRetries: client.retries,
       webhookAttempts: receiver.attempts,
     });
+    for (const line of verdict.notFinal) {
+      process.stdout.write(
+        `[faults] not final: ${line}\n  ${(client.trail.get(line.split(' ')[0]!) ?? []).join('\n  ')}\n`,
+      );
+    }
     if (verdict.notFinal.length > 0) process.stdout.write(`${worker.log.slice(-4000)}\n`);
     expectClean(verdict);
   }, 900_000);

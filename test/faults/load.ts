@@ -33,6 +33,14 @@ type Body = Record<string, unknown> & { status?: string; data?: Record<string, u
 export class LoadClient {
   /** Requests that failed for technical reasons and were tried again. */
   retries = 0;
+  /** What each transaction's requests were answered, for the report when one does not end. */
+  readonly trail = new Map<string, string[]>();
+
+  private note(transactionId: string, line: string) {
+    const lines = this.trail.get(transactionId) ?? [];
+    lines.push(`${new Date().toISOString().slice(11, 23)} ${line.slice(0, 300)}`);
+    this.trail.set(transactionId, lines);
+  }
 
   constructor(
     private readonly baseUrl: () => string,
@@ -91,6 +99,7 @@ export class LoadClient {
     else if (answer.status !== 200)
       throw new Error(`${flow} create: ${answer.status} ${JSON.stringify(answer.body)}`);
     const transactionId = String(first.data?.transaction_id);
+    this.note(transactionId, `create ${answer.status} ${JSON.stringify(first)}`);
     return { flow, orderId, transactionId, first };
   }
 
@@ -142,6 +151,7 @@ export class LoadClient {
       amount,
       tx_hash: txHash,
     });
+    this.note(transactionId, `deposit ${amount}: ${answer.status} ${JSON.stringify(answer.body)}`);
     if (answer.status !== 200)
       throw new Error(`deposit to ${transactionId}: ${answer.status} ${JSON.stringify(answer.body)}`);
   }

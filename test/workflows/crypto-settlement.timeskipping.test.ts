@@ -7,7 +7,7 @@ import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
 import { depositUpdate, firstAnswerUpdate } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;
@@ -177,5 +177,59 @@ describe('crypto settlement (time-skipping)', () => {
     await handle.executeUpdate(depositUpdate, { args: [{ txHash: 'offramp', units: '100000000' }] });
     expect((await handle.result()).status).toBe('SUCCESS');
     expect((await row(input.transactionId)).details.fiat_payout_reference).toMatch(/^sbxf_/);
+  });
+});
+
+describe('a deposit that arrives while the payin is still showing its address', () => {
+  // The move to REDIRECT is held at its projection until the test lets it go: the deposit handler is
+  // registered by then, the deposit window not yet open. A deposit sent at once after a create whose
+  // first answer came back PENDING lands there (the fault suite found it under load).
+  let held: TimeSkippingEnv;
+  let reached: () => void = () => undefined;
+  let release: () => void = () => undefined;
+  const atRedirect = new Promise<void>((resolve) => (reached = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  beforeAll(async () => {
+    held = await startTimeSkipping(
+      {},
+      {
+        wrap: (activities) => ({
+          async project(input) {
+            if (input.status === 'REDIRECT') {
+              reached();
+              await released;
+            }
+            return activities.project(input);
+          },
+        }),
+      },
+    );
+  });
+  afterAll(() => held?.close());
+
+  it('counts it once the window opens, instead of refunding it as late', async () => {
+    const own = await held.createMerchant();
+    const input = await insertPayinTransaction(held.database.db, own);
+    const handle = await held.env.client.workflow.start(cryptoPayin, {
+      workflowId: input.transactionId,
+      taskQueue: held.taskQueue,
+      args: [input],
+    });
+    await atRedirect;
+    const update = await handle.startUpdate(depositUpdate, {
+      args: [{ txHash: 'early', units: '100000000', sender: 'Tsender' }],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    release();
+    expect((await update.result()).disposition).toBe('counted');
+    expect(await handle.result()).toEqual({
+      status: 'SUCCESS',
+      message: 'Transaction processed successfully.',
+    });
+    const [found] = await held.database.db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.id, input.transactionId));
+    expect(found!.details).toMatchObject({ crypto_payment_status: 'FULLPAID', crypto_paid_amount: '100' });
   });
 });
