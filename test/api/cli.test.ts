@@ -142,12 +142,14 @@ describe('npx payments', () => {
       '--merchant',
       created.merchant_id,
       '--mode',
-      'live',
+      'test',
       '--kind',
       'card',
       '--json',
     );
     expect(JSON.parse(terminal.stdout).terminal_id).toMatch(/^ter_/);
+    // Live mode takes no sandbox terminal here (test/api/live-sandbox.test.ts has the rest).
+    expect(created.terminals.every((t: { mode: string }) => t.mode === 'test')).toBe(true);
   });
 
   it("redelivers a transaction's webhook with the same event id", async () => {
