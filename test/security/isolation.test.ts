@@ -154,6 +154,20 @@ describe('hosted pages', () => {
   });
 });
 
+describe('the acquirer return URL', () => {
+  it('cannot answer a challenge that waits on our own page: it sends the visitor there', async () => {
+    const card = await alice.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4111111111111111', order_id: 'return-1' }),
+    );
+    const id = card.json().data.transaction_id as string;
+    const visit = await env.app.inject({ method: 'GET', url: `/api/v1/test/card/return/${id}` });
+    expect(visit.statusCode).toBe(303);
+    expect(visit.headers.location).toBe(`/api/v1/test/card/checkout/${id}`);
+    expect((await alice.get(`/api/test/status/${id}`)).json().status).toBe('REDIRECT');
+  });
+});
+
 describe('secrets at rest', () => {
   it('no secret key, encryption key or webhook secret is readable anywhere in the database', async () => {
     const merchant = await env.createMerchant();

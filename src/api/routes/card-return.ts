@@ -19,6 +19,10 @@ export async function cardReturnRoutes(app: FastifyInstance, deps: PageDeps): Pr
       const { mode, id } = request.params;
       const row = await findHostedTransaction(deps.db, mode, ['card'], id);
       if (!row) return notFoundPage(reply);
+      // A challenge on our own hosted page is answered there, with its CSRF token; never through this URL.
+      const ownPage = `/api/v1/${mode}/card/checkout/${id}`;
+      if (row.status === 'REDIRECT' && row.redirectUrl?.endsWith(ownPage))
+        return reply.redirect(ownPage, 303);
       if (row.status === 'REDIRECT') {
         // The answer usually comes at once; when Stripe has not settled it yet the workflow keeps asking, and
         // the cardholder sees where the payment stands instead of waiting on the page.
