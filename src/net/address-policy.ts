@@ -95,6 +95,19 @@ export interface UrlPolicy {
   resolve?: Resolver;
 }
 
+/** Test mode and ALLOW_PRIVATE_URLS let any host through. */
+const unguarded = (policy: UrlPolicy) => policy.mode === 'test' || policy.allowPrivate;
+
+/** A URL's host without the brackets of an IPv6 literal. */
+const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+
+/** The verdict on a host that needs no DNS (an address, or a `localhost` name); undefined for other names. */
+function judgeLiteral(host: string): UrlVerdict | undefined {
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'private';
+  if (isIP(host)) return isPrivateAddress(host) ? 'private' : 'allowed';
+  return undefined;
+}
+
 /** DNS answers that say "try again", not "no such name". */
 const TEMPORARY_DNS_CODES = new Set(['EAI_AGAIN', 'ESERVFAIL', 'ETIMEOUT', 'ECONNREFUSED', 'ECANCELLED']);
 
@@ -110,15 +123,15 @@ export type UrlVerdict = 'allowed' | 'private' | 'unresolvable' | 'dns-unavailab
  * {@link guardedLookup}, since DNS answers can change in between.
  */
 export async function judgeUrl(url: string, policy: UrlPolicy): Promise<UrlVerdict> {
-  if (policy.mode === 'test' || policy.allowPrivate) return 'allowed';
+  if (unguarded(policy)) return 'allowed';
   let host: string;
   try {
-    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    host = bareHost(new URL(url));
   } catch {
     return 'unresolvable';
   }
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'private';
-  if (isIP(host)) return isPrivateAddress(host) ? 'private' : 'allowed';
+  const literal = judgeLiteral(host);
+  if (literal) return literal;
   let addresses: { address: string }[];
   try {
     addresses = await (policy.resolve ?? systemResolver)(host);
@@ -129,11 +142,6 @@ export async function judgeUrl(url: string, policy: UrlPolicy): Promise<UrlVerdi
   }
   if (addresses.length === 0) return 'unresolvable';
   return addresses.some((a) => isPrivateAddress(a.address)) ? 'private' : 'allowed';
-}
-
-/** True when {@link judgeUrl} allows the URL. */
-export async function urlAllowed(url: string, policy: UrlPolicy): Promise<boolean> {
-  return (await judgeUrl(url, policy)) === 'allowed';
 }
 
 export class PrivateAddressError extends Error {
@@ -156,7 +164,7 @@ type LookupCallback = (
  */
 export function guardedLookup(policy: UrlPolicy) {
   const resolve = policy.resolve ?? systemResolver;
-  const open = policy.mode === 'test' || policy.allowPrivate;
+  const open = unguarded(policy);
   return (host: string, options: { all?: boolean }, callback: LookupCallback): void => {
     resolve(host).then(
       (addresses) => {
@@ -174,8 +182,5 @@ export function guardedLookup(policy: UrlPolicy) {
 
 /** Whether a literal host in a URL is allowed by the policy; host names are judged at lookup. */
 export function literalHostAllowed(url: URL, policy: UrlPolicy): boolean {
-  if (policy.mode === 'test' || policy.allowPrivate) return true;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return false;
-  return isIP(host) === 0 || !isPrivateAddress(host);
+  return unguarded(policy) || judgeLiteral(bareHost(url)) !== 'private';
 }

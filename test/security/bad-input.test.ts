@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
+import { buildApp } from '../../src/api/app';
+import { createDatabase } from '../../src/db/client';
+import { freePort } from '../../src/dev/postgres';
 import {
   cardRequest,
   merchantClient,
@@ -125,9 +128,6 @@ describe('framework errors answer in the contract shape without echoing input', 
 
 describe('a dependency that cannot be reached', () => {
   it('answers 503 with Retry-After, not a 500', async () => {
-    const { buildApp } = await import('../../src/api/app');
-    const { createDatabase } = await import('../../src/db/client');
-    const { freePort } = await import('../../src/dev/postgres');
     const nowhere = createDatabase(`postgres://payments:payments@127.0.0.1:${await freePort()}/payments`, 1);
     const app = await buildApp({ config: env.config, db: nowhere.db, temporal: env.client });
     try {

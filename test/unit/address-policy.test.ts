@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isPrivateAddress, judgeUrl, urlAllowed } from '../../src/net/address-policy';
+import { isPrivateAddress, judgeUrl, type UrlPolicy } from '../../src/net/address-policy';
+
+const urlAllowed = async (url: string, policy: UrlPolicy) => (await judgeUrl(url, policy)) === 'allowed';
 
 describe('private addresses', () => {
   it.each([
