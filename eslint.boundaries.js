@@ -8,7 +8,7 @@ export const layers = [
   ['contracts', ['src/contracts']],
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
-  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/sandbox']],
+  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/chain', 'src/sandbox']],
   ['api', ['src/api']],
   ['cli', ['src/cli']],
   ['process', ['src/process', 'src/dev']],

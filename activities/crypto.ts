@@ -3,6 +3,15 @@ import type { Db } from '../src/db/client';
 import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
 import type { ChainConnector, FiatPayouts } from './connectors/types';
 import { holdDeposit, type DepositRef } from '../src/transactions/deposits';
+import { findTransaction } from '../src/transactions/lookup';
+import type { Mode } from '../src/lib/vocabulary';
+
+/** A projected transaction's mode; retried until the projection exists. */
+async function modeOf(db: Db, transactionId: string): Promise<Mode> {
+  const row = await findTransaction(db, transactionId);
+  if (!row) throw new Error(`transaction ${transactionId} is not projected yet`);
+  return row.mode;
+}
 
 export interface CryptoSettings {
   /** Tolerance in the paid asset's own units, when the merchant set one for that asset. */
@@ -36,8 +45,14 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       };
     },
 
-    async openDepositAddress(input: { transactionId: string; network: string }): Promise<string> {
-      return chain.depositAddress(input.transactionId, input.network);
+    /** `mode` is absent in histories from before real chains; the transaction's row says it then. */
+    async openDepositAddress(input: {
+      transactionId: string;
+      network: string;
+      mode?: Mode;
+    }): Promise<string> {
+      const mode = input.mode ?? (await modeOf(db, input.transactionId));
+      return chain.depositAddress({ transactionId: input.transactionId, network: input.network, mode });
     },
 
     /** Records a deposit counted towards the payment; a refund or hold recorded first is kept. */
@@ -71,6 +86,8 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
     ): Promise<string> {
       const refundTxHash = await chain.send({
         idempotencyKey: `refund:${input.transactionId}:${input.txHash}`,
+        transactionId: input.transactionId,
+        mode: await modeOf(db, input.transactionId),
         network: input.network,
         address: input.sender,
         amount: input.refundAmount,
@@ -113,7 +130,11 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       amount: string;
       currency: string;
     }) {
-      return chain.send({ idempotencyKey: `send:${input.transactionId}`, ...input });
+      return chain.send({
+        idempotencyKey: `send:${input.transactionId}`,
+        mode: await modeOf(db, input.transactionId),
+        ...input,
+      });
     },
 
     async payoutFiat(input: { transactionId: string; currency: string; amount: string }): Promise<string> {

@@ -14,6 +14,7 @@ import { ledgerActivities } from './ledger';
 import { cryptoActivities } from './crypto';
 import { opsActivities } from './ops';
 import { sandboxChain } from './connectors/sandbox-chain';
+import { evmChain } from './connectors/evm-chain';
 
 export interface ActivityDeps {
   db: Db;
@@ -46,7 +47,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
     ),
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
     ...ledgerActivities(db),
-    ...cryptoActivities(db, sandboxChain()),
+    ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,

@@ -11,6 +11,7 @@ export async function openDeposits(input: TransactionRef & { crypto: CryptoExpec
   const address = await chain.openDepositAddress({
     transactionId: input.transactionId,
     network: crypto.cryptoNetwork,
+    mode: input.mode,
   });
   const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
   return { settings, address, expiresAt };

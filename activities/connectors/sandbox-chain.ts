@@ -6,7 +6,7 @@ const digest = (text: string) => createHash('sha256').update(text).digest('hex')
 /** A deterministic sandbox chain: addresses and hashes derive from the transaction, so retries agree. */
 export function sandboxChain(): ChainConnector & FiatPayouts {
   return {
-    async depositAddress(transactionId, network) {
+    async depositAddress({ transactionId, network }) {
       const hex = digest(`deposit:${network}:${transactionId}`);
       switch (network) {
         case 'BITCOIN':

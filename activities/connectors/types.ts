@@ -85,12 +85,21 @@ export type PayoutResult =
   | { outcome: 'verification'; reference: string }
   | { outcome: 'declined'; message: string };
 
-/** The chain-facing connector: deposit addresses, sends and refunds. */
+/**
+ * The chain-facing connector: deposit addresses, sends and refunds. `mode` picks the network's node for
+ * that mode (a real EVM node when one is registered, the sandbox chain otherwise).
+ */
 export interface ChainConnector {
-  depositAddress(transactionId: string, network: string): Promise<string>;
-  /** Sends crypto; the same idempotency key always gives the same transaction hash. */
+  /** The transaction's deposit address on `network`; the same one on every call, never another's. */
+  depositAddress(request: { transactionId: string; network: string; mode: Mode }): Promise<string>;
+  /**
+   * Sends crypto; the same idempotency key always gives the same transaction hash, whatever retries.
+   * `transactionId` sends from the node that watched the transaction's deposits, when it had any.
+   */
   send(request: {
     idempotencyKey: string;
+    transactionId: string;
+    mode: Mode;
     network: string;
     address: string;
     amount: string;

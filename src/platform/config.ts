@@ -62,6 +62,8 @@ const schema = z.object({
   ALLOW_SANDBOX_IN_LIVE: bool.default(false),
   /** Where the Stripe connector sends its API calls; Stripe's own API unless set (stripe-mock in tests). */
   STRIPE_API_URL: z.url().optional(),
+  /** How often a worker asks the registered EVM nodes for new blocks (docs/connectors.md). */
+  CHAIN_POLL_MS: duration.default(2000),
   /** Allow webhook and redirect hosts on loopback or private networks in live mode. */
   ALLOW_PRIVATE_URLS: bool.default(false),
   /** Which processes this one runs. */

@@ -6,6 +6,7 @@ import { createWorker, NativeConnection, installRuntime } from './worker';
 import { buildApp } from '../api/app';
 import { startMaintenance } from './maintenance';
 import { liveSandboxTerminals } from '../merchants/terminals';
+import { startChainWatcher } from '../chain/watcher';
 
 export interface Running {
   stop(): Promise<void>;
@@ -46,6 +47,18 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
     running.catch((error: unknown) => {
       log.fatal({ err: error }, 'worker stopped');
       process.exitCode = 1;
+    });
+    const watcherClient = await createTemporalClient(config);
+    const watcher = startChainWatcher({
+      db: database.db,
+      temporal: watcherClient,
+      masterKey: config.MASTER_KEY,
+      log,
+      pollMs: config.CHAIN_POLL_MS,
+    });
+    stops.unshift(async () => {
+      await watcher.stop();
+      await watcherClient.connection.close();
     });
     log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker started');
   }

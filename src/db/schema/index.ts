@@ -7,3 +7,4 @@ export * from './rate-limits';
 export * from './crypto';
 export * from './sandbox';
 export * from './ops';
+export * from './chain';

@@ -1,0 +1,218 @@
+/**
+ * A local Ethereum node for `npm run dev` and the tests: Foundry's anvil (from npm), our test stablecoin
+ * deployed to it, a treasury funded, and the node registered for test mode. Never used in production;
+ * there a node is registered with `payments chains add` (docs/connectors.md).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Db } from '../db/client';
+import { findCryptoAsset } from '../crypto/catalogue';
+import { addChainNode, activeChainNode, rpc } from './nodes';
+import type { Mode } from '../lib/vocabulary';
+
+/** Anvil's default accounts (its public test mnemonic): 0 deploys and funds, 1 is the test customer. */
+export const ANVIL_KEYS = {
+  deployer: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  customer: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+} as const satisfies Record<string, Hex>;
+
+export interface LocalNode {
+  url: string;
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** The anvil binary: `explicit` when given, else the one the npm package ships for Linux x64. */
+export function anvilBinary(explicit?: string): string | undefined {
+  if (explicit) return explicit;
+  try {
+    const manifest = createRequire(import.meta.url).resolve('@foundry-rs/anvil-linux-amd64/package.json');
+    const binary = join(dirname(manifest), 'bin', 'anvil');
+    return existsSync(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts anvil on loopback. Without `blockTimeSeconds` every transaction is mined at once in its own block
+ * (tests mine more blocks themselves); with it, a block comes every so often (dev). `stateFile` keeps the
+ * chain across restarts.
+ */
+export async function startAnvil(options: {
+  binary: string;
+  port: number;
+  blockTimeSeconds?: number;
+  stateFile?: string;
+}): Promise<LocalNode> {
+  const args = ['--host', '127.0.0.1', '--port', String(options.port), '--silent'];
+  if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
+  if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '10');
+  const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr.trim()}`);
+    const up = await rpc(url)
+      .getChainId()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (up) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`anvil did not answer on ${url} within 20 s: ${stderr.trim()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+const sourceFile = fileURLToPath(new URL('./contracts/TestStablecoin.sol', import.meta.url));
+
+/** The stablecoin's ABI and bytecode, compiled with solc once per source and compiler, then cached. */
+export async function compileStablecoin(cacheDir = join(homedir(), '.cache', 'payments')): Promise<{
+  abi: Abi;
+  bytecode: Hex;
+}> {
+  const source = readFileSync(sourceFile, 'utf8');
+  const solc = (await import('solc')).default as {
+    version(): string;
+    compile(input: string): string;
+  };
+  const key = createHash('sha256').update(`${solc.version()}\n${source}`).digest('hex').slice(0, 16);
+  const cached = join(cacheDir, 'contracts', `TestStablecoin-${key}.json`);
+  if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8')) as { abi: Abi; bytecode: Hex };
+  const output = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'TestStablecoin.sol': { content: source } },
+        settings: {
+          optimizer: { enabled: true, runs: 200 },
+          outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+        },
+      }),
+    ),
+  ) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  const contract = output.contracts['TestStablecoin.sol']!.TestStablecoin!;
+  const compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` as Hex };
+  mkdirSync(dirname(cached), { recursive: true });
+  writeFileSync(cached, JSON.stringify(compiled));
+  return compiled;
+}
+
+const mintAbi = [
+  {
+    type: 'function',
+    name: 'mint',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'to', type: 'address' },
+      { name: 'value', type: 'uint256' },
+    ],
+    outputs: [],
+  },
+] as const;
+
+/**
+ * Makes the node at `url` ready for crypto on `network` in `mode`: deploys a stablecoin for every token
+ * the catalogue offers there, registers the node with a fresh seed and anvil's customer account as the
+ * test faucet, and funds the treasury (gas and tokens) and the faucet (tokens). Keeps the node there is
+ * when it already serves this URL and its contracts exist on the chain (a dev restart).
+ */
+export async function setUpLocalChain(
+  db: Db,
+  masterKey: string,
+  options: { url: string; network?: string; mode?: Mode; confirmations: number; tokens?: string[] },
+): Promise<{ chainNodeId: string; tokens: Record<string, string> }> {
+  const network = options.network ?? 'ETHEREUM';
+  const mode = options.mode ?? 'test';
+  const client = rpc(options.url);
+  const existing = await activeChainNode(db, masterKey, mode, network);
+  if (existing && existing.rpcUrl === options.url) {
+    const codes = await Promise.all(
+      Object.values(existing.tokens).map((address) => client.getCode({ address: address as Address })),
+    );
+    if (codes.every((code) => code && code !== '0x'))
+      return { chainNodeId: existing.id, tokens: existing.tokens };
+  }
+
+  const deployer = privateKeyToAccount(ANVIL_KEYS.deployer);
+  const customer = privateKeyToAccount(ANVIL_KEYS.customer);
+  const wallet = createWalletClient({ account: deployer, transport: http(options.url) });
+  const chainId = await client.getChainId();
+  const chain = {
+    id: chainId,
+    name: 'local',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [options.url] } },
+  };
+  const { abi, bytecode } = await compileStablecoin();
+  const tokens: Record<string, string> = {};
+  for (const code of options.tokens ?? ['USDT']) {
+    const asset = await findCryptoAsset(db, code, network);
+    if (!asset) throw new Error(`the catalogue has no ${code} on ${network}`);
+    const hash = await wallet.deployContract({
+      abi,
+      bytecode,
+      args: [`Test ${code}`, code, asset.decimals],
+      chain,
+    });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    tokens[code] = receipt.contractAddress!;
+  }
+  const registered = await addChainNode(db, masterKey, {
+    mode,
+    network,
+    rpcUrl: options.url,
+    confirmations: options.confirmations,
+    tokens,
+    faucetKey: mode === 'test' ? ANVIL_KEYS.customer : undefined,
+  });
+  const treasury = registered.treasury as Address;
+  const sent: Hex[] = [await wallet.sendTransaction({ to: treasury, value: parseEther('100'), chain })];
+  for (const [code, contract] of Object.entries(tokens)) {
+    const asset = (await findCryptoAsset(db, code, network))!;
+    const million = 1_000_000n * 10n ** BigInt(asset.decimals);
+    for (const to of [treasury, customer.address]) {
+      sent.push(
+        await wallet.writeContract({
+          address: contract as Address,
+          abi: mintAbi,
+          functionName: 'mint',
+          args: [to, million],
+          chain,
+        }),
+      );
+    }
+  }
+  for (const hash of sent) await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+  return { chainNodeId: registered.id, tokens };
+}

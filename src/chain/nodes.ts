@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import {
+  createPublicClient,
+  http,
+  isAddress,
+  parseAbi,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Db } from '../db/client';
+import { chainNodes, cryptoAssets } from '../db/schema/index';
+import { decryptSecret, encryptSecret } from '../ciphers/secrets';
+import type { Mode } from '../lib/vocabulary';
+import { ChainKeys } from './keys';
+
+/** Networks an EVM node can serve, with the native coin each one pays gas in. */
+export const EVM_NATIVE_COINS: Readonly<Record<string, string>> = {
+  ETHEREUM: 'ETH',
+  BINANCE_SMART_CHAIN: 'BNB',
+  POLYGON: 'POL',
+  AVALANCHE: 'AVAX',
+};
+
+export const erc20Abi = parseAbi([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'function transfer(address to, uint256 value) returns (bool)',
+  'function balanceOf(address owner) view returns (uint256)',
+  'function decimals() view returns (uint8)',
+]);
+
+export interface ChainNode {
+  id: string;
+  mode: Mode;
+  network: string;
+  rpcUrl: string;
+  confirmations: number;
+  /** Asset code to contract address, lower-case. */
+  tokens: Record<string, string>;
+  nativeCoin: string;
+  keys: ChainKeys;
+  faucet?: PrivateKeyAccount;
+  scannedBlock: bigint | null;
+  scannedHash: string | null;
+}
+
+type NodeRow = typeof chainNodes.$inferSelect;
+
+function open(row: NodeRow, masterKey: string): ChainNode {
+  return {
+    id: row.id,
+    mode: row.mode,
+    network: row.network,
+    rpcUrl: row.rpcUrl,
+    confirmations: row.confirmations,
+    tokens: row.tokens,
+    nativeCoin: EVM_NATIVE_COINS[row.network] ?? '',
+    keys: new ChainKeys(decryptSecret(row.seedEnc, masterKey)),
+    faucet: row.faucetKeyEnc
+      ? privateKeyToAccount(decryptSecret(row.faucetKeyEnc, masterKey) as Hex)
+      : undefined,
+    scannedBlock: row.scannedBlock,
+    scannedHash: row.scannedHash,
+  };
+}
+
+/** The node watching `network` for `mode`, when there is one; the sandbox chain serves the rest. */
+export async function activeChainNode(
+  db: Db,
+  masterKey: string,
+  mode: Mode,
+  network: string,
+): Promise<ChainNode | undefined> {
+  const [row] = await db
+    .select()
+    .from(chainNodes)
+    .where(and(eq(chainNodes.mode, mode), eq(chainNodes.network, network), eq(chainNodes.active, true)));
+  return row ? open(row, masterKey) : undefined;
+}
+
+export async function chainNodeById(db: Db, masterKey: string, id: string): Promise<ChainNode | undefined> {
+  const [row] = await db.select().from(chainNodes).where(eq(chainNodes.id, id));
+  return row ? open(row, masterKey) : undefined;
+}
+
+export async function activeChainNodes(db: Db, masterKey: string): Promise<ChainNode[]> {
+  const rows = await db.select().from(chainNodes).where(eq(chainNodes.active, true));
+  return rows.map((row) => open(row, masterKey));
+}
+
+/** The asset a node moves for `code`: its ERC-20 contract, or `native` for the network's own coin. */
+export function assetOnNode(node: ChainNode, code: string): Address | 'native' | undefined {
+  if (code === node.nativeCoin) return 'native';
+  const contract = node.tokens[code];
+  return contract ? (contract as Address) : undefined;
+}
+
+const clients = new Map<string, PublicClient>();
+
+/** One JSON-RPC client per node URL and process. */
+export function rpc(url: string): PublicClient {
+  let client = clients.get(url);
+  if (!client) {
+    client = createPublicClient({ transport: http(url, { retryCount: 1, timeout: 10_000 }) });
+    clients.set(url, client);
+  }
+  return client;
+}
+
+export class ChainNodeError extends Error {}
+
+export interface ChainNodeSpec {
+  mode: Mode;
+  network: string;
+  rpcUrl: string;
+  confirmations: number;
+  tokens: Record<string, string>;
+  /** Hex HD seed; a fresh random one when absent. */
+  seedHex?: string;
+  /** Test mode only: a funded private key for the test deposit helper. */
+  faucetKey?: string;
+}
+
+/**
+ * Registers the node that watches `network` for `mode`, replacing the one there was (its deposit
+ * addresses keep pointing at their transactions). Checks what can be checked first: the node answers,
+ * every catalogue asset of the network is its native coin or a token contract with the catalogue's
+ * decimals. Watching starts at the node's current confirmed tip.
+ */
+export async function addChainNode(
+  db: Db,
+  masterKey: string,
+  spec: ChainNodeSpec,
+): Promise<{ id: string; treasury: string; watchingFrom: bigint }> {
+  const native = EVM_NATIVE_COINS[spec.network];
+  if (!native) {
+    throw new ChainNodeError(
+      `${spec.network} is not an EVM network this service watches (${Object.keys(EVM_NATIVE_COINS).join(', ')}).`,
+    );
+  }
+  if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
+    throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
+  }
+  if (spec.faucetKey && spec.mode !== 'test') {
+    throw new ChainNodeError('A faucet key is for test mode only: live deposits come from customers.');
+  }
+  const seedHex = spec.seedHex ?? randomBytes(32).toString('hex');
+  if (!/^(?:[0-9a-f]{2}){16,64}$/i.test(seedHex)) {
+    throw new ChainNodeError('The seed must be 16 to 64 bytes of hex.');
+  }
+  const tokens: Record<string, string> = {};
+  for (const [code, contract] of Object.entries(spec.tokens)) {
+    if (!isAddress(contract)) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
+    tokens[code] = contract.toLowerCase();
+  }
+
+  const client = rpc(spec.rpcUrl);
+  const head = await client.getBlockNumber().catch((error: unknown) => {
+    throw new ChainNodeError(`The node at ${spec.rpcUrl} does not answer: ${String(error)}`);
+  });
+  const assets = await db
+    .select({ code: cryptoAssets.code, decimals: cryptoAssets.decimals })
+    .from(cryptoAssets)
+    .where(eq(cryptoAssets.network, spec.network));
+  for (const asset of assets) {
+    if (asset.code === native) continue;
+    const contract = tokens[asset.code] as Address | undefined;
+    if (!contract) {
+      throw new ChainNodeError(
+        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=0x...).`,
+      );
+    }
+    const decimals = await client
+      .readContract({ address: contract, abi: erc20Abi, functionName: 'decimals' })
+      .catch(() => undefined);
+    if (decimals !== asset.decimals) {
+      throw new ChainNodeError(
+        `${asset.code} at ${contract} has ${decimals ?? 'no'} decimals on this node; the catalogue says ${asset.decimals}.`,
+      );
+    }
+  }
+
+  const deep = head - BigInt(spec.confirmations - 1);
+  const watchingFrom = deep > 0n ? deep : 0n;
+  const tip = await client.getBlock({ blockNumber: watchingFrom });
+  const id = `chain_${randomBytes(8).toString('hex')}`;
+  await db.transaction(async (tx) => {
+    await tx
+      .update(chainNodes)
+      .set({ active: false })
+      .where(
+        and(
+          eq(chainNodes.mode, spec.mode),
+          eq(chainNodes.network, spec.network),
+          eq(chainNodes.active, true),
+        ),
+      );
+    await tx.insert(chainNodes).values({
+      id,
+      mode: spec.mode,
+      network: spec.network,
+      rpcUrl: spec.rpcUrl,
+      confirmations: spec.confirmations,
+      tokens,
+      seedEnc: encryptSecret(seedHex, masterKey),
+      faucetKeyEnc: spec.faucetKey ? encryptSecret(spec.faucetKey, masterKey) : null,
+      scannedBlock: watchingFrom,
+      scannedHash: tip.hash,
+    });
+  });
+  return { id, treasury: new ChainKeys(seedHex).treasury().address, watchingFrom };
+}
+
+/** Nodes as ops see them: no secrets. */
+export async function listChainNodes(db: Db) {
+  const rows = await db
+    .select()
+    .from(chainNodes)
+    .orderBy(sql`${chainNodes.createdAt} desc`);
+  return rows.map((row) => ({
+    id: row.id,
+    mode: row.mode,
+    network: row.network,
+    rpcUrl: row.rpcUrl,
+    confirmations: row.confirmations,
+    tokens: row.tokens,
+    active: row.active,
+    scannedBlock: row.scannedBlock?.toString() ?? null,
+    leaseOwner: row.leaseOwner,
+  }));
+}

@@ -1,0 +1,247 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Client } from '@temporalio/client';
+import type { Address } from 'viem';
+import type { Db } from '../db/client';
+import { chainNodes, depositAddresses } from '../db/schema/index';
+import type { Logger } from '../platform/log';
+import { findCryptoAsset } from '../crypto/catalogue';
+import { findTransaction } from '../transactions/lookup';
+import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
+import { formatUnits } from '../lib/units';
+import { activeChainNodes, erc20Abi, rpc, type ChainNode } from './nodes';
+
+/** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
+const BATCH_BLOCKS = 500n;
+/** How long a worker's claim on a node's watching lasts without renewal. */
+const LEASE_SECONDS = 30;
+
+export interface WatcherOptions {
+  db: Db;
+  temporal: Client;
+  masterKey: string;
+  log: Logger;
+  pollMs: number;
+}
+
+/** A transfer into a deposit address, from a confirmed block. */
+interface Seen {
+  txHash: string;
+  from: string;
+  to: string;
+  /** The asset's catalogue code. */
+  code: string;
+  units: bigint;
+}
+
+/**
+ * Watches every registered EVM node for transfers into deposit addresses (ERC-20 `Transfer` logs and
+ * native transfers) and hands each one, once it has the node's number of confirmations, to its
+ * transaction's workflow: the same settlement path the sandbox chain's deposits take. Only blocks that
+ * deep are ever read, so a reorg shallower than the confirmation depth never reaches the service. Any
+ * number of worker processes may run this: a lease in `chain_nodes` gives each node one watcher at a
+ * time, and a deposit handed over twice is accounted once (keyed by its transaction hash).
+ */
+export function startChainWatcher(options: WatcherOptions): { stop(): Promise<void> } {
+  const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+
+  const tick = async () => {
+    const nodes = await activeChainNodes(options.db, options.masterKey);
+    for (const node of nodes) {
+      if (stopped) return;
+      if (!(await takeLease(options.db, node.id, owner))) continue;
+      try {
+        await scanNode(options, node);
+      } catch (error) {
+        options.log.warn(
+          { err: error, chainNode: node.id, network: node.network },
+          'chain scan failed; retrying',
+        );
+      }
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    running = tick()
+      .catch((error: unknown) => options.log.warn({ err: error }, 'chain watcher tick failed; retrying'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, options.pollMs);
+      });
+  };
+  loop();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await options.db
+        .update(chainNodes)
+        .set({ leaseOwner: null, leaseUntil: null })
+        .where(eq(chainNodes.leaseOwner, owner));
+    },
+  };
+}
+
+async function takeLease(db: Db, nodeId: string, owner: string): Promise<boolean> {
+  const taken = await db
+    .update(chainNodes)
+    .set({ leaseOwner: owner, leaseUntil: sql`now() + make_interval(secs => ${LEASE_SECONDS})` })
+    .where(
+      and(
+        eq(chainNodes.id, nodeId),
+        eq(chainNodes.active, true),
+        or(
+          eq(chainNodes.leaseOwner, owner),
+          isNull(chainNodes.leaseUntil),
+          lt(chainNodes.leaseUntil, sql`now()`),
+        ),
+      ),
+    )
+    .returning({ id: chainNodes.id });
+  return taken.length > 0;
+}
+
+/** Reads the next confirmed blocks of one node, hands over what they paid in, then moves the cursor. */
+export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>, node: ChainNode) {
+  const client = rpc(node.rpcUrl);
+  const head = await client.getBlockNumber({ cacheTime: 0 });
+  const confirmedTip = head - BigInt(node.confirmations - 1);
+  const scanned = node.scannedBlock ?? confirmedTip;
+  const from = scanned + 1n;
+  const to = confirmedTip < from + BATCH_BLOCKS - 1n ? confirmedTip : from + BATCH_BLOCKS - 1n;
+  if (to < from) return;
+
+  if (node.scannedHash) {
+    const last = await client.getBlock({ blockNumber: scanned });
+    if (last.hash !== node.scannedHash) {
+      // Deeper than the confirmation depth: deposits already handed over may be gone. Ops decide.
+      options.log.error(
+        { chainNode: node.id, network: node.network, block: scanned.toString() },
+        `reorg deeper than ${node.confirmations} confirmations on ${node.network}: block ${scanned} changed after it was accounted; raise the node's confirmations and check its deposits`,
+      );
+    }
+  }
+
+  const seen = [...(await tokenTransfers(node, from, to)), ...(await nativeTransfers(node, from, to))];
+  await handOver(options, node, seen);
+
+  const tip = await client.getBlock({ blockNumber: to });
+  await options.db
+    .update(chainNodes)
+    .set({ scannedBlock: to, scannedHash: tip.hash })
+    .where(eq(chainNodes.id, node.id));
+}
+
+async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
+  const client = rpc(node.rpcUrl);
+  const seen: Seen[] = [];
+  for (const [code, contract] of Object.entries(node.tokens)) {
+    const logs = await client.getLogs({
+      address: contract as Address,
+      event: erc20Abi[0],
+      fromBlock,
+      toBlock,
+    });
+    for (const log of logs) {
+      if (log.removed || !log.args.to || !log.args.from || log.args.value === undefined) continue;
+      seen.push({
+        txHash: log.transactionHash,
+        from: log.args.from.toLowerCase(),
+        to: log.args.to.toLowerCase(),
+        code,
+        units: log.args.value,
+      });
+    }
+  }
+  return seen;
+}
+
+async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
+  const client = rpc(node.rpcUrl);
+  const seen: Seen[] = [];
+  for (let number = fromBlock; number <= toBlock; number++) {
+    const block = await client.getBlock({ blockNumber: number, includeTransactions: true });
+    for (const tx of block.transactions) {
+      if (!tx.to || tx.value === 0n) continue;
+      seen.push({
+        txHash: tx.hash,
+        from: tx.from.toLowerCase(),
+        to: tx.to.toLowerCase(),
+        code: node.nativeCoin,
+        units: tx.value,
+      });
+    }
+  }
+  return seen;
+}
+
+/**
+ * Matches transfers to deposit addresses and submits each (transaction, hash) once, amounts of one hash
+ * summed. A native transfer counts only if its transaction succeeded; one in an asset the transaction
+ * does not take is held for ops.
+ */
+async function handOver(
+  options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>,
+  node: ChainNode,
+  seen: Seen[],
+) {
+  if (seen.length === 0) return;
+  const { db, temporal, log } = options;
+  const targets = [...new Set(seen.map((s) => s.to))];
+  const owned = await db
+    .select({ address: depositAddresses.address, transactionId: depositAddresses.transactionId })
+    .from(depositAddresses)
+    .where(and(eq(depositAddresses.chainNodeId, node.id), inArray(depositAddresses.address, targets)));
+  const ownerOf = new Map(owned.map((row) => [row.address, row.transactionId]));
+  const deposits = new Map<string, Seen & { transactionId: string }>();
+  for (const transfer of seen) {
+    const transactionId = ownerOf.get(transfer.to);
+    if (!transactionId) continue;
+    if (transfer.code === node.nativeCoin) {
+      const receipt = await rpc(node.rpcUrl).getTransactionReceipt({
+        hash: transfer.txHash as `0x${string}`,
+      });
+      if (receipt.status !== 'success') continue;
+    }
+    const key = `${transactionId}:${transfer.txHash}:${transfer.code}`;
+    const known = deposits.get(key);
+    deposits.set(
+      key,
+      known ? { ...known, units: known.units + transfer.units } : { ...transfer, transactionId },
+    );
+  }
+
+  for (const deposit of deposits.values()) {
+    const row = await findTransaction(db, deposit.transactionId);
+    if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
+    const asset = await findCryptoAsset(db, deposit.code, node.network);
+    const amount = formatUnits(deposit.units, asset?.decimals ?? 18);
+    const fields = {
+      transactionId: row.id,
+      txHash: deposit.txHash,
+      network: node.network,
+      code: deposit.code,
+      amount,
+    };
+    if (assetOf(row)?.code !== deposit.code) {
+      log.warn(fields, 'deposit in an asset the transaction does not take; held for ops');
+      await holdDeposit(db, {
+        transactionId: row.id,
+        txHash: deposit.txHash,
+        amount,
+        sender: deposit.from,
+        reason: `Paid in ${deposit.code}, which this transaction does not take.`,
+      });
+      continue;
+    }
+    const outcome = await submitDeposit(db, temporal, row, {
+      amount,
+      txHash: deposit.txHash,
+      sender: deposit.from,
+    });
+    log.info({ ...fields, outcome }, 'deposit confirmed on chain');
+  }
+}

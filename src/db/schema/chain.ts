@@ -1,0 +1,96 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  integer,
+  jsonb,
+  pgSequence,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { MODES } from '../../lib/vocabulary';
+
+/**
+ * An EVM node watched for one network in one mode (see docs/connectors.md). Deposit addresses and the
+ * treasury that sends and refunds derive from `seed_enc`, an HD seed encrypted with the master key. The
+ * watcher's progress (`scanned_*`) and its lease live here, so any worker process can take over.
+ */
+export const chainNodes = pgTable(
+  'chain_nodes',
+  {
+    id: text('id').primaryKey(),
+    mode: text('mode', { enum: MODES }).notNull(),
+    network: text('network').notNull(),
+    rpcUrl: text('rpc_url').notNull(),
+    /** Blocks a transfer must be buried under, its own included, before it counts. */
+    confirmations: integer('confirmations').notNull(),
+    /** Asset code to ERC-20 contract address; the network's native coin needs no entry. */
+    tokens: jsonb('tokens').$type<Record<string, string>>().notNull(),
+    seedEnc: text('seed_enc').notNull(),
+    /** Test mode only: a funded key the test deposit helper sends real transfers from. */
+    faucetKeyEnc: text('faucet_key_enc'),
+    /** The last block the watcher accounted, and its hash (a deeper reorg than `confirmations` shows). */
+    scannedBlock: bigint('scanned_block', { mode: 'bigint' }),
+    scannedHash: text('scanned_hash'),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    active: boolean('active').notNull().default(true),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('chain_nodes_active_idx')
+      .on(t.mode, t.network)
+      .where(sql`${t.active}`),
+  ],
+);
+
+/** HD indexes for deposit addresses: one sequence for every node, so an index is never handed out twice. */
+export const depositAddressIndex = pgSequence('deposit_address_index', { startWith: 0, minValue: 0 });
+
+/** A deposit address, derived at `hd_index` of its node's seed, for exactly one transaction. */
+export const depositAddresses = pgTable(
+  'deposit_addresses',
+  {
+    /** Lower-case hex, so lookups from logs need no checksum casing. */
+    address: text('address').primaryKey(),
+    chainNodeId: text('chain_node_id').notNull(),
+    hdIndex: bigint('hd_index', { mode: 'number' }).notNull(),
+    transactionId: text('transaction_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('deposit_addresses_transaction_idx').on(t.transactionId, t.chainNodeId),
+    uniqueIndex('deposit_addresses_index_idx').on(t.chainNodeId, t.hdIndex),
+  ],
+);
+
+/**
+ * Every transfer the treasury signs, under the idempotency key of the step that asked for it. The signed
+ * transaction is stored before it is broadcast, so a retry broadcasts the same one (same nonce, same hash)
+ * and a transfer is sent at most once. A reverted attempt moved nothing; the next attempt replaces it.
+ */
+export const chainSends = pgTable(
+  'chain_sends',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    chainNodeId: text('chain_node_id').notNull(),
+    attempt: integer('attempt').notNull(),
+    fromAddress: text('from_address').notNull(),
+    nonce: bigint('nonce', { mode: 'number' }).notNull(),
+    rawTransaction: text('raw_transaction').notNull(),
+    txHash: text('tx_hash').notNull(),
+    /** `pending` until its receipt is seen: `mined` or `reverted`. */
+    state: text('state', { enum: ['pending', 'mined', 'reverted'] })
+      .notNull()
+      .default('pending'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('chain_sends_attempt_idx').on(t.idempotencyKey, t.attempt),
+    uniqueIndex('chain_sends_nonce_idx').on(t.chainNodeId, t.fromAddress, t.nonce),
+  ],
+);

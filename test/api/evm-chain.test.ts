@@ -1,0 +1,270 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import type { Hex } from 'viem';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { startLocalChain, type LocalChain } from '../helpers/chain';
+import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
+import {
+  chainSends,
+  cryptoDeposits,
+  depositAddresses,
+  ledgerEntries,
+  merchants,
+} from '../../src/db/schema/index';
+import { evmChain } from '../../activities/connectors/evm-chain';
+import { sandboxChain } from '../../activities/connectors/sandbox-chain';
+import { rpc } from '../../src/chain/nodes';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+
+const CONFIRMATIONS = 3;
+
+let env: TestEnv;
+let chain: LocalChain;
+let credentials: MerchantCredentials;
+let merchant: MerchantClient;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  chain = await startLocalChain(env, CONFIRMATIONS);
+  credentials = await env.createMerchant();
+  merchant = merchantClient(env.app, credentials);
+});
+afterAll(async () => {
+  await chain?.close();
+  await env?.close();
+});
+
+const payin = async (client: MerchantClient, amount: number, currency = 'USDT') => {
+  const response = await client.post(
+    '/api/v1/test/crypto/payin',
+    payinRequest({ amount, crypto_currency: currency, crypto_network: 'ETHEREUM' }),
+  );
+  expect(response.statusCode, response.payload).toBe(200);
+  return response.json().data as { transaction_id: string; deposit_address: string };
+};
+
+const deposit = async (client: MerchantClient, id: string, amount: string) => {
+  const response = await client.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount });
+  expect(response.statusCode, response.payload).toBe(200);
+  return response.json().deposit as { tx_hash: Hex; disposition: string; confirmations_required: number };
+};
+
+const status = async (client: MerchantClient, id: string) =>
+  (await client.get(`/api/test/status/${id}`)).json() as {
+    status: string;
+    data: { crypto_payment_status: string | null; crypto_paid_amount: number };
+  };
+
+const receiptOf = (hash: string) => rpc(chain.node.url).getTransactionReceipt({ hash: hash as Hex });
+
+describe('crypto deposits on a local EVM chain (anvil), watched with confirmations', () => {
+  it('settles a real USDT transfer as FULLPAID only once it has its confirmations, crediting once', async () => {
+    const { transaction_id: id, deposit_address: address } = await payin(merchant, 10);
+    expect(address).toMatch(/^0x[0-9a-f]{40}$/);
+    const before = await chain.tokenBalance('USDT', address);
+
+    const sent = await deposit(merchant, id, '10');
+    expect(sent).toMatchObject({ disposition: 'pending', confirmations_required: CONFIRMATIONS });
+    expect((await receiptOf(sent.tx_hash)).status).toBe('success');
+    expect(await chain.tokenBalance('USDT', address)).toBe(before + 10_000_000n);
+
+    // One confirmation: a scan of the chain as it is now, run to its end, leaves this transfer alone.
+    await chain.scan();
+    expect(await status(merchant, id)).toMatchObject({
+      status: 'REDIRECT',
+      data: { crypto_payment_status: null, crypto_paid_amount: 0 },
+    });
+
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(async () => (await status(merchant, id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    expect((await status(merchant, id)).data).toMatchObject({
+      crypto_payment_status: 'FULLPAID',
+      crypto_paid_amount: 10,
+    });
+    const [row] = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    expect(row).toMatchObject({
+      txHash: sent.tx_hash,
+      sender: chain.customer.toLowerCase(),
+      disposition: 'counted',
+    });
+    const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
+    expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+  });
+
+  it('adds up a split USDT payment to OVERPAID and refunds the excess on chain by merchant setting', async () => {
+    const refunding = await env.createMerchant();
+    await env.database.db
+      .update(merchants)
+      .set({ overpaidPolicy: 'refund' })
+      .where(eq(merchants.id, refunding.merchant_id));
+    const client = merchantClient(env.app, refunding);
+    const { transaction_id: id } = await payin(client, 10);
+    const customerBefore = await chain.tokenBalance('USDT', chain.customer);
+
+    await deposit(client, id, '4');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(async () => (await status(client, id)).data.crypto_payment_status, { timeout: 15_000 })
+      .toBe('UNDERPAID');
+    expect((await status(client, id)).status).toBe('REDIRECT');
+
+    await deposit(client, id, '7.5');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect.poll(async () => (await status(client, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+    expect((await status(client, id)).data).toMatchObject({
+      crypto_payment_status: 'OVERPAID',
+      crypto_paid_amount: 11.5,
+    });
+
+    // The 1.5 USDT excess went back to the sender in a mined transfer from the treasury.
+    await expect
+      .poll(
+        async () => {
+          const rows = await env.database.db
+            .select()
+            .from(cryptoDeposits)
+            .where(eq(cryptoDeposits.transactionId, id));
+          return rows.find((r) => r.refundTxHash)?.refundTxHash;
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(/^0x[0-9a-f]{64}$/);
+    const rows = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    const refunded = rows.find((r) => r.refundTxHash)!;
+    expect(refunded.refundAmount).toBe('1.500000000000000000');
+    expect((await receiptOf(refunded.refundTxHash!)).status).toBe('success');
+    expect(await chain.tokenBalance('USDT', chain.customer)).toBe(customerBefore - 11_500_000n + 1_500_000n);
+  });
+
+  it('settles the native coin: an exact ETH transfer is FULLPAID, a short one waits as UNDERPAID', async () => {
+    const exact = await payin(merchant, 30, 'ETH');
+    const short = await payin(merchant, 30, 'ETH');
+    await deposit(merchant, exact.transaction_id, '0.01');
+    await deposit(merchant, short.transaction_id, '0.004');
+    expect(await rpc(chain.node.url).getBalance({ address: exact.deposit_address as Hex })).toBe(10n ** 16n);
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(async () => (await status(merchant, exact.transaction_id)).status, { timeout: 15_000 })
+      .toBe('SUCCESS');
+    expect((await status(merchant, exact.transaction_id)).data.crypto_payment_status).toBe('FULLPAID');
+    await expect
+      .poll(async () => (await status(merchant, short.transaction_id)).data, { timeout: 15_000 })
+      .toMatchObject({ crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 0.004 });
+    expect((await status(merchant, short.transaction_id)).status).toBe('REDIRECT');
+  });
+
+  it('refunds on chain a deposit that arrives after the payment completed', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    await deposit(merchant, id, '10');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+
+    const late = await deposit(merchant, id, '2');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(
+        async () => {
+          const [row] = await env.database.db
+            .select()
+            .from(cryptoDeposits)
+            .where(eq(cryptoDeposits.txHash, late.tx_hash));
+          return row?.disposition;
+        },
+        { timeout: 15_000 },
+      )
+      .not.toBeUndefined();
+    const [row] = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.txHash, late.tx_hash));
+    // Refunded while the workflow runs, held for ops once it has closed: never dropped, never counted.
+    expect(['refunded', 'held']).toContain(row!.disposition);
+    if (row!.disposition === 'refunded') expect((await receiptOf(row!.refundTxHash!)).status).toBe('success');
+    expect((await status(merchant, id)).data.crypto_paid_amount).toBe(10);
+  });
+
+  it('never counts a deposit that a reorg removed before it had its confirmations', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const before = await chain.snapshot();
+    const sent = await deposit(merchant, id, '10');
+    expect((await receiptOf(sent.tx_hash)).status).toBe('success');
+    // Seen at one and two confirmations of the three it needs...
+    await chain.scan();
+    await chain.mine(1);
+    await chain.scan();
+    // ...then the blocks holding it are replaced by others: the transfer is gone from the chain.
+    await chain.revert(before);
+    await chain.mine(CONFIRMATIONS + 2);
+    await expect(receiptOf(sent.tx_hash)).rejects.toThrow(/could not be found/);
+
+    await chain.scan();
+    expect(await status(merchant, id)).toMatchObject({
+      status: 'REDIRECT',
+      data: { crypto_payment_status: null, crypto_paid_amount: 0 },
+    });
+    const rows = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    expect(rows).toEqual([]);
+  });
+
+  it('hands every transaction its own deposit address, never one handed out before', async () => {
+    const created = await Promise.all(Array.from({ length: 8 }, () => payin(merchant, 10)));
+    const addresses = created.map((c) => c.deposit_address);
+    expect(new Set(addresses).size).toBe(8);
+    const rows = await env.database.db.select().from(depositAddresses);
+    expect(new Set(rows.map((r) => r.address)).size).toBe(rows.length);
+    expect(new Set(rows.map((r) => r.hdIndex)).size).toBe(rows.length);
+    for (const c of created) {
+      expect(rows.filter((r) => r.transactionId === c.transaction_id).map((r) => r.address)).toEqual([
+        c.deposit_address,
+      ]);
+    }
+  });
+
+  it('sends once per idempotency key: a retried or concurrent send gets the first transfer, not a second', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const connector = evmChain(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const send = () =>
+      connector.send({
+        idempotencyKey: `refund:${id}:retried`,
+        transactionId: id,
+        mode: 'test',
+        network: 'ETHEREUM',
+        address: chain.customer,
+        amount: '0.25',
+        currency: 'USDT',
+      });
+    const before = await chain.tokenBalance('USDT', chain.customer);
+    const [first, concurrent] = await Promise.all([send(), send()]);
+    const retried = await send();
+    expect(concurrent).toBe(first);
+    expect(retried).toBe(first);
+    expect((await receiptOf(first)).status).toBe('success');
+    expect(await chain.tokenBalance('USDT', chain.customer)).toBe(before + 250_000n);
+    const attempts = await env.database.db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, `refund:${id}:retried`));
+    expect(attempts.map((a) => [a.attempt, a.state])).toEqual([[1, 'mined']]);
+  });
+
+  it('refuses a made-up transaction hash on a real chain', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const response = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, {
+      amount: '10',
+      tx_hash: 'abc123',
+    });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().message).toBe('This network is a real chain: the transfer gets its hash there.');
+  });
+});
