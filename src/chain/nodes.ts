@@ -213,6 +213,11 @@ export async function addChainNode(
   return { id, treasury: new ChainKeys(seedHex).treasury().address, watchingFrom };
 }
 
+/** Stops watching the nodes at `rpcUrl` (a dev chain that is not running this time). */
+export async function deactivateChainNodes(db: Db, rpcUrl: string): Promise<void> {
+  await db.update(chainNodes).set({ active: false }).where(eq(chainNodes.rpcUrl, rpcUrl));
+}
+
 /** Nodes as ops see them: no secrets. */
 export async function listChainNodes(db: Db) {
   const rows = await db

@@ -7,8 +7,53 @@ import { findCryptoAsset } from '../crypto/catalogue';
 import { parseUnits } from '../lib/units';
 import { activeChainNode, assetOnNode, chainNodeById } from './nodes';
 import { sendOnce } from './transfers';
+import type { Client } from '@temporalio/client';
+import {
+  assetOf,
+  randomTxHash,
+  sandboxSender,
+  submitDeposit,
+  type DepositOutcome,
+} from '../transactions/deposits';
+import type { TransactionRow } from '../transactions/view';
 
-export type FaucetPayment =
+export type TestDeposit =
+  | { kind: 'on-chain'; txHash: string; confirmations: number }
+  | { kind: 'sandbox'; txHash: string; outcome: DepositOutcome }
+  | { kind: 'refused'; field: string; message: string };
+
+/**
+ * A test-mode deposit into a transaction's address, as the deposit endpoint and the checkout page make
+ * it: a real transfer from the faucet where a node watches the network (the watcher accounts it after its
+ * confirmations), else a simulated deposit on the sandbox chain, accounted at once.
+ */
+export async function testDeposit(
+  deps: { db: Db; temporal: Client; masterKey: string },
+  row: TransactionRow,
+  deposit: { amount: string; txHash?: string },
+): Promise<TestDeposit> {
+  const asset = assetOf(row);
+  if (!asset)
+    return { kind: 'refused', field: 'transaction_id', message: 'This transaction does not take deposits.' };
+  const paid = await payFromFaucet(deps.db, deps.masterKey, {
+    transactionId: row.id,
+    network: asset.network,
+    currency: asset.code,
+    ...deposit,
+  });
+  if (paid.kind === 'refused') return paid;
+  if (paid.kind === 'sent')
+    return { kind: 'on-chain', txHash: paid.txHash, confirmations: paid.confirmations };
+  const txHash = deposit.txHash ?? randomTxHash();
+  const outcome = await submitDeposit(deps.db, deps.temporal, row, {
+    amount: deposit.amount,
+    txHash,
+    sender: sandboxSender(txHash),
+  });
+  return { kind: 'sandbox', txHash, outcome };
+}
+
+type FaucetPayment =
   | { kind: 'sent'; txHash: string; sender: string; confirmations: number }
   | { kind: 'no-node' }
   | { kind: 'refused'; field: string; message: string };
@@ -17,7 +62,7 @@ export type FaucetPayment =
  * Test mode on a network with a real node: pays `amount` into the transaction's deposit address from the
  * node's faucet account, as a customer would. The watcher accounts it once it has its confirmations.
  */
-export async function payFromFaucet(
+async function payFromFaucet(
   db: Db,
   masterKey: string,
   deposit: { transactionId: string; network: string; currency: string; amount: string; txHash?: string },

@@ -2,6 +2,7 @@ import { createDatabase, runMigrations, type Database } from '../db/client';
 import { commands as merchantCommands } from './merchants';
 import { commands as terminalCommands } from './terminals';
 import { commands as walletCommands } from './wallets';
+import { commands as chainCommands } from './chains';
 import { commands as webhookCommands } from './webhooks';
 import { commands as opsCommands } from './ops';
 import { cliConfig, print, type CliContext, type Command } from './context';
@@ -17,6 +18,9 @@ const USAGE = `Usage: payments <command>
                      [--underpaid fail|accept] [--overpaid keep|refund] [--json]
   terminals add --merchant ID --mode test|live --kind KIND [--connector NAME] [--priority N] [--descriptor TEXT]
                 [--secret-key sk_test_…]   (stripe: the account's secret key, stored encrypted)
+  chains add --mode test|live --network NETWORK --rpc-url URL [--confirmations N] [--token CODE=0xCONTRACT]...
+             [--seed-hex HEX]   (an EVM node watched for deposits; a fresh HD seed unless given)
+  chains list [--json]
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
@@ -33,6 +37,7 @@ const groups: Record<string, Record<string, Command>> = {
   merchants: merchantCommands,
   terminals: terminalCommands,
   wallets: walletCommands,
+  chains: chainCommands,
   webhooks: webhookCommands,
   ops: opsCommands,
   db: {

@@ -12,6 +12,8 @@ import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
 import { startTemporalDevServer, waitForPort, type LocalTemporal } from './temporal';
 import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
+import { anvilBinary, setUpLocalChain, startAnvil, type LocalNode } from '../chain/local';
+import { deactivateChainNodes } from '../chain/nodes';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -105,6 +107,8 @@ async function main(): Promise<void> {
     const database = createDatabase(config.DATABASE_URL, 2);
     await runMigrations(database.pool);
     const credentials = await ensureSandboxMerchant(database.db, config.MASTER_KEY);
+    const chain = await startLocalChain(database.db, config.MASTER_KEY);
+    if (chain.node) stops.push(() => chain.node!.stop());
     await database.close();
 
     const running = await start(config, log);
@@ -122,6 +126,7 @@ async function main(): Promise<void> {
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
+    say(`  Local chain:  ${chain.summary}`);
     say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
     say(`    merchant_id      ${credentials.merchant_id}`);
     say(`    test_secret_key  ${credentials.test_secret_key}`);
@@ -143,6 +148,41 @@ function describe(error: unknown): string {
   if (error instanceof Error && error.message) return error.message;
   if (error === undefined || error === null) return 'no reason given (see the lines above)';
   return typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
+}
+
+/**
+ * Anvil with a block a second, its state kept in the data folder, registered for test-mode ETHEREUM
+ * (USDT and ETH, 2 confirmations): test deposits there are real transfers. Without an anvil binary for
+ * this platform (ANVIL_PATH names one) or with DEV_CHAIN=off, ETHEREUM stays on the sandbox chain.
+ */
+async function startLocalChain(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+): Promise<{ node?: LocalNode; summary: string }> {
+  const port = Number(process.env.DEV_ANVIL_PORT ?? 8545);
+  const url = `http://127.0.0.1:${port}`;
+  const binary = anvilBinary(process.env.ANVIL_PATH);
+  if (process.env.DEV_CHAIN === 'off' || !binary) {
+    await deactivateChainNodes(db, url);
+    const why = binary ? 'DEV_CHAIN=off' : 'no anvil for this platform; ANVIL_PATH names one';
+    return { summary: `none (${why}): every network uses the sandbox chain` };
+  }
+  say(`starting the local chain (anvil, state in ${join(dataDir, 'anvil-state.json')})...`);
+  await portMustBeFree(port, 'the local chain (anvil)', 'DEV_ANVIL_PORT');
+  const node = await startAnvil({
+    binary,
+    port,
+    blockTimeSeconds: 1,
+    stateFile: join(dataDir, 'anvil-state.json'),
+  });
+  rememberPid(dataDir, 'anvil', node.pid);
+  try {
+    await setUpLocalChain(db, masterKey, { url, confirmations: 2 });
+  } catch (error) {
+    await node.stop();
+    throw new Error(`the local chain did not set up: ${describe(error)}`);
+  }
+  return { node, summary: `${url}  (ETHEREUM in test mode: USDT and ETH, 2 confirmations)` };
 }
 
 /** Fails with the way out when something else already listens where a dev service should. */

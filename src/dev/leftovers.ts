@@ -4,8 +4,8 @@ import { join } from 'node:path';
 
 /**
  * What a `npm run dev` that was killed hard (SIGKILL, an OOM kill, a closed terminal) leaves behind: its
- * PostgreSQL and Temporal dev server keep running, holding the ports and the data. The next start finds
- * them by the pid files written here and in `postmaster.pid`, stops them, and says so.
+ * PostgreSQL, Temporal dev server and anvil keep running, holding the ports and the data. The next start finds
+ * them (and its local chain) by the pid files written here and in `postmaster.pid`, stops them, and says so.
  */
 
 const alive = (pid: number): boolean => {
@@ -88,6 +88,14 @@ export async function claimDataDir(dataDir: string): Promise<string[]> {
   }
   rmSync(join(dataDir, 'temporal.pid'), { force: true });
 
+  const anvil = pidIn(join(dataDir, 'anvil.pid'));
+  if (anvil !== undefined && alive(anvil) && commandOf(anvil).includes('anvil')) {
+    // SIGTERM lets anvil write its state file, so the chain survives.
+    await stopProcess(anvil, 'SIGTERM', 10_000);
+    said.push(`stopped the local chain (anvil, pid ${anvil}) an earlier run left behind`);
+  }
+  rmSync(join(dataDir, 'anvil.pid'), { force: true });
+
   // postmaster.pid: first line the postmaster's pid. SIGINT is PostgreSQL's fast shutdown: it rolls back
   // open transactions and writes a checkpoint, so the next start needs no recovery.
   const postgres = pidIn(join(dataDir, 'postgres', 'postmaster.pid'));
@@ -106,5 +114,5 @@ export function rememberPid(dataDir: string, name: string, pid: number | undefin
 }
 
 export function releaseDataDir(dataDir: string): void {
-  for (const name of ['dev.pid', 'temporal.pid']) rmSync(join(dataDir, name), { force: true });
+  for (const name of ['dev.pid', 'temporal.pid', 'anvil.pid']) rmSync(join(dataDir, name), { force: true });
 }

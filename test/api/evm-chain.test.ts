@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { Hex } from 'viem';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
+import { runCliIn } from '../helpers/cli';
 import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
 import {
   chainSends,
@@ -256,6 +257,47 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .from(chainSends)
       .where(eq(chainSends.idempotencyKey, `refund:${id}:retried`));
     expect(attempts.map((a) => [a.attempt, a.state])).toEqual([[1, 'mined']]);
+  });
+
+  it('registers a node with the CLI, checking its tokens against the catalogue, and lists it', async () => {
+    const base = ['chains', 'add', '--mode', 'live', '--network', 'ETHEREUM', '--rpc-url', chain.node.url];
+    const missing = await runCliIn(env, ...base);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(
+      'The catalogue offers USDT on ETHEREUM: give its contract (--token USDT=0x...).',
+    );
+    const notAToken = await runCliIn(env, ...base, '--token', `USDT=${chain.customer}`);
+    expect(notAToken.code).toBe(1);
+    expect(notAToken.stderr).toContain('has no decimals on this node; the catalogue says 6.');
+    const bitcoin = await runCliIn(
+      env,
+      'chains',
+      'add',
+      '--mode',
+      'live',
+      '--network',
+      'BITCOIN',
+      '--rpc-url',
+      chain.node.url,
+    );
+    expect(bitcoin.stderr).toContain('BITCOIN is not an EVM network this service watches');
+
+    const added = await runCliIn(
+      env,
+      ...base,
+      '--confirmations',
+      '12',
+      '--token',
+      `USDT=${chain.tokens.USDT}`,
+      '--json',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const node = JSON.parse(added.stdout) as { chain_node_id: string; treasury: string };
+    expect(node.treasury).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    const listed = await runCliIn(env, 'chains', 'list', '--json');
+    const nodes = JSON.parse(listed.stdout) as { id: string; mode: string; confirmations: number }[];
+    expect(nodes.find((n) => n.id === node.chain_node_id)).toMatchObject({ mode: 'live', confirmations: 12 });
+    expect(listed.stdout).not.toMatch(/seed/i);
   });
 
   it('refuses a made-up transaction hash on a real chain', async () => {

@@ -72,11 +72,11 @@ describe('crypto checkout in Chromium', () => {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
       await page.goto(redirectUrl);
       expect(await page.getByText(data.deposit_address).isVisible()).toBe(true);
-      await page.getByLabel('Sandbox: simulate a deposit of').fill('20');
+      await page.getByLabel('Test mode: deposit').fill('20');
       await page.getByRole('button', { name: 'Send test deposit' }).click();
       await page.waitForURL(redirectUrl);
       expect(await page.getByText('20 USDT').isVisible()).toBe(true);
-      await page.getByLabel('Sandbox: simulate a deposit of').fill('30');
+      await page.getByLabel('Test mode: deposit').fill('30');
       await page.getByRole('button', { name: 'Send test deposit' }).click();
       await page.waitForURL((url) => url.toString().startsWith(shopUrl));
       expect(new URL(page.url()).searchParams.get('status')).toBe('SUCCESS');

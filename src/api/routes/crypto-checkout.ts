@@ -12,7 +12,7 @@ import { escapeHtml } from '../pages/layout';
 import { decimalAmount } from '../fields';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';
-import { randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';
+import { testDeposit } from '../../chain/test-deposits';
 import type { TransactionRow } from '../../transactions/view';
 
 const detail = (row: TransactionRow, key: string): string => {
@@ -41,10 +41,12 @@ function depositPage(row: TransactionRow, form: { csrf: string; path: string }) 
     row.mode === 'test'
       ? `<form method="post" action="${escapeHtml(form.path)}/deposit">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
-<label for="amount">Sandbox: simulate a deposit of</label>
+<label for="amount">Test mode: deposit</label>
 <input id="amount" name="amount" inputmode="decimal" value="${escapeHtml(detail(row, 'crypto_amount'))}">
 <div class="actions"><button class="neutral" type="submit">Send test deposit</button></div>
-</form>`
+</form>
+<p class="note">On a watched chain a test deposit is a real transfer from the test faucet; it counts once
+it has its confirmations.</p>`
       : '';
   return {
     refreshSeconds: 10,
@@ -89,9 +91,8 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
       const amount = decimalAmount('amount').safeParse(form.amount);
       if (!verifyCsrf(request, deps.masterKey, id, form.csrf) || !amount.success) return expiredPage(reply);
       if (row.status === 'REDIRECT') {
-        const txHash = randomTxHash();
-        const deposit = { amount: amount.data, txHash, sender: sandboxSender(txHash) };
-        await submitDeposit(deps.db, deps.temporal, row, deposit);
+        // On a watched chain the transfer is accounted after its confirmations; the page shows it then.
+        await testDeposit(deps, row, { amount: amount.data });
       }
       const after = (await findTransaction(deps.db, id)) ?? row;
       if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);

@@ -4,8 +4,7 @@ import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
 import { decimalAmount, optional, parseInput, text } from '../fields';
 import { lookupTransaction } from '../../transactions/lookup';
-import { assetOf, randomTxHash, sandboxSender, submitDeposit } from '../../transactions/deposits';
-import { payFromFaucet } from '../../chain/test-deposits';
+import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';
 
@@ -33,29 +32,23 @@ export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps)
       const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
         throw new ApiError('TRANSACTION_NOT_FOUND');
-      const asset = assetOf(row);
-      if (!asset) fieldError('transaction_id', 'This transaction does not take deposits.');
-      const onChain = await payFromFaucet(deps.db, deps.config.MASTER_KEY, {
-        transactionId: row.id,
-        network: asset.network,
-        currency: asset.code,
-        amount: input.amount,
-        txHash: input.tx_hash,
-      });
-      if (onChain.kind === 'refused') fieldError(onChain.field, onChain.message);
-      if (onChain.kind === 'sent') {
+      const made = await testDeposit(
+        { db: deps.db, temporal: deps.temporal, masterKey: deps.config.MASTER_KEY },
+        row,
+        { amount: input.amount, txHash: input.tx_hash },
+      );
+      if (made.kind === 'refused') fieldError(made.field, made.message);
+      if (made.kind === 'on-chain') {
         // Accounted by the chain watcher once it has its confirmations: the status and webhook tell.
         const pending = {
-          tx_hash: onChain.txHash,
+          tx_hash: made.txHash,
           amount: new JsonNumber(input.amount),
           disposition: 'pending',
-          confirmations_required: onChain.confirmations,
+          confirmations_required: made.confirmations,
         };
         return { ...transactionBody(row), deposit: pending };
       }
-      const txHash = input.tx_hash ?? randomTxHash();
-      const deposit = { amount: input.amount, txHash, sender: sandboxSender(txHash) };
-      const outcome = await submitDeposit(deps.db, deps.temporal, row, deposit);
+      const { outcome, txHash } = made;
       if (outcome === 'not-accepting')
         fieldError('transaction_id', 'This transaction does not take deposits.');
       if ('invalid' in outcome) fieldError('amount', outcome.invalid);

@@ -1,0 +1,62 @@
+import { parseArgs } from 'node:util';
+import { addChainNode, ChainNodeError, listChainNodes } from '../chain/nodes';
+import { isMode } from '../lib/vocabulary';
+import type { Command } from './context';
+import { CliError } from './errors';
+
+export const commands: Record<string, Command> = {
+  /** Registers the EVM node that watches one network for one mode (docs/connectors.md). */
+  async add(ctx, argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        mode: { type: 'string' },
+        network: { type: 'string' },
+        'rpc-url': { type: 'string' },
+        confirmations: { type: 'string' },
+        token: { type: 'string', multiple: true },
+        'seed-hex': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (!isMode(values.mode)) throw new CliError('--mode must be test or live');
+    if (!values.network) throw new CliError('--network is required (ETHEREUM, POLYGON, …)');
+    const rpcUrl = values['rpc-url'];
+    if (!rpcUrl || !/^https?:\/\//.test(rpcUrl))
+      throw new CliError('--rpc-url must be the node’s http(s) URL');
+    const confirmations = Number(values.confirmations ?? 12);
+    const tokens: Record<string, string> = {};
+    for (const token of values.token ?? []) {
+      const [code, contract] = token.split('=');
+      if (!code || !contract) throw new CliError(`--token must be CODE=0xCONTRACT, not ${token}`);
+      tokens[code] = contract;
+    }
+    try {
+      const added = await addChainNode(ctx.database.db, ctx.config.MASTER_KEY, {
+        mode: values.mode,
+        network: values.network,
+        rpcUrl,
+        confirmations,
+        tokens,
+        seedHex: values['seed-hex'],
+      });
+      ctx.print(
+        {
+          chain_node_id: added.id,
+          treasury: added.treasury,
+          watching_from_block: added.watchingFrom.toString(),
+          note: 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
+        },
+        values.json ?? false,
+      );
+    } catch (error) {
+      if (error instanceof ChainNodeError) throw new CliError(error.message);
+      throw error;
+    }
+  },
+
+  async list(ctx, argv) {
+    const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } } });
+    ctx.print(await listChainNodes(ctx.database.db), values.json ?? false);
+  },
+};
