@@ -80,6 +80,15 @@ export async function activeChainNode(
   return row ? open(row, masterKey) : undefined;
 }
 
+/** Whether a node watches `network` for `mode` (no secrets read). */
+export async function isWatched(db: Db, mode: Mode, network: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: chainNodes.id })
+    .from(chainNodes)
+    .where(and(eq(chainNodes.mode, mode), eq(chainNodes.network, network), eq(chainNodes.active, true)));
+  return rows.length > 0;
+}
+
 export async function chainNodeById(db: Db, masterKey: string, id: string): Promise<ChainNode | undefined> {
   const [row] = await db.select().from(chainNodes).where(eq(chainNodes.id, id));
   return row ? open(row, masterKey) : undefined;

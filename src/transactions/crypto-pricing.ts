@@ -6,6 +6,8 @@ import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
 import type { CryptoExpectation } from '../contracts';
 import type { RateSource } from '../crypto/rates';
+import { isWatched } from '../chain/nodes';
+import type { MerchantScope, TransactionDeps } from './deps';
 
 /** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */
 export const ONRAMP_WINDOW_SECONDS = 30 * 60;
@@ -86,4 +88,30 @@ export function expectation(asset: CryptoAsset, quoted: Quote, fiatDecimals: num
     fiatDecimals,
     depositWindowSeconds: DEPOSIT_WINDOW_SECONDS,
   };
+}
+
+/**
+ * Live mode moves real crypto only on a network a node watches (docs/connectors.md); elsewhere the sandbox
+ * chain would stand in, which live mode refuses unless ALLOW_SANDBOX_IN_LIVE. A ramp's fiat side is a
+ * sandbox connector in every network, so live ramps need that setting too.
+ */
+export async function checkLiveCrypto(
+  deps: Pick<TransactionDeps, 'db' | 'config'>,
+  merchant: MerchantScope,
+  kind: 'ramp' | 'crypto_payin',
+  network: string,
+): Promise<void> {
+  if (merchant.mode !== 'live' || deps.config.ALLOW_SANDBOX_IN_LIVE) return;
+  if (kind === 'ramp') {
+    fieldError(
+      'transaction_type',
+      'Ramps are not available in live mode: their fiat side has no live connector.',
+    );
+  }
+  if (!(await isWatched(deps.db, 'live', network))) {
+    fieldError(
+      'crypto_network',
+      `Crypto payins on ${network} are not available in live mode: no node watches it.`,
+    );
+  }
 }

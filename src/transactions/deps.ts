@@ -19,6 +19,7 @@ export interface TransactionDeps {
     | 'MASTER_KEY'
     | 'baseUrl'
     | 'ALLOW_PRIVATE_URLS'
+    | 'ALLOW_SANDBOX_IN_LIVE'
     | 'TEMPORAL_TASK_QUEUE'
     | 'FIRST_ANSWER_TIMEOUT_MS'
     | 'CARD_CHALLENGE_TIMEOUT_SECONDS'

@@ -4,6 +4,7 @@ import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
 import {
   checkDecimals,
+  checkLiveCrypto,
   checkLimits,
   expectation,
   priceQuote,
@@ -40,6 +41,7 @@ export async function createPayin(
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
+  await checkLiveCrypto(deps, merchant, 'crypto_payin', asset.network);
   const fiat = await pricedFiat(deps.rates, 'currency', input.currency);
   checkDecimals('amount', input.amount, fiat.decimals);
   checkLimits('amount', input.amount, asset);

@@ -4,6 +4,7 @@ import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
 import {
   checkDecimals,
+  checkLiveCrypto,
   checkLimits,
   expectation,
   ONRAMP_WINDOW_SECONDS,
@@ -40,6 +41,7 @@ export async function createRamp(
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
+  await checkLiveCrypto(deps, merchant, 'ramp', asset.network);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';
   const field = onramp ? 'fiat_amount' : 'crypto_amount';

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
-import { cardRequest, merchantClient } from '../helpers/merchant-client';
+import { cardRequest, merchantClient, payinRequest, rampRequest } from '../helpers/merchant-client';
+import { chainNodes } from '../../src/db/schema/index';
+import { encryptSecret } from '../../src/ciphers/secrets';
+import { ChainKeys } from '../../src/chain/keys';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import { start } from '../../src/process/main';
@@ -94,5 +97,44 @@ describe('live mode and the sandbox connectors', () => {
       'card',
     );
     expect(allowed.code, allowed.stderr).toBe(0);
+  });
+
+  it('live crypto runs only on a network a node watches: elsewhere the sandbox chain is refused', async () => {
+    const merchant = merchantClient(
+      env.app,
+      await createMerchant(env.database.db, env.config.MASTER_KEY, {
+        name: 'Live crypto',
+        wallets: [{ currency: 'USD', amount: 0n }],
+        terminals: [],
+      }),
+    );
+    const tron = await merchant.post('/api/v1/live/crypto/payin', payinRequest({ crypto_network: 'TRON' }));
+    expect(tron.statusCode).toBe(422);
+    expect(tron.json().message).toBe(
+      'Crypto payins on TRON are not available in live mode: no node watches it.',
+    );
+    const ramp = await merchant.post('/api/v1/live/crypto', rampRequest());
+    expect(ramp.statusCode).toBe(422);
+    expect(ramp.json().message).toBe(
+      'Ramps are not available in live mode: their fiat side has no live connector.',
+    );
+
+    // A live node for ETHEREUM (an address needs only its seed, not the node): payins there are taken.
+    await env.database.db.insert(chainNodes).values({
+      id: 'chain_live_eth',
+      mode: 'live',
+      network: 'ETHEREUM',
+      rpcUrl: 'http://127.0.0.1:9',
+      confirmations: 12,
+      tokens: { USDT: '0xdac17f958d2ee523a2206206994597c13d831ec7' },
+      seedEnc: encryptSecret('00'.repeat(32), env.config.MASTER_KEY),
+    });
+    const eth = await merchant.post(
+      '/api/v1/live/crypto/payin',
+      payinRequest({ crypto_network: 'ETHEREUM' }),
+    );
+    expect(eth.statusCode, eth.payload).toBe(200);
+    expect(eth.json()).toMatchObject({ status: 'REDIRECT' });
+    expect(eth.json().data.deposit_address).toBe(new ChainKeys('00'.repeat(32)).depositAddress(0));
   });
 });
