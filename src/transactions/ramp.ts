@@ -1,4 +1,5 @@
 import { fieldError } from '../platform/errors';
+import { EVM_NATIVE_COINS } from '../chain/nodes';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
@@ -44,6 +45,12 @@ export async function createRamp(
   await checkLiveCrypto(deps, merchant, 'ramp', asset.network);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';
+  if (onramp && EVM_NATIVE_COINS[asset.network] && !/^0x[0-9a-fA-F]{40}$/.test(input.wallet_address)) {
+    fieldError(
+      'wallet_address',
+      `The wallet address must be an address on ${asset.network}: 0x and 40 hex digits.`,
+    );
+  }
   const field = onramp ? 'fiat_amount' : 'crypto_amount';
   checkDecimals(field, input.amount, onramp ? fiat.decimals : asset.decimals);
   await checkTerminal(deps.db, merchant, 'ramp', input.terminal_id);

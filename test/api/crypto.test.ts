@@ -214,6 +214,22 @@ describe('POST /api/v1/{mode}/crypto', () => {
     }
   });
 
+  it('refuses an ONRAMP to an address that cannot exist on an EVM network', async () => {
+    const refused = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({ crypto_network: 'ETHEREUM', wallet_address: 'TXYZabc123456789wallet' }),
+    );
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().message).toBe(
+      'The wallet address must be an address on ETHEREUM: 0x and 40 hex digits.',
+    );
+    const taken = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({ crypto_network: 'ETHEREUM', wallet_address: `0x${'ab'.repeat(20)}` }),
+    );
+    expect(taken.statusCode, taken.payload).toBe(200);
+  });
+
   it('settles an OFFRAMP from two deposits and pays the fiat out', async () => {
     const created = await merchant.post(
       '/api/v1/test/crypto',

@@ -4,7 +4,7 @@ import type { Hex } from 'viem';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
 import { runCliIn } from '../helpers/cli';
-import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
+import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
 import {
   chainSends,
   cryptoDeposits,
@@ -230,6 +230,39 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
         c.deposit_address,
       ]);
     }
+  });
+
+  it('sends the crypto of an ONRAMP from the treasury in a real transfer once the customer has paid', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({
+        fiat_amount: 15,
+        crypto_currency: 'USDT',
+        crypto_network: 'ETHEREUM',
+        wallet_address: chain.customer,
+      }),
+    );
+    expect(created.statusCode, created.payload).toBe(200);
+    const id = created.json().data.transaction_id as string;
+    const before = await chain.tokenBalance('USDT', chain.customer);
+    const path = `/api/v1/test/crypto/checkout/${id}`;
+    const page = await env.app.inject({ url: path });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const paid = await env.app.inject({
+      method: 'POST',
+      url: path,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: String(page.headers['set-cookie']).split(';')[0]!,
+      },
+      payload: new URLSearchParams({ decision: 'approve', csrf }).toString(),
+    });
+    expect(paid.statusCode).toBe(303);
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+    const txHash = ((await merchant.get(`/api/test/status/${id}`)).json() as { data: { tx_hash: string } })
+      .data.tx_hash;
+    expect((await receiptOf(txHash)).status).toBe('success');
+    expect(await chain.tokenBalance('USDT', chain.customer)).toBe(before + 15_000_000n);
   });
 
   it('sends once per idempotency key: a retried or concurrent send gets the first transfer, not a second', async () => {
