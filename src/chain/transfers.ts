@@ -21,8 +21,12 @@ export interface Transfer {
   asset: Address | 'native';
 }
 
-/** How long one attempt waits for its transaction to be mined before the activity's retry takes over. */
-const MINING_WAIT_MS = 30_000;
+/**
+ * How long one attempt waits for its transaction to be mined before the activity's retry takes over:
+ * inside the chain activities' 30-second timeout (workflows/activities.ts), so the attempt ends with
+ * this clear reason rather than a timeout.
+ */
+const MINING_WAIT_MS = 20_000;
 
 /** Sends a transfer from the node's treasury at most once per `idempotencyKey` (see `sendOnce`). */
 export function sendFromTreasury(db: Db, node: ChainNode, idempotencyKey: string, transfer: Transfer) {

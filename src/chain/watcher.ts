@@ -9,7 +9,7 @@ import { findCryptoAsset } from '../crypto/catalogue';
 import { findTransaction } from '../transactions/lookup';
 import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
 import { formatUnits } from '../lib/units';
-import { activeChainNodes, erc20Abi, rpc, type ChainNode } from './nodes';
+import { activeChainNodes, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
 /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
 const BATCH_BLOCKS = 500n;
@@ -50,9 +50,12 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
 
   const tick = async () => {
     const nodes = await activeChainNodes(options.db, options.masterKey);
-    for (const node of nodes) {
+    for (const { id } of nodes) {
       if (stopped) return;
-      if (!(await takeLease(options.db, node.id, owner))) continue;
+      if (!(await takeLease(options.db, id, owner))) continue;
+      // Read again under the lease: the cursor another watcher moved meanwhile is the one to go on from.
+      const node = await chainNodeById(options.db, options.masterKey, id);
+      if (!node) continue;
       try {
         await scanNode(options, node);
       } catch (error) {
@@ -132,7 +135,9 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
   await options.db
     .update(chainNodes)
     .set({ scannedBlock: to, scannedHash: tip.hash })
-    .where(eq(chainNodes.id, node.id));
+    .where(
+      and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
+    );
 }
 
 async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
