@@ -145,10 +145,13 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     expect(await chain.tokenBalance('USDT', chain.customer)).toBe(customerBefore - 11_500_000n + 1_500_000n);
   });
 
-  it('settles the native coin: an exact ETH transfer is FULLPAID, a short one waits as UNDERPAID', async () => {
+  it('settles the native coin as the token: exact ETH is FULLPAID, split and over OVERPAID, short UNDERPAID', async () => {
     const exact = await payin(merchant, 30, 'ETH');
+    const split = await payin(merchant, 30, 'ETH');
     const short = await payin(merchant, 30, 'ETH');
     await deposit(merchant, exact.transaction_id, '0.01');
+    await deposit(merchant, split.transaction_id, '0.006');
+    await deposit(merchant, split.transaction_id, '0.0045');
     await deposit(merchant, short.transaction_id, '0.004');
     expect(await rpc(chain.node.url).getBalance({ address: exact.deposit_address as Hex })).toBe(10n ** 16n);
     await chain.mine(CONFIRMATIONS - 1);
@@ -156,6 +159,10 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .poll(async () => (await status(merchant, exact.transaction_id)).status, { timeout: 15_000 })
       .toBe('SUCCESS');
     expect((await status(merchant, exact.transaction_id)).data.crypto_payment_status).toBe('FULLPAID');
+    await expect
+      .poll(async () => (await status(merchant, split.transaction_id)).data, { timeout: 15_000 })
+      .toMatchObject({ crypto_payment_status: 'OVERPAID', crypto_paid_amount: 0.0105 });
+    expect((await status(merchant, split.transaction_id)).status).toBe('SUCCESS');
     await expect
       .poll(async () => (await status(merchant, short.transaction_id)).data, { timeout: 15_000 })
       .toMatchObject({ crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 0.004 });
