@@ -13,6 +13,7 @@ CREATE TABLE "chain_nodes" (
 	"lease_owner" text,
 	"lease_until" timestamp with time zone,
 	"active" boolean DEFAULT true NOT NULL,
+	"retired_at" timestamp with time zone,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
@@ -39,6 +40,6 @@ CREATE TABLE "deposit_addresses" (
 --> statement-breakpoint
 CREATE UNIQUE INDEX "chain_nodes_active_idx" ON "chain_nodes" USING btree ("mode","network") WHERE "chain_nodes"."active";--> statement-breakpoint
 CREATE UNIQUE INDEX "chain_sends_attempt_idx" ON "chain_sends" USING btree ("idempotency_key","attempt");--> statement-breakpoint
-CREATE UNIQUE INDEX "chain_sends_nonce_idx" ON "chain_sends" USING btree ("chain_node_id","from_address","nonce");--> statement-breakpoint
+CREATE UNIQUE INDEX "chain_sends_nonce_idx" ON "chain_sends" USING btree ("chain_node_id","from_address","nonce") WHERE "chain_sends"."state" <> 'rejected';--> statement-breakpoint
 CREATE UNIQUE INDEX "deposit_addresses_transaction_idx" ON "deposit_addresses" USING btree ("transaction_id","chain_node_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "deposit_addresses_index_idx" ON "deposit_addresses" USING btree ("chain_node_id","hd_index");

@@ -151,17 +151,19 @@ export async function setUpLocalChain(
   db: Db,
   masterKey: string,
   options: { url: string; network?: string; mode?: Mode; confirmations: number; tokens?: string[] },
-): Promise<{ chainNodeId: string; tokens: Record<string, string> }> {
+): Promise<{ chainNodeId: string; tokens: Record<string, string>; confirmations: number }> {
   const network = options.network ?? 'ETHEREUM';
   const mode = options.mode ?? 'test';
   const client = rpc(options.url);
   const existing = await activeChainNode(db, masterKey, mode, network);
-  if (existing && existing.rpcUrl === options.url) {
+  // Kept only when it is the one this function set up: same URL, a faucet, its contracts on the chain.
+  if (existing && existing.rpcUrl === options.url && existing.faucet) {
     const codes = await Promise.all(
       Object.values(existing.tokens).map((address) => client.getCode({ address: address as Address })),
     );
-    if (codes.every((code) => code && code !== '0x'))
-      return { chainNodeId: existing.id, tokens: existing.tokens };
+    if (codes.every((code) => code && code !== '0x')) {
+      return { chainNodeId: existing.id, tokens: existing.tokens, confirmations: existing.confirmations };
+    }
   }
 
   const deployer = privateKeyToAccount(ANVIL_KEYS.deployer);
@@ -214,5 +216,5 @@ export async function setUpLocalChain(
     }
   }
   for (const hash of sent) await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
-  return { chainNodeId: registered.id, tokens };
+  return { chainNodeId: registered.id, tokens, confirmations: options.confirmations };
 }

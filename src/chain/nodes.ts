@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import {
+  BaseError,
   createPublicClient,
   http,
   isAddress,
@@ -94,8 +95,9 @@ export async function chainNodeById(db: Db, masterKey: string, id: string): Prom
   return row ? open(row, masterKey) : undefined;
 }
 
-export async function activeChainNodes(db: Db, masterKey: string): Promise<ChainNode[]> {
-  const rows = await db.select().from(chainNodes).where(eq(chainNodes.active, true));
+/** The nodes the watcher reads: every node not retired, replaced ones included (their open addresses). */
+export async function watchedChainNodes(db: Db, masterKey: string): Promise<ChainNode[]> {
+  const rows = await db.select().from(chainNodes).where(isNull(chainNodes.retiredAt));
   return rows.map((row) => open(row, masterKey));
 }
 
@@ -161,18 +163,30 @@ export async function addChainNode(
   }
   const tokens: Record<string, string> = {};
   for (const [code, contract] of Object.entries(spec.tokens)) {
+    if (code === native) {
+      throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
+    }
     if (!isAddress(contract)) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
     tokens[code] = contract.toLowerCase();
   }
 
   const client = rpc(spec.rpcUrl);
   const head = await client.getBlockNumber().catch((error: unknown) => {
-    throw new ChainNodeError(`The node at ${spec.rpcUrl} does not answer: ${String(error)}`);
+    const reason = error instanceof BaseError ? error.shortMessage : String(error);
+    throw new ChainNodeError(`The node at ${spec.rpcUrl} does not answer: ${reason}`);
   });
   const assets = await db
     .select({ code: cryptoAssets.code, decimals: cryptoAssets.decimals })
     .from(cryptoAssets)
     .where(eq(cryptoAssets.network, spec.network));
+  const offered = new Set(assets.map((a) => a.code));
+  for (const code of Object.keys(tokens)) {
+    if (!offered.has(code)) {
+      throw new ChainNodeError(
+        `The catalogue offers no ${code} on ${spec.network} (it offers ${[...offered].join(', ')}).`,
+      );
+    }
+  }
   for (const asset of assets) {
     if (asset.code === native) continue;
     const contract = tokens[asset.code] as Address | undefined;
@@ -222,26 +236,44 @@ export async function addChainNode(
   return { id, treasury: new ChainKeys(seedHex).treasury().address, watchingFrom };
 }
 
-/** Stops watching the nodes at `rpcUrl` (a dev chain that is not running this time). */
-export async function deactivateChainNodes(db: Db, rpcUrl: string): Promise<void> {
-  await db.update(chainNodes).set({ active: false }).where(eq(chainNodes.rpcUrl, rpcUrl));
+/**
+ * Stops watching a node at all: no new addresses, no more scans. Deposits to its addresses after this are
+ * not seen; retire a replaced node once its transactions have closed. Answers whether there was one.
+ */
+export async function retireChainNode(db: Db, id: string): Promise<boolean> {
+  const retired = await db
+    .update(chainNodes)
+    .set({ active: false, retiredAt: sql`now()` })
+    .where(and(eq(chainNodes.id, id), isNull(chainNodes.retiredAt)))
+    .returning({ id: chainNodes.id });
+  return retired.length > 0;
 }
 
-/** Nodes as ops see them: no secrets. */
-export async function listChainNodes(db: Db) {
+/** Retires the nodes at `rpcUrl` (a dev chain that is not running this time: nothing can arrive there). */
+export async function retireChainNodesAt(db: Db, rpcUrl: string): Promise<void> {
+  await db
+    .update(chainNodes)
+    .set({ active: false, retiredAt: sql`coalesce(${chainNodes.retiredAt}, now())` })
+    .where(eq(chainNodes.rpcUrl, rpcUrl));
+}
+
+/** Nodes as ops see them: the treasury to fund, where the watcher is; no secrets. */
+export async function listChainNodes(db: Db, masterKey: string) {
   const rows = await db
     .select()
     .from(chainNodes)
     .orderBy(sql`${chainNodes.createdAt} desc`);
   return rows.map((row) => ({
-    id: row.id,
+    chain_node_id: row.id,
     mode: row.mode,
     network: row.network,
-    rpcUrl: row.rpcUrl,
+    rpc_url: row.rpcUrl,
     confirmations: row.confirmations,
     tokens: row.tokens,
-    active: row.active,
-    scannedBlock: row.scannedBlock?.toString() ?? null,
-    leaseOwner: row.leaseOwner,
+    treasury: open(row, masterKey).keys.treasury().address,
+    test_faucet: row.faucetKeyEnc !== null,
+    state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
+    scanned_block: row.scannedBlock?.toString() ?? null,
+    watched_by: row.leaseOwner,
   }));
 }

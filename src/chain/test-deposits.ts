@@ -4,9 +4,9 @@ import type { Address } from 'viem';
 import type { Db } from '../db/client';
 import { depositAddresses } from '../db/schema/index';
 import { findCryptoAsset } from '../crypto/catalogue';
-import { parseUnits } from '../lib/units';
-import { activeChainNode, assetOnNode, chainNodeById } from './nodes';
-import { sendOnce } from './transfers';
+import { formatUnits, parseUnits } from '../lib/units';
+import { activeChainNode, assetOnNode, chainNodeById, erc20Abi, rpc } from './nodes';
+import { sendOnce, TransferRejectedError } from './transfers';
 import type { Client } from '@temporalio/client';
 import {
   assetOf,
@@ -105,11 +105,42 @@ async function payFromFaucet(
       message: `The amount field must have at most ${found?.decimals ?? 0} decimal places.`,
     };
   }
-  const txHash = await sendOnce(db, node, node.faucet, `faucet:${randomBytes(12).toString('hex')}`, {
-    to: opened.address as Address,
-    units,
-    asset,
-  });
+  const client = rpc(node.rpcUrl);
+  const holds =
+    asset === 'native'
+      ? await client.getBalance({ address: node.faucet.address })
+      : await client.readContract({
+          address: asset,
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [node.faucet.address],
+        });
+  if (holds < units) {
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: `The test faucet holds ${formatUnits(holds, found!.decimals)} ${deposit.currency}: deposit at most that.`,
+    };
+  }
+  // Answered once the node has taken the transfer; the watcher accounts it once it is deep enough.
+  let txHash: string;
+  try {
+    txHash = await sendOnce(
+      db,
+      node,
+      node.faucet,
+      `faucet:${randomBytes(12).toString('hex')}`,
+      { to: opened.address as Address, units, asset },
+      { wait: false },
+    );
+  } catch (error) {
+    if (!(error instanceof TransferRejectedError)) throw error;
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: `The test faucet could not send it: ${error.message}`,
+    };
+  }
   return {
     kind: 'sent',
     txHash,

@@ -9,12 +9,15 @@ import { findCryptoAsset } from '../crypto/catalogue';
 import { findTransaction } from '../transactions/lookup';
 import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
 import { formatUnits } from '../lib/units';
-import { activeChainNodes, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
+import { watchedChainNodes, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
 /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
 const BATCH_BLOCKS = 500n;
-/** How long a worker's claim on a node's watching lasts without renewal. */
-const LEASE_SECONDS = 30;
+/**
+ * How long a worker's claim on a node's watching lasts without renewal (each poll renews it). A worker
+ * that dies without letting go holds a node this long at most.
+ */
+const LEASE_SECONDS = 10;
 
 export interface WatcherOptions {
   db: Db;
@@ -49,7 +52,7 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
   let running: Promise<void> = Promise.resolve();
 
   const tick = async () => {
-    const nodes = await activeChainNodes(options.db, options.masterKey);
+    const nodes = await watchedChainNodes(options.db, options.masterKey);
     for (const { id } of nodes) {
       if (stopped) return;
       if (!(await takeLease(options.db, id, owner))) continue;
@@ -80,10 +83,12 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
       stopped = true;
       clearTimeout(timer);
       await running;
+      // Best effort: when Postgres is going down with us, the lease simply runs out.
       await options.db
         .update(chainNodes)
         .set({ leaseOwner: null, leaseUntil: null })
-        .where(eq(chainNodes.leaseOwner, owner));
+        .where(eq(chainNodes.leaseOwner, owner))
+        .catch(() => undefined);
     },
   };
 }
@@ -95,7 +100,7 @@ async function takeLease(db: Db, nodeId: string, owner: string): Promise<boolean
     .where(
       and(
         eq(chainNodes.id, nodeId),
-        eq(chainNodes.active, true),
+        isNull(chainNodes.retiredAt),
         or(
           eq(chainNodes.leaseOwner, owner),
           isNull(chainNodes.leaseUntil),

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { addChainNode, ChainNodeError, listChainNodes } from '../chain/nodes';
+import { addChainNode, ChainNodeError, listChainNodes, retireChainNode } from '../chain/nodes';
 import { isMode } from '../lib/vocabulary';
 import type { Command } from './context';
 import { CliError } from './errors';
@@ -20,7 +20,8 @@ export const commands: Record<string, Command> = {
       },
     });
     if (!isMode(values.mode)) throw new CliError('--mode must be test or live');
-    if (!values.network) throw new CliError('--network is required (ETHEREUM, POLYGON, …)');
+    const network = values.network?.toUpperCase();
+    if (!network) throw new CliError('--network is required (ETHEREUM, POLYGON, …)');
     const rpcUrl = values['rpc-url'];
     if (!rpcUrl || !/^https?:\/\//.test(rpcUrl))
       throw new CliError('--rpc-url must be the node’s http(s) URL');
@@ -34,7 +35,7 @@ export const commands: Record<string, Command> = {
     try {
       const added = await addChainNode(ctx.database.db, ctx.config.MASTER_KEY, {
         mode: values.mode,
-        network: values.network,
+        network,
         rpcUrl,
         confirmations,
         tokens,
@@ -57,6 +58,15 @@ export const commands: Record<string, Command> = {
 
   async list(ctx, argv) {
     const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } } });
-    ctx.print(await listChainNodes(ctx.database.db), values.json ?? false);
+    ctx.print(await listChainNodes(ctx.database.db, ctx.config.MASTER_KEY), values.json ?? false);
+  },
+
+  /** Stops watching a node (a replaced one whose transactions have all closed). */
+  async retire(ctx, argv) {
+    const { positionals } = parseArgs({ args: argv, allowPositionals: true });
+    const id = positionals[0];
+    if (!id) throw new CliError('usage: chains retire CHAIN_NODE_ID');
+    if (!(await retireChainNode(ctx.database.db, id))) throw new CliError(`No watched node ${id}.`);
+    ctx.print({ chain_node_id: id, retired: true }, false);
   },
 };

@@ -21,6 +21,7 @@ const USAGE = `Usage: payments <command>
   chains add --mode test|live --network NETWORK --rpc-url URL [--confirmations N] [--token CODE=0xCONTRACT]...
              [--seed-hex HEX]   (an EVM node watched for deposits; a fresh HD seed unless given)
   chains list [--json]
+  chains retire CHAIN_NODE_ID   (stop watching a replaced node once its transactions have closed)
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
@@ -51,9 +52,10 @@ const groups: Record<string, Record<string, Command>> = {
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [group, name, ...rest] = argv;
   const command = group ? groups[group]?.[name ?? ''] : undefined;
-  if (!command) {
+  const help = argv.includes('--help') || argv.includes('-h');
+  if (!command || help) {
     process.stderr.write(`${USAGE}\n`);
-    return group === undefined || group === '--help' ? 0 : 1;
+    return group === undefined || help ? 0 : 1;
   }
   let database: Database | undefined;
   let client: import('@temporalio/client').Client | undefined;

@@ -13,7 +13,7 @@ import { startTemporalDevServer, waitForPort, type LocalTemporal } from './tempo
 import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { anvilBinary, setUpLocalChain, startAnvil, type LocalNode } from '../chain/local';
-import { deactivateChainNodes } from '../chain/nodes';
+import { retireChainNodesAt } from '../chain/nodes';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -163,7 +163,7 @@ async function startLocalChain(
   const url = `http://127.0.0.1:${port}`;
   const binary = anvilBinary(process.env.ANVIL_PATH);
   if (process.env.DEV_CHAIN === 'off' || !binary) {
-    await deactivateChainNodes(db, url);
+    await retireChainNodesAt(db, url);
     const why = binary ? 'DEV_CHAIN=off' : 'no anvil for this platform; ANVIL_PATH names one';
     return { summary: `none (${why}): every network uses the sandbox chain` };
   }
@@ -177,12 +177,16 @@ async function startLocalChain(
   });
   rememberPid(dataDir, 'anvil', node.pid);
   try {
-    await setUpLocalChain(db, masterKey, { url, confirmations: 2 });
+    const set = await setUpLocalChain(db, masterKey, { url, confirmations: 2 });
+    const assets = ['ETH', ...Object.keys(set.tokens)].join(' and ');
+    return {
+      node,
+      summary: `${url}  (ETHEREUM in test mode: ${assets}, ${set.confirmations} confirmations, node ${set.chainNodeId})`,
+    };
   } catch (error) {
     await node.stop();
     throw new Error(`the local chain did not set up: ${describe(error)}`);
   }
-  return { node, summary: `${url}  (ETHEREUM in test mode: USDT and ETH, 2 confirmations)` };
 }
 
 /** Fails with the way out when something else already listens where a dev service should. */

@@ -214,6 +214,33 @@ describe('POST /api/v1/{mode}/crypto', () => {
     }
   });
 
+  it('the checkout deposit form says what is wrong with an amount, next to the way back', async () => {
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 10 }))).json();
+    const path = `/api/v1/test/crypto/checkout/${created.data.transaction_id}`;
+    const page = await env.app.inject({ url: path });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const cookie = String(page.headers['set-cookie']).split(';')[0]!;
+    const submit = (amount: string) =>
+      env.app.inject({
+        method: 'POST',
+        url: `${path}/deposit`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        payload: new URLSearchParams({ amount, csrf }).toString(),
+      });
+    for (const [amount, message] of [
+      ['abc', 'Enter an amount greater than 0, such as 12.5.'],
+      ['0', 'Enter an amount greater than 0, such as 12.5.'],
+      ['1.1234567', 'The amount field must have at most 6 decimal places.'],
+    ] as const) {
+      const answer = await submit(amount);
+      expect(answer.statusCode).toBe(422);
+      expect(answer.body).toContain(message);
+      expect(answer.body).toContain(`href="${path}"`);
+    }
+    const status = (await merchant.get(`/api/test/status/${created.data.transaction_id}`)).json();
+    expect(status.data.crypto_paid_amount).toBe(0);
+  });
+
   it('refuses an ONRAMP to an address that cannot exist on an EVM network', async () => {
     const refused = await merchant.post(
       '/api/v1/test/crypto',

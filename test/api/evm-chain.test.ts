@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import type { Hex } from 'viem';
+import { keccak256, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { ANVIL_KEYS } from '../../src/chain/local';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
 import { runCliIn } from '../helpers/cli';
@@ -160,16 +162,18 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .toBe('SUCCESS');
     expect((await status(merchant, exact.transaction_id)).data.crypto_payment_status).toBe('FULLPAID');
     await expect
-      .poll(async () => (await status(merchant, split.transaction_id)).data, { timeout: 15_000 })
-      .toMatchObject({ crypto_payment_status: 'OVERPAID', crypto_paid_amount: 0.0105 });
-    expect((await status(merchant, split.transaction_id)).status).toBe('SUCCESS');
+      .poll(() => status(merchant, split.transaction_id), { timeout: 15_000 })
+      .toMatchObject({
+        status: 'SUCCESS',
+        data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 0.0105 },
+      });
     await expect
       .poll(async () => (await status(merchant, short.transaction_id)).data, { timeout: 15_000 })
       .toMatchObject({ crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 0.004 });
     expect((await status(merchant, short.transaction_id)).status).toBe('REDIRECT');
   });
 
-  it('refunds on chain a deposit that arrives after the payment completed', async () => {
+  it('never counts a deposit that arrives after the payment completed: refunded on chain or held for ops', async () => {
     const { transaction_id: id } = await payin(merchant, 10);
     await deposit(merchant, id, '10');
     await chain.mine(CONFIRMATIONS - 1);
@@ -335,9 +339,96 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     const node = JSON.parse(added.stdout) as { chain_node_id: string; treasury: string };
     expect(node.treasury).toMatch(/^0x[0-9a-fA-F]{40}$/);
     const listed = await runCliIn(env, 'chains', 'list', '--json');
-    const nodes = JSON.parse(listed.stdout) as { id: string; mode: string; confirmations: number }[];
-    expect(nodes.find((n) => n.id === node.chain_node_id)).toMatchObject({ mode: 'live', confirmations: 12 });
+    const nodes = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    expect(nodes.find((n) => n.chain_node_id === node.chain_node_id)).toMatchObject({
+      mode: 'live',
+      confirmations: 12,
+      treasury: node.treasury,
+      state: 'active',
+      test_faucet: false,
+    });
     expect(listed.stdout).not.toMatch(/seed/i);
+  });
+
+  it('refuses to register the native coin as a token, or a token the catalogue does not offer', async () => {
+    const base = ['chains', 'add', '--mode', 'live', '--network', 'ethereum', '--rpc-url', chain.node.url];
+    const usdt = `USDT=${chain.tokens.USDT}`;
+    const native = await runCliIn(env, ...base, '--token', usdt, '--token', `ETH=${chain.tokens.USDT}`);
+    expect(native.code).toBe(1);
+    expect(native.stderr).toContain('ETH is the native coin of ETHEREUM, not a token: leave it out.');
+    const unknown = await runCliIn(env, ...base, '--token', usdt, '--token', `DOGE=${chain.tokens.USDT}`);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('The catalogue offers no DOGE on ETHEREUM (it offers ETH, USDT).');
+    const help = await runCliIn(env, 'chains', 'add', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stderr).toContain('chains add --mode test|live');
+  });
+
+  it('refuses a test deposit the faucet cannot pay, and the next deposit still goes through', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const tooMuch = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: '100000000' });
+    expect(tooMuch.statusCode).toBe(422);
+    expect(tooMuch.json().message).toMatch(/^The test faucet holds [\d.]+ USDT: deposit at most that\.$/);
+    await deposit(merchant, id, '10');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+  });
+
+  it('heals nonce gaps: a transfer whose broadcast was lost goes out, a refused one gives its nonce back', async () => {
+    const { db } = env.database;
+    const client = rpc(chain.node.url);
+    const customer = privateKeyToAccount(ANVIL_KEYS.customer);
+    const nonce = await client.getTransactionCount({ address: customer.address, blockTag: 'pending' });
+    const fees = await client.estimateFeesPerGas();
+    const sign = (n: number, value: bigint) =>
+      customer.signTransaction({
+        chainId: 31337,
+        to: chain.customer,
+        value,
+        nonce: n,
+        gas: 21_000n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        type: 'eip1559',
+      });
+    // Signed and stored, never seen by the node (its broadcast answer "lost"): a gap at `nonce`...
+    const lost = await sign(nonce, 1n);
+    // ...and one the node will refuse (more coin than the account holds) right after it.
+    const refused = await sign(nonce + 1, 10n ** 30n);
+    const [chainNodeId] = [chain.chainNodeId];
+    await db.insert(chainSends).values([
+      {
+        idempotencyKey: 'lost-broadcast',
+        chainNodeId,
+        attempt: 1,
+        fromAddress: customer.address,
+        nonce,
+        rawTransaction: lost,
+        txHash: keccak256(lost),
+      },
+      {
+        idempotencyKey: 'refused-broadcast',
+        chainNodeId,
+        attempt: 1,
+        fromAddress: customer.address,
+        nonce: nonce + 1,
+        rawTransaction: refused,
+        txHash: keccak256(refused),
+      },
+    ]);
+
+    const { transaction_id: id } = await payin(merchant, 10);
+    const sent = await deposit(merchant, id, '10');
+    expect((await receiptOf(keccak256(lost))).status).toBe('success');
+    const rows = await db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.txHash, keccak256(refused)));
+    expect(rows.map((r) => r.state)).toEqual(['rejected']);
+    const [faucet] = await db.select().from(chainSends).where(eq(chainSends.txHash, sent.tx_hash));
+    expect(faucet!.nonce).toBe(nonce + 1);
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
   });
 
   it('refuses a made-up transaction hash on a real chain', async () => {
@@ -348,5 +439,45 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     });
     expect(response.statusCode).toBe(422);
     expect(response.json().message).toBe('This network is a real chain: the transfer gets its hash there.');
+  });
+
+  // Last: it replaces the test-mode node the other tests use.
+  it('keeps watching a replaced node: a payin opened on it still settles, then it can be retired', async () => {
+    const { transaction_id: id, deposit_address: address } = await payin(merchant, 10);
+    const replaced = await runCliIn(
+      env,
+      'chains',
+      'add',
+      '--mode',
+      'test',
+      '--network',
+      'ETHEREUM',
+      '--rpc-url',
+      chain.node.url,
+      '--confirmations',
+      String(CONFIRMATIONS),
+      '--token',
+      `USDT=${chain.tokens.USDT}`,
+    );
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const fresh = await payin(merchant, 10);
+    expect(fresh.deposit_address).not.toBe(address);
+
+    await deposit(merchant, id, '10');
+    await chain.mine(CONFIRMATIONS - 1);
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+
+    const listed = JSON.parse((await runCliIn(env, 'chains', 'list', '--json')).stdout) as Record<
+      string,
+      string
+    >[];
+    expect(listed.find((n) => n.chain_node_id === chain.chainNodeId)?.state).toBe('replaced (still watched)');
+    const retired = await runCliIn(env, 'chains', 'retire', chain.chainNodeId);
+    expect(retired.code, retired.stderr).toBe(0);
+    const after = JSON.parse((await runCliIn(env, 'chains', 'list', '--json')).stdout) as Record<
+      string,
+      string
+    >[];
+    expect(after.find((n) => n.chain_node_id === chain.chainNodeId)?.state).toBe('retired');
   });
 });

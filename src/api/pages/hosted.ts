@@ -85,6 +85,20 @@ export function expiredPage(reply: FastifyReply): FastifyReply {
   );
 }
 
+/** A form whose value the service cannot act on: what is wrong, and the way back to the page. */
+export function formErrorPage(reply: FastifyReply, message: string, back: string): FastifyReply {
+  return sendPage(
+    reply,
+    renderPage({
+      title: 'Check the form',
+      body: `<h1>That did not go through</h1>
+<p role="alert">${escapeHtml(message)}</p>
+<div class="actions"><a class="button neutral" href="${escapeHtml(back)}">Back to the payment</a></div>`,
+    }),
+    422,
+  );
+}
+
 export function notFoundPage(reply: FastifyReply): FastifyReply {
   return sendPage(reply, renderPage({ title: 'Not found', body: '<h1>Transaction not found</h1>' }), 404);
 }

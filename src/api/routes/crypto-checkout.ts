@@ -3,6 +3,7 @@ import { registerDecisionPage } from '../pages/decision-page';
 import {
   expiredPage,
   finalStatePage,
+  formErrorPage,
   limitPageRate,
   merchantReturnUrl,
   notFoundPage,
@@ -88,11 +89,17 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
       const row = await findHostedTransaction(deps.db, mode, ['ramp', 'crypto_payin'], id);
       if (!row || row.mode !== 'test') return notFoundPage(reply);
       const form = request.body ?? {};
+      if (!verifyCsrf(request, deps.masterKey, id, form.csrf)) return expiredPage(reply);
+      const page = `/api/v1/${mode}/crypto/checkout/${id}`;
       const amount = decimalAmount('amount').safeParse(form.amount);
-      if (!verifyCsrf(request, deps.masterKey, id, form.csrf) || !amount.success) return expiredPage(reply);
+      if (!amount.success) return formErrorPage(reply, 'Enter an amount greater than 0, such as 12.5.', page);
       if (row.status === 'REDIRECT') {
         // On a watched chain the transfer is accounted after its confirmations; the page shows it then.
-        await testDeposit(deps, row, { amount: amount.data });
+        const made = await testDeposit(deps, row, { amount: amount.data });
+        if (made.kind === 'refused') return formErrorPage(reply, made.message, page);
+        if (made.kind === 'sandbox' && typeof made.outcome === 'object' && 'invalid' in made.outcome) {
+          return formErrorPage(reply, made.outcome.invalid, page);
+        }
       }
       const after = (await findTransaction(deps.db, id)) ?? row;
       if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);

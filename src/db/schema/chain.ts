@@ -37,7 +37,13 @@ export const chainNodes = pgTable(
     scannedHash: text('scanned_hash'),
     leaseOwner: text('lease_owner'),
     leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    /** New deposit addresses come from the active node of a network and mode; a replaced one is kept. */
     active: boolean('active').notNull().default(true),
+    /**
+     * When the node stopped being watched at all. A replaced node is still watched (its open transactions'
+     * addresses may still be paid) until retired; a dev chain that is not running is retired at once.
+     */
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -68,9 +74,11 @@ export const depositAddresses = pgTable(
 );
 
 /**
- * Every transfer the treasury signs, under the idempotency key of the step that asked for it. The signed
- * transaction is stored before it is broadcast, so a retry broadcasts the same one (same nonce, same hash)
- * and a transfer is sent at most once. A reverted attempt moved nothing; the next attempt replaces it.
+ * Every transfer we sign (treasury sends and refunds, test faucet deposits), under the idempotency key of
+ * the step that asked for it. The signed transaction is stored before it is broadcast, so a retry
+ * broadcasts the same one (same nonce, same hash) and a transfer is sent at most once. An attempt the node
+ * refused outright (`rejected`: it never entered the node's pool) or that reverted moved nothing; the next
+ * attempt replaces it, and a rejected attempt's nonce is used again so no gap blocks later transfers.
  */
 export const chainSends = pgTable(
   'chain_sends',
@@ -83,14 +91,16 @@ export const chainSends = pgTable(
     nonce: bigint('nonce', { mode: 'number' }).notNull(),
     rawTransaction: text('raw_transaction').notNull(),
     txHash: text('tx_hash').notNull(),
-    /** `pending` until its receipt is seen: `mined` or `reverted`. */
-    state: text('state', { enum: ['pending', 'mined', 'reverted'] })
+    /** `pending` until its receipt is seen (`mined`, `reverted`), or `rejected` by the node on broadcast. */
+    state: text('state', { enum: ['pending', 'mined', 'reverted', 'rejected'] })
       .notNull()
       .default('pending'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('chain_sends_attempt_idx').on(t.idempotencyKey, t.attempt),
-    uniqueIndex('chain_sends_nonce_idx').on(t.chainNodeId, t.fromAddress, t.nonce),
+    uniqueIndex('chain_sends_nonce_idx')
+      .on(t.chainNodeId, t.fromAddress, t.nonce)
+      .where(sql`${t.state} <> 'rejected'`),
   ],
 );
