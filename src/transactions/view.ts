@@ -1,3 +1,4 @@
+import { canonicalDecimal } from '../lib/units';
 import type { transactions } from '../db/schema/index';
 import { JsonNumber } from '../lib/json';
 import { isFinal } from '../lib/vocabulary';
@@ -42,10 +43,14 @@ function iso(date: Date | null): string | null {
   return date ? date.toISOString() : null;
 }
 
-/** Minor units stay a bigint (written as an exact JSON number); decimals stay their exact text. */
+/**
+ * Minor units stay a bigint (written as an exact JSON number); decimals stay exact, written as the create
+ * answer wrote them (Postgres pads `numeric(38, 18)` with zeros: 25 comes back as 25.000000000000000000).
+ */
 function amountOf(row: TransactionRow): bigint | JsonNumber | null {
   if (row.amountMinor !== null) return row.amountMinor;
-  if (row.amountDecimal !== null) return new JsonNumber(row.amountDecimal);
+  if (row.amountDecimal !== null)
+    return new JsonNumber(canonicalDecimal(row.amountDecimal) ?? row.amountDecimal);
   return null;
 }
 

@@ -124,6 +124,8 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     await deposit(id, partial);
     const status = await merchant.get(`/api/test/status/${id}`);
     expect(status.payload).toContain(`"crypto_paid_amount":${partial}`);
+    // The fiat amount as the create answer wrote it, not padded to the column's 18 decimals.
+    expect(status.payload).toContain('"amount":10,');
     expect(status.payload).toContain('"crypto_amount":0.003333333333333334');
   });
 
