@@ -11,6 +11,7 @@ import { parseJsonExact, stringifyExact } from '../lib/json';
 import { sandboxRates } from '../crypto/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
+import { RateLimiter } from './rate-limit';
 import { decryptBody } from './plugins/envelope';
 import { notFoundPage, parseForm } from './pages/hosted';
 import { healthRoutes } from './routes/health';
@@ -133,8 +134,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     temporal: deps.temporal,
     masterKey: config.MASTER_KEY,
-    ratePerSecond: config.PAGE_RATE_LIMIT_PER_SECOND,
-    burst: config.PAGE_RATE_LIMIT_BURST,
+    pageLimiter: new RateLimiter(deps.db, {
+      ratePerSecond: config.PAGE_RATE_LIMIT_PER_SECOND,
+      burst: config.PAGE_RATE_LIMIT_BURST,
+    }),
     secureCookies: config.baseUrl.startsWith('https://'),
   };
   const merchantRoutes = [

@@ -5,6 +5,7 @@ import type { Db } from '../db/client';
 import type { Logger } from '../platform/log';
 import type { RateSource } from '../crypto/rates';
 import type { TransactionDeps } from '../transactions/deps';
+import type { RateLimiter } from './rate-limit';
 
 /** What the HTTP layer is built from. */
 export interface AppDeps {
@@ -31,8 +32,8 @@ export interface PageDeps {
   db: Db;
   temporal: Client;
   masterKey: string;
-  ratePerSecond: number;
-  burst: number;
+  /** Per client address, shared by every API process. */
+  pageLimiter: RateLimiter;
   /** Mark cookies Secure: the public address is https. */
   secureCookies: boolean;
 }

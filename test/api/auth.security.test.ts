@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 
@@ -149,6 +150,28 @@ describe('rate limiting', () => {
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       const other = merchantClient(limited.app, await limited.createMerchant());
       expect((await other.get('/api/v1/wallet')).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('keeps no bucket for keys that match no merchant, and slows down a client that keeps trying them', async () => {
+    const limited = await startTestEnv({ RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '5' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const answer = await limited.app.inject({
+          url: '/api/v1/wallet',
+          headers: { authorization: `Bearer PA_TEST_random${i}${Math.random().toString(36).slice(2)}` },
+        });
+        statuses.push(answer.statusCode);
+      }
+      expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+      expect(statuses.slice(-2)).toEqual([429, 429]);
+      const rows = await limited.database.db.execute<{ n: number }>(
+        sql`select count(*)::int as n from rate_limit_buckets`,
+      );
+      expect(rows.rows[0]!.n).toBe(0);
     } finally {
       await limited.close();
     }

@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors';
-import { takeToken } from '../rate-limit';
 import { escapeHtml, newNonce, renderPage } from './layout';
 import type { TransactionRow } from '../../transactions/view';
 import type { PageDeps } from '../deps';
@@ -10,7 +9,7 @@ const CSRF_COOKIE = 'pa_csrf';
 
 /** Per client address, so a page cannot be hammered. */
 export async function limitPageRate(deps: PageDeps, request: FastifyRequest): Promise<void> {
-  const decision = await takeToken(deps.db, `page:${request.ip}`, deps.ratePerSecond, deps.burst);
+  const decision = await deps.pageLimiter.take(`page:${request.ip}`);
   if (!decision.allowed)
     throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
 }

@@ -4,7 +4,7 @@ import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merch
 import { hashSecretKey } from '../../ciphers/keys';
 import { isMode } from '../../lib/vocabulary';
 import type { Db } from '../../db/client';
-import { takeToken } from '../rate-limit';
+import { LocalRateLimiter, RateLimiter } from '../rate-limit';
 import { TtlCache } from '../../lib/ttl-cache';
 
 declare module 'fastify' {
@@ -19,10 +19,16 @@ export interface AuthOptions {
   burst: number;
 }
 
-/** Reads the bearer key, spends one rate-limit token for it, then finds its merchant and mode. */
+/**
+ * Reads the bearer key and finds its merchant and mode, then spends one of the key's rate-limit tokens
+ * (shared by every API process). A key that matches no merchant gets no bucket in Postgres, so random
+ * keys cannot grow it; the client presenting them is slowed down in this process instead.
+ */
 export function authenticate(options: AuthOptions) {
   // Short-lived, so a key retired by rotation stops working within seconds on every process.
   const cache = new TtlCache<string, AuthenticatedMerchant | null>(5_000, 10_000);
+  const limiter = new RateLimiter(options.db, options);
+  const unknownKeys = new LocalRateLimiter(options);
   return async function authenticateHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const pathMode = (request.params as { mode?: string }).mode;
     if (pathMode !== undefined && !isMode(pathMode)) throw new ApiError('ROUTE_NOT_FOUND');
@@ -31,16 +37,20 @@ export function authenticate(options: AuthOptions) {
     if (!header || !match || match[1]!.length === 0) throw new ApiError('AUTH_MISSING');
     const key = match[1]!;
     const keyHash = hashSecretKey(key);
-    const decision = await takeToken(options.db, `key:${keyHash}`, options.ratePerSecond, options.burst);
-    if (!decision.allowed)
-      throw new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
     let merchant = cache.get(keyHash);
     if (merchant === undefined) {
+      const refused = unknownKeys.take(`ip:${request.ip}`);
+      if (!refused.allowed) throw rateLimited(refused.retryAfterSeconds);
       merchant = (await findMerchantBySecretKey(options.db, key)) ?? null;
       cache.set(keyHash, merchant);
     }
     if (!merchant) throw new ApiError('AUTH_INVALID');
+    const decision = await limiter.take(`key:${keyHash}`);
+    if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
     if (pathMode !== undefined && merchant.mode !== pathMode) throw new ApiError('AUTH_INVALID');
     request.merchant = merchant;
   };
 }
+
+const rateLimited = (retryAfterSeconds: number) =>
+  new ApiError('RATE_LIMITED', undefined, { retryAfterSeconds });
