@@ -1,116 +1,320 @@
-// `npm run bench`: starts a private stack (embedded Postgres, Temporal dev server, worker and API on
-// loopback), drives a bounded load through the real HTTP API, and checks latency, throughput and memory
-// against the targets below. Nothing leaves 127.0.0.1.
-import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+// `npm run bench`: measures each hot path next to the floor it stands on, in one run on one machine, and
+// prints the ratios against the targets of bench/README.md. A private stack on loopback: embedded
+// Postgres, the Temporal dev server (as `npm run dev` starts it), the service as one child process
+// (ROLE=all, rate limits raised), the floors as another (bench/floors/server.ts), a webhook receiver in
+// this process. Results go to bench/results/<time>.json. Nothing leaves 127.0.0.1.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, createCipheriv } from 'node:crypto';
+import { createServer } from 'node:http';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes, createCipheriv } from 'node:crypto';
-import { loadConfig } from '../src/platform/config';
+import { and, inArray, sql } from 'drizzle-orm';
+import { Client, Connection } from '@temporalio/client';
 import { createDatabase, runMigrations } from '../src/db/client';
+import { transactions } from '../src/db/schema/index';
 import { createMerchant } from '../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../src/sandbox/tables';
-import { start } from '../src/process/main';
-import { createLogger } from '../src/platform/log';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';
 import { startTemporalDevServer } from '../src/dev/temporal';
+import { payloadCodec, startWebhookDelivery } from '../src/temporal/client';
+import { prepareRedelivery } from '../src/transactions/webhook-events';
+import { webhookSchedule, loadConfig } from '../src/platform/config';
+import { http, rssBytes, sequential, type Measured } from './load';
 
-// Measured on the 2-core reference machine with Postgres, the Temporal dev server, the worker and the API
-// all on it (card create p95 ~0.8 s at 15/s, status p95 ~70 ms, RSS ~450 MiB); the targets leave room for
-// a busy machine and catch regressions of about 2x.
-const targets = {
-  cardCreateP95Ms: 1500,
-  cardCreatePerSecond: 10,
-  statusP95Ms: 150,
-  currenciesP95Ms: 150,
-  rssMiB: 600,
-};
+const env = process.env;
+const MIXED_SECONDS = Number(env.BENCH_MIXED_SECONDS ?? 60);
+const WAITING = Number(env.BENCH_WAITING ?? 2000);
+const WEBHOOKS = Number(env.BENCH_WEBHOOKS ?? 1000);
+/** Only the paths whose names start with one of these (comma-separated), with every floor: a quick look. */
+const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
 
-interface Result {
-  name: string;
-  count: number;
-  errors: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  perSecond: number;
-}
-
-async function load(
-  name: string,
-  count: number,
-  concurrency: number,
-  call: (i: number) => Promise<Response>,
-): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t0 = performance.now();
-        const response = await call(i);
-        const body = await response.text();
-        latencies.push(performance.now() - t0);
-        if (response.status !== 200) {
-          if (errors === 0) console.error(`${name}: first error ${response.status} ${body.slice(0, 200)}`);
-          errors += 1;
-        }
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { name, count, errors, p50: at(0.5), p95: at(0.95), p99: at(0.99), perSecond: count / seconds };
+interface Row {
+  path: string;
+  result: string;
+  floor: string;
+  ratio: number | null;
+  target: string;
+  met: boolean;
 }
 
 async function main(): Promise<void> {
-  const cli = process.env.TEMPORAL_CLI_PATH;
+  const cli = env.TEMPORAL_CLI_PATH;
   if (!cli) throw new Error('run through `npm run bench` (TEMPORAL_CLI_PATH is not set)');
   const scratch = mkdtempSync(join(tmpdir(), 'payments-bench-'));
   chmodSync(scratch, 0o755);
-  const postgres = await startEmbeddedPostgres({
-    dir: join(scratch, 'pg'),
-    database: 'bench',
-    persistent: false,
+  const children: ChildProcess[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    say('starting PostgreSQL, the Temporal dev server, the service and the floors...');
+    const postgres = await startEmbeddedPostgres({
+      dir: join(scratch, 'pg'),
+      database: 'bench',
+      persistent: false,
+    });
+    stops.push(() => postgres.stop());
+    const temporal = await startTemporalDevServer({
+      binary: cli,
+      port: await freePort(),
+      uiPort: await freePort(),
+      dbFile: join(scratch, 'temporal.db'),
+    });
+    stops.push(() => temporal.stop());
+
+    const secrets = {
+      MASTER_KEY: randomBytes(32).toString('hex'),
+      PAYLOAD_KEYS: `bench:${randomBytes(32).toString('hex')}`,
+    };
+    const setup = createDatabase(postgres.url, 4);
+    await runMigrations(setup.pool);
+    const merchant = await createMerchant(setup.db, secrets.MASTER_KEY, {
+      name: 'Bench',
+      wallets: [{ currency: 'USD', amount: 100_000_000_000n }],
+      terminals: SANDBOX_TERMINALS,
+    });
+    stops.push(() => setup.close());
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // BENCH_PROFILE_DIR: the service writes a V8 CPU profile there when it stops (see bench/README.md).
+    const profile = env.BENCH_PROFILE_DIR ? [`--cpu-prof`, `--cpu-prof-dir=${env.BENCH_PROFILE_DIR}`] : [];
+    const service = child('service', [...profile, 'src/process/main.ts'], {
+      ...secrets,
+      DATABASE_URL: postgres.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: base,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_SECOND: '1000000',
+      RATE_LIMIT_BURST: '1000000',
+      PAGE_RATE_LIMIT_PER_SECOND: '1000000',
+      PAGE_RATE_LIMIT_BURST: '1000000',
+      ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '1',
+    });
+    children.push(service);
+    const floorsPort = await freePort();
+    const floors = child('floors', ['bench/floors/server.ts'], {
+      ...secrets,
+      DATABASE_URL: postgres.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      PORT: String(floorsPort),
+    });
+    children.push(floors);
+    await Promise.all([ready(`${base}/readyz`), ready(`http://127.0.0.1:${floorsPort}/empty`)]);
+    const floorBase = `http://127.0.0.1:${floorsPort}`;
+
+    const receiver = await webhookReceiver();
+    stops.push(() => receiver.close());
+    const watched = { service: service.pid, temporal: temporal.pid, floors: floors.pid };
+    const auth = { authorization: `Bearer ${merchant.test_secret_key}`, 'content-type': 'application/json' };
+    const encrypt = (fields: unknown) => {
+      const iv = randomBytes(16);
+      const cipher = createCipheriv('aes-256-cbc', Buffer.from(merchant.encryption_key, 'utf8'), iv);
+      const sealed = Buffer.concat([cipher.update(JSON.stringify(fields)), cipher.final()]);
+      return JSON.stringify({ payload: `${iv.toString('hex')}:${sealed.toString('hex')}` });
+    };
+    const tag = randomBytes(3).toString('hex');
+    const usdWallet = merchant.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+    const bodies = requestBodies(tag, usdWallet);
+    const create = (path: string, body: (i: number) => unknown) => ({
+      url: `${base}${path}`,
+      method: 'POST' as const,
+      headers: auth,
+      body: (i: number) => encrypt(body(i)),
+    });
+
+    say('warming up...');
+    await http(
+      'warm-up',
+      { ...create('/api/v1/test/card', bodies.card('warm', '4242424242424242')), connections: 4, amount: 40 },
+      {},
+    );
+    await http('warm-up', { url: `${floorBase}/noop`, method: 'POST', connections: 4, amount: 40 }, {});
+    const [sample] = await setup.db.select({ id: transactions.id }).from(transactions).limit(1);
+
+    const m: Record<string, Measured> = {};
+    const run = async (key: string, measure: () => Promise<Measured>) => {
+      if (ONLY && !key.startsWith('floor') && !ONLY.some((k) => key.startsWith(k))) return;
+      say(`measuring ${key}...`);
+      m[key] = await measure();
+      const r = m[key];
+      say(
+        `  ${r.requests} requests, ${r.errors} errors, ${r.perSecond.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, generator ${(r.generatorCores * 100).toFixed(0)}% of a core`,
+      );
+    };
+
+    // Floors and paths, pair by pair, in the same run.
+    await run('floor: empty route', () =>
+      http('empty', { url: `${floorBase}/empty`, connections: 50, duration: 10 }, watched),
+    );
+    await run('floor: pg select', () =>
+      http('pk', { url: `${floorBase}/pk/${sample!.id}`, connections: 50, duration: 10 }, watched),
+    );
+    await run('status lookup', () =>
+      http(
+        'status',
+        { url: `${base}/api/test/status/${sample!.id}`, headers: auth, connections: 50, duration: 10 },
+        watched,
+      ),
+    );
+    await run('floor: no-op, 1 client', () =>
+      http('noop1', { url: `${floorBase}/noop`, method: 'POST', connections: 1, amount: 100 }, watched),
+    );
+    await run('card create, 1 client', () =>
+      http(
+        'card1',
+        {
+          ...create('/api/v1/test/card', bodies.card('c1', '4242424242424242')),
+          connections: 1,
+          amount: 100,
+        },
+        watched,
+      ),
+    );
+    await run('floor: no-op, 10 clients', () =>
+      http('noop10', { url: `${floorBase}/noop`, method: 'POST', connections: 10, amount: 400 }, watched),
+    );
+    await run('card create, 10 clients', () =>
+      http(
+        'card10',
+        {
+          ...create('/api/v1/test/card', bodies.card('c10', '4242424242424242')),
+          connections: 10,
+          amount: 400,
+        },
+        watched,
+      ),
+    );
+    await run('3DS create, 1 client', () =>
+      http(
+        '3ds',
+        {
+          ...create('/api/v1/test/card', bodies.card('3ds', '4111111111111111')),
+          connections: 1,
+          amount: 60,
+        },
+        watched,
+      ),
+    );
+    const challenged = await idsByOrderPrefix(setup.db, `${tag}-3ds-`);
+    await run('3DS approve on the hosted page', () =>
+      sequential('approve', challenged.length, (i) => approve(base, challenged[i]!), watched),
+    );
+    await run('payout create, 1 client', () =>
+      http(
+        'payout',
+        { ...create('/api/v1/test/payout', bodies.payout('p1')), connections: 1, amount: 60 },
+        watched,
+      ),
+    );
+    await run('ramp create, 1 client', () =>
+      http(
+        'ramp',
+        { ...create('/api/v1/test/crypto', bodies.ramp('r1')), connections: 1, amount: 60 },
+        watched,
+      ),
+    );
+    await run('payin create, 1 client', () =>
+      http(
+        'payin',
+        { ...create('/api/v1/test/crypto/payin', bodies.payin('i1')), connections: 1, amount: 60 },
+        watched,
+      ),
+    );
+
+    if (ONLY) {
+      print(table(m, 0, undefined, undefined));
+      return;
+    }
+    say(`measuring ${MIXED_SECONDS} s of mixed transactions (card, cascading card, payout) with webhooks...`);
+    const mixedBody = (i: number) =>
+      i % 3 === 0
+        ? encrypt(bodies.card('mix', '4242424242424242', receiver.url)(i))
+        : i % 3 === 1
+          ? encrypt(bodies.card('mix', '4000000000000119', receiver.url)(i))
+          : encrypt(bodies.payout('mix', receiver.url)(i));
+    const mixedPath = (i: number) => (i % 3 === 2 ? '/api/v1/test/payout' : '/api/v1/test/card');
+    m['mixed'] = await mixedLoad(base, auth, mixedBody, mixedPath, MIXED_SECONDS, watched);
+    const mixedIds = await idsByOrderPrefix(setup.db, `${tag}-mix-`);
+    const notFinal = await waitFinal(setup.db, mixedIds, 120_000);
+    say(
+      `  ${m['mixed'].requests} transactions, ${m['mixed'].errors} errors, ${notFinal} not final after waiting`,
+    );
+
+    say(`measuring ${WEBHOOKS} webhook deliveries...`);
+    const deliveries = await webhookBurst(
+      setup.db,
+      temporal.address,
+      secrets.PAYLOAD_KEYS,
+      receiver,
+      WEBHOOKS,
+    );
+
+    say(`measuring memory with ${WAITING} transactions waiting on a hosted page...`);
+    const memory = await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
+      http(
+        'waiting',
+        {
+          ...create('/api/v1/test/card', bodies.card('wait', '4111111111111111')),
+          connections: 10,
+          amount: WAITING,
+        },
+        {},
+      ),
+    );
+
+    const rows = table(m, notFinal, deliveries, memory);
+    print(rows);
+    const results = join('bench', 'results');
+    mkdirSync(results, { recursive: true });
+    const file = join(results, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ when: new Date().toISOString(), measured: m, notFinal, deliveries, memory, rows }, null, 2)}\n`,
+    );
+    say(`\nresults: ${file}`);
+    passed = rows.every((r) => r.met);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(
+      children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))),
+    );
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function child(name: string, args: string[], extra: Record<string, string>): ChildProcess {
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, NODE_ENV: 'production', ...extra },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const temporalPort = await freePort();
-  const temporal = await startTemporalDevServer({
-    binary: cli,
-    port: temporalPort,
-    uiPort: await freePort(),
-    dbFile: join(scratch, 'temporal.db'),
+  proc.once('exit', (code) => {
+    if (code && code !== 0 && code !== 143) say(`${name} exited with ${code}`);
   });
-  const port = await freePort();
-  const config = loadConfig({
-    DATABASE_URL: postgres.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    MASTER_KEY: randomBytes(32).toString('hex'),
-    PAYLOAD_KEYS: `bench:${randomBytes(32).toString('hex')}`,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_SECOND: '100000',
-    RATE_LIMIT_BURST: '100000',
-  });
-  const setup = createDatabase(config.DATABASE_URL, 2);
-  await runMigrations(setup.pool);
-  const merchant = await createMerchant(setup.db, config.MASTER_KEY, {
-    name: 'Bench',
-    wallets: [{ currency: 'USD', amount: 1_000_000n }],
-    terminals: SANDBOX_TERMINALS,
-  });
-  await setup.close();
-  const running = await start(config, createLogger('warn'));
-  const base = `http://127.0.0.1:${port}`;
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${merchant.test_secret_key}` };
-  const encrypt = (fields: unknown) => {
-    const iv = randomBytes(16);
-    const cipher = createCipheriv('aes-256-cbc', Buffer.from(merchant.encryption_key, 'utf8'), iv);
-    return `${iv.toString('hex')}:${Buffer.concat([cipher.update(JSON.stringify(fields)), cipher.final()]).toString('hex')}`;
-  };
-  const card = (i: number) => ({
+  return proc;
+}
+
+async function ready(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within 120 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Request bodies by flow; every order id starts with the run's tag, so the rows can be found again. */
+function requestBodies(tag: string, walletId: string) {
+  const person = {
     first_name: 'Bench',
     last_name: 'Runner',
     email: 'bench@example.com',
@@ -121,69 +325,350 @@ async function main(): Promise<void> {
     zip: '00000',
     ip_address: '127.0.0.1',
     phone_number: '+10000000000',
-    amount: 100 + i,
-    currency: 'USD',
-    card_number: '4242424242424242',
-    card_expiry_month: '12',
-    card_expiry_year: String(new Date().getUTCFullYear() + 3),
-    card_cvv: '123',
     redirect_url: 'https://merchant.example/return',
-    order_id: `bench-${i}`,
-  });
+  };
+  const year = String(new Date().getUTCFullYear() + 3);
+  const hook = (url?: string) => (url ? { webhook_url: url } : {});
+  return {
+    card: (flow: string, number: string, webhook?: string) => (i: number) => ({
+      ...person,
+      ...hook(webhook),
+      amount: 100 + (i % 50),
+      currency: 'USD',
+      card_number: number,
+      card_expiry_month: '12',
+      card_expiry_year: year,
+      card_cvv: '123',
+      order_id: `${tag}-${flow}-${i}`,
+    }),
+    payout: (flow: string, webhook?: string) => (i: number) => ({
+      ...withoutRedirect(person),
+      ...hook(webhook),
+      wallet_id: walletId,
+      amount: 10 + (i % 50),
+      currency: 'USD',
+      card_number: '4222222222222222',
+      card_expiry_month: '12',
+      card_expiry_year: year,
+      order_id: `${tag}-${flow}-${i}`,
+    }),
+    ramp: (flow: string) => (i: number) => ({
+      ...person,
+      transaction_type: 'ONRAMP',
+      fiat_currency: 'USD',
+      crypto_currency: 'USDT',
+      crypto_network: 'TRON',
+      fiat_amount: 100 + (i % 50),
+      wallet_address: 'TXYZabc123456789wallet',
+      order_id: `${tag}-${flow}-${i}`,
+    }),
+    payin: (flow: string) => (i: number) => ({
+      ...person,
+      amount: 100 + (i % 50),
+      currency: 'USD',
+      crypto_currency: 'USDT',
+      crypto_network: 'TRON',
+      order_id: `${tag}-${flow}-${i}`,
+    }),
+  };
+}
 
+function withoutRedirect<T extends { redirect_url: string }>(fields: T): Omit<T, 'redirect_url'> {
+  const { redirect_url: _dropped, ...rest } = fields;
+  return rest;
+}
+
+type BenchDb = ReturnType<typeof createDatabase>['db'];
+
+async function idsByOrderPrefix(db: BenchDb, prefix: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(sql`${transactions.orderId} like ${`${prefix}%`}`);
+  return rows.map((r) => r.id);
+}
+
+/** Opens a 3DS page (not timed: the customer's browser loads it first) and approves on it (timed). */
+async function approve(base: string, id: string): Promise<boolean> {
+  const path = `/api/v1/test/card/checkout/${id}`;
+  const page = await fetch(`${base}${path}`);
+  const html = await page.text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  const cookie = page.headers.get('set-cookie')?.split(';')[0];
+  if (!csrf || !cookie) return false;
+  const answer = await fetch(`${base}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ decision: 'approve', csrf }).toString(),
+  });
+  return answer.status === 303;
+}
+
+/** Closed-loop clients over a mix of creates for a fixed time. */
+async function mixedLoad(
+  base: string,
+  headers: Record<string, string>,
+  body: (i: number) => string,
+  path: (i: number) => string,
+  seconds: number,
+  watched: Record<string, number | undefined>,
+): Promise<Measured> {
+  let next = 0;
+  const deadline = Date.now() + seconds * 1000;
+  return sequentialClients(
+    'mixed',
+    10,
+    deadline,
+    async () => {
+      const i = next++;
+      const response = await fetch(`${base}${path(i)}`, { method: 'POST', headers, body: body(i) });
+      await response.text();
+      return response.status === 200;
+    },
+    watched,
+  );
+}
+
+async function sequentialClients(
+  name: string,
+  clients: number,
+  deadline: number,
+  call: () => Promise<boolean>,
+  watched: Record<string, number | undefined>,
+): Promise<Measured> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const { withCpu } = await import('./load');
+  const { seconds, generatorCores, cores } = await withCpu(watched, () =>
+    Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (Date.now() < deadline) {
+          const t0 = performance.now();
+          if (!(await call())) errors += 1;
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    ),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  return {
+    name,
+    requests: latencies.length,
+    errors,
+    perSecond: latencies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    generatorCores,
+    cores,
+  };
+}
+
+async function waitFinal(db: BenchDb, ids: string[], timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let open = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(transactions)
+        .where(
+          and(
+            inArray(transactions.id, ids.slice(i, i + 500)),
+            sql`${transactions.status} not in ('SUCCESS', 'FAILED', 'BLOCKED')`,
+          ),
+        );
+      open += rows[0]!.n;
+    }
+    if (open === 0 || Date.now() > deadline) return open;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+async function webhookReceiver() {
+  let received = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received += 1;
+      response.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}/hooks`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Starts `count` delivery runs of existing events at once and times until the receiver has them all. */
+async function webhookBurst(
+  db: BenchDb,
+  address: string,
+  payloadKeys: string,
+  receiver: { received(): number },
+  count: number,
+): Promise<{ count: number; seconds: number; perSecond: number }> {
+  const connection = await Connection.connect({ address });
+  const client = new Client({
+    connection,
+    dataConverter: { payloadCodecs: [payloadCodec({ PAYLOAD_KEYS: payloadKeys })] },
+  });
   try {
-    // Warm up the connections, the workflow cache and the JIT before measuring.
-    await load('warm-up', 20, 4, (i) =>
-      fetch(`${base}/api/v1/test/card`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ payload: encrypt(card(100_000 + i)) }),
+    const events = await db.execute<{ id: string }>(
+      sql`select id from webhook_events order by created_at desc limit ${count}`,
+    );
+    const schedule = webhookSchedule(
+      loadConfig({
+        DATABASE_URL: 'postgres://unused',
+        MASTER_KEY: '0'.repeat(64),
+        PAYLOAD_KEYS: payloadKeys,
+        WEBHOOK_RETRY_SCHEDULE_SECONDS: '1',
       }),
     );
-    const results = [
-      await load('card create (SUCCESS)', 300, 10, (i) =>
-        fetch(`${base}/api/v1/test/card`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ payload: encrypt(card(i)) }),
-        }),
-      ),
-      await load('status lookup', 2000, 20, (i) =>
-        fetch(`${base}/api/test/status/bench-${i % 300}`, { headers }),
-      ),
-      await load('currencies list', 1000, 20, () =>
-        fetch(`${base}/api/v1/test/crypto/currencies`, {
-          method: 'POST',
-          headers,
-          body: '{"country":"US","amount":100}',
-        }),
-      ),
-    ];
-    const rssMiB = process.memoryUsage().rss / 1024 / 1024;
-    const fmt = (n: number) => n.toFixed(1).padStart(8);
-    console.log('\nscenario                    count errors   p50 ms   p95 ms   p99 ms    req/s');
-    for (const r of results) {
-      console.log(
-        `${r.name.padEnd(26)}${String(r.count).padStart(7)}${String(r.errors).padStart(7)}${fmt(r.p50)} ${fmt(r.p95)} ${fmt(r.p99)} ${fmt(r.perSecond)}`,
-      );
+    const runs = [];
+    for (const event of events.rows) runs.push(...(await prepareRedelivery(db, event.id, schedule)));
+    const before = receiver.received();
+    const started = performance.now();
+    for (let i = 0; i < runs.length; i += 50) {
+      await Promise.all(runs.slice(i, i + 50).map((run) => startWebhookDelivery(client, 'payments', run)));
     }
-    console.log(`process RSS (API + worker): ${rssMiB.toFixed(0)} MiB`);
-    const [create, status, currencies] = results as [Result, Result, Result];
-    const checks: [string, boolean][] = [
-      [`no errors`, results.every((r) => r.errors === 0)],
-      [`card create p95 <= ${targets.cardCreateP95Ms} ms`, create.p95 <= targets.cardCreateP95Ms],
-      [`card create >= ${targets.cardCreatePerSecond}/s`, create.perSecond >= targets.cardCreatePerSecond],
-      [`status p95 <= ${targets.statusP95Ms} ms`, status.p95 <= targets.statusP95Ms],
-      [`currencies p95 <= ${targets.currenciesP95Ms} ms`, currencies.p95 <= targets.currenciesP95Ms],
-      [`RSS <= ${targets.rssMiB} MiB`, rssMiB <= targets.rssMiB],
-    ];
-    for (const [name, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${name}`);
-    passed = checks.every(([, ok]) => ok);
+    const deadline = Date.now() + 120_000;
+    while (receiver.received() - before < runs.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const delivered = receiver.received() - before;
+    return { count: delivered, seconds, perSecond: delivered / seconds };
   } finally {
-    await running.stop();
-    await temporal.stop();
-    await postgres.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    await connection.close();
+  }
+}
+
+/** RSS of the worker and the Temporal server before and after `count` transactions come to wait. */
+async function waitingMemory(
+  pids: { service: number | undefined; temporal: number | undefined },
+  createWaiting: () => Promise<Measured>,
+): Promise<{ waiting: number; bytesPerTransaction: number; serviceMiB: number; temporalMiB: number }> {
+  const before = rssBytes(pids.service) + rssBytes(pids.temporal);
+  const created = await createWaiting();
+  await new Promise((r) => setTimeout(r, 5000));
+  const service = rssBytes(pids.service);
+  const temporal = rssBytes(pids.temporal);
+  const waiting = created.requests - created.errors;
+  return {
+    waiting,
+    bytesPerTransaction: Math.max(0, (service + temporal - before) / Math.max(1, waiting)),
+    serviceMiB: service / 2 ** 20,
+    temporalMiB: temporal / 2 ** 20,
+  };
+}
+
+function table(
+  m: Record<string, Measured>,
+  notFinal: number,
+  deliveries: { perSecond: number } | undefined,
+  memory: { bytesPerTransaction: number; waiting: number } | undefined,
+): Row[] {
+  const f = (n: number) => n.toFixed(1);
+  const noop1 = m['floor: no-op, 1 client']!;
+  const noop10 = m['floor: no-op, 10 clients']!;
+  const pk = m['floor: pg select']!;
+  const rows: Row[] = [];
+  const status = m['status lookup'];
+  if (status) {
+    rows.push({
+      path: 'Status lookup, 50 connections',
+      result: `${f(status.perSecond)} req/s, p99 ${f(status.p99)} ms`,
+      floor: `pg select: ${f(pk.perSecond)} req/s, p99 ${f(pk.p99)} ms`,
+      ratio: status.perSecond / pk.perSecond,
+      target: '>= 0.75x req/s, p99 <= 2x',
+      met: status.errors === 0 && status.perSecond >= 0.75 * pk.perSecond && status.p99 <= 2 * pk.p99,
+    });
+  }
+  const card1 = m['card create, 1 client'];
+  if (card1) {
+    rows.push({
+      path: 'Card create, 1 client',
+      result: `p50 ${f(card1.p50)} ms`,
+      floor: `no-op p50 ${f(noop1.p50)} ms`,
+      ratio: card1.p50 / noop1.p50,
+      target: 'p50 <= 1.3x',
+      met: card1.errors === 0 && card1.p50 <= 1.3 * noop1.p50,
+    });
+  }
+  const card10 = m['card create, 10 clients'];
+  if (card10) {
+    rows.push({
+      path: 'Card create, 10 clients',
+      result: `${f(card10.perSecond)}/s, p99 ${f(card10.p99)} ms`,
+      floor: `no-op ${f(noop10.perSecond)}/s, p99 ${f(noop10.p99)} ms`,
+      ratio: card10.perSecond / noop10.perSecond,
+      target: '>= 0.8x /s, p99 <= 2x',
+      met: card10.errors === 0 && card10.perSecond >= 0.8 * noop10.perSecond && card10.p99 <= 2 * noop10.p99,
+    });
+  }
+  for (const key of [
+    '3DS create, 1 client',
+    '3DS approve on the hosted page',
+    'payout create, 1 client',
+    'ramp create, 1 client',
+    'payin create, 1 client',
+  ]) {
+    const r = m[key];
+    if (!r) continue;
+    rows.push({
+      path: key,
+      result: `p50 ${f(r.p50)} ms`,
+      floor: `no-op p50 ${f(noop1.p50)} ms`,
+      ratio: r.p50 / noop1.p50,
+      target: 'p50 <= 1.5x',
+      met: r.errors === 0 && r.p50 <= 1.5 * noop1.p50,
+    });
+  }
+  const mixed = m['mixed'];
+  if (mixed) {
+    rows.push({
+      path: `Mixed transactions, ${MIXED_SECONDS} s`,
+      result: `${f(mixed.perSecond)}/s, ${mixed.errors} errors, ${notFinal} not final`,
+      floor: `no-op ${f(noop10.perSecond)}/s`,
+      ratio: mixed.perSecond / noop10.perSecond,
+      target: '>= 0.7x, 0 errors, all final',
+      met: mixed.errors === 0 && notFinal === 0 && mixed.perSecond >= 0.7 * noop10.perSecond,
+    });
+  }
+  if (deliveries) {
+    rows.push({
+      path: 'Webhook deliveries',
+      result: `${f(deliveries.perSecond)}/s`,
+      floor: 'receiver answers at once',
+      ratio: null,
+      target: '>= 200/s',
+      met: deliveries.perSecond >= 200,
+    });
+  }
+  if (memory) {
+    rows.push({
+      path: `Memory per waiting transaction (${memory.waiting})`,
+      result: `${f(memory.bytesPerTransaction / 1024)} KB`,
+      floor: 'worker + Temporal server RSS',
+      ratio: null,
+      target: '<= 100 KB',
+      met: memory.bytesPerTransaction <= 100 * 1024,
+    });
+  }
+  return rows;
+}
+
+function print(rows: Row[]): void {
+  say('\n| Path | Result | Floor, same run | Ratio | Target | Met |\n|---|---|---|---|---|---|');
+  for (const r of rows) {
+    say(
+      `| ${r.path} | ${r.result} | ${r.floor} | ${r.ratio === null ? '' : `${r.ratio.toFixed(2)}x`} | ${r.target} | ${r.met ? 'yes' : 'no'} |`,
+    );
   }
 }
 

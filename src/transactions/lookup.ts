@@ -10,25 +10,41 @@ export async function findTransaction(db: Db, id: string): Promise<TransactionRo
   return row;
 }
 
+/**
+ * The status lookup as a prepared statement, built once per database handle: the hottest query of the
+ * API, so drizzle does not rebuild its SQL per request and Postgres does not parse and plan it again
+ * (bench/README.md). One round trip: a transaction id match sorts before an order id match.
+ */
+const lookups = new WeakMap<Db, ReturnType<typeof prepareLookup>>();
+
+function prepareLookup(db: Db) {
+  return db
+    .select()
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.merchantId, sql.placeholder('merchantId')),
+        eq(transactions.mode, sql.placeholder('mode')),
+        or(eq(transactions.id, sql.placeholder('id')), eq(transactions.orderId, sql.placeholder('id'))),
+      ),
+    )
+    .orderBy(sql`${transactions.id} = ${sql.placeholder('id')} desc`)
+    .limit(1)
+    .prepare('lookup_transaction');
+}
+
 /** Looks `id` up as a transaction id, then as an order id, among one merchant's transactions of one mode. */
 export async function lookupTransaction(
   db: Db,
   merchant: MerchantScope,
   id: string,
 ): Promise<TransactionRow | undefined> {
-  // One round trip: a transaction id match sorts before an order id match.
-  const [row] = await db
-    .select()
-    .from(transactions)
-    .where(
-      and(
-        eq(transactions.merchantId, merchant.merchantId),
-        eq(transactions.mode, merchant.mode),
-        or(eq(transactions.id, id), eq(transactions.orderId, id)),
-      ),
-    )
-    .orderBy(sql`${transactions.id} = ${id} desc`)
-    .limit(1);
+  let lookup = lookups.get(db);
+  if (!lookup) {
+    lookup = prepareLookup(db);
+    lookups.set(db, lookup);
+  }
+  const [row] = await lookup.execute({ merchantId: merchant.merchantId, mode: merchant.mode, id });
   return row;
 }
 
