@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       port: await freePort(),
       uiPort: await freePort(),
       dbFile: join(scratch, 'temporal.db'),
+      ...(env.BENCH_SQLITE_PRAGMAS ? { sqlitePragmas: env.BENCH_SQLITE_PRAGMAS.split(',') } : {}),
     });
     stops.push(() => temporal.stop());
 

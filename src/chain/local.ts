@@ -54,7 +54,7 @@ export async function startAnvil(options: {
 }): Promise<LocalNode> {
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--silent'];
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
-  if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '10');
+  if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '2');
   const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -141,29 +141,44 @@ const mintAbi = [
   },
 ] as const;
 
+export interface LocalChainSetUp {
+  chainNodeId: string;
+  tokens: Record<string, string>;
+  confirmations: number;
+  /** Where the network is watched: `url`, or the node someone registered elsewhere, which is kept. */
+  rpcUrl: string;
+  faucet: boolean;
+}
+
 /**
  * Makes the node at `url` ready for crypto on `network` in `mode`: deploys a stablecoin for every token
  * the catalogue offers there, registers the node with a fresh seed and anvil's customer account as the
- * test faucet, and funds the treasury (gas and tokens) and the faucet (tokens). Keeps the node there is
- * when it already serves this URL and its contracts exist on the chain (a dev restart).
+ * test faucet, and funds the treasury (gas and tokens) and the faucet (tokens). A node already registered
+ * is kept (a dev restart, or one an operator registered with `chains add`), unless it is at `url` and its
+ * contracts are gone from the chain (the local chain was reset).
  */
 export async function setUpLocalChain(
   db: Db,
   masterKey: string,
   options: { url: string; network?: string; mode?: Mode; confirmations: number; tokens?: string[] },
-): Promise<{ chainNodeId: string; tokens: Record<string, string>; confirmations: number }> {
+): Promise<LocalChainSetUp> {
   const network = options.network ?? 'ETHEREUM';
   const mode = options.mode ?? 'test';
   const client = rpc(options.url);
   const existing = await activeChainNode(db, masterKey, mode, network);
-  // Kept only when it is the one this function set up: same URL, a faucet, its contracts on the chain.
-  if (existing && existing.rpcUrl === options.url && existing.faucet) {
+  if (existing) {
+    const kept = {
+      chainNodeId: existing.id,
+      tokens: existing.tokens,
+      confirmations: existing.confirmations,
+      rpcUrl: existing.rpcUrl,
+      faucet: existing.faucet !== undefined,
+    };
+    if (existing.rpcUrl !== options.url) return kept;
     const codes = await Promise.all(
       Object.values(existing.tokens).map((address) => client.getCode({ address: address as Address })),
     );
-    if (codes.every((code) => code && code !== '0x')) {
-      return { chainNodeId: existing.id, tokens: existing.tokens, confirmations: existing.confirmations };
-    }
+    if (codes.every((code) => code && code !== '0x')) return kept;
   }
 
   const deployer = privateKeyToAccount(ANVIL_KEYS.deployer);
@@ -216,5 +231,11 @@ export async function setUpLocalChain(
     }
   }
   for (const hash of sent) await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
-  return { chainNodeId: registered.id, tokens, confirmations: options.confirmations };
+  return {
+    chainNodeId: registered.id,
+    tokens,
+    confirmations: options.confirmations,
+    rpcUrl: options.url,
+    faucet: mode === 'test',
+  };
 }

@@ -236,24 +236,59 @@ export async function addChainNode(
   return { id, treasury: new ChainKeys(seedHex).treasury().address, watchingFrom };
 }
 
+export type RetireOutcome =
+  | { kind: 'retired' }
+  | { kind: 'unknown' }
+  /** Refused without `force`: what retiring would leave unwatched. */
+  | { kind: 'refused'; reason: string };
+
 /**
- * Stops watching a node at all: no new addresses, no more scans. Deposits to its addresses after this are
- * not seen; retire a replaced node once its transactions have closed. Answers whether there was one.
+ * Stops watching a node at all: no new addresses, no more scans, its lease let go. Deposits to its
+ * addresses after this are not seen, so it is refused while the node is the active one of its network
+ * (new payins would fall back to the sandbox chain) or while transactions with its addresses are still
+ * open, unless `force`.
  */
-export async function retireChainNode(db: Db, id: string): Promise<boolean> {
-  const retired = await db
+export async function retireChainNode(db: Db, id: string, force = false): Promise<RetireOutcome> {
+  const [node] = await db
+    .select()
+    .from(chainNodes)
+    .where(and(eq(chainNodes.id, id), isNull(chainNodes.retiredAt)));
+  if (!node) return { kind: 'unknown' };
+  if (!force) {
+    if (node.active) {
+      return {
+        kind: 'refused',
+        reason: `${id} is the active node for ${node.mode} ${node.network}: register its replacement first (new payins would fall back to the sandbox chain), or --force.`,
+      };
+    }
+    const open = await db.execute<{ n: number }>(sql`
+      select count(*)::int as n from deposit_addresses a join transactions t on t.id = a.transaction_id
+      where a.chain_node_id = ${id} and t.status not in ('SUCCESS', 'FAILED', 'BLOCKED')`);
+    const n = open.rows[0]?.n ?? 0;
+    if (n > 0) {
+      return {
+        kind: 'refused',
+        reason: `${n} open transaction(s) still take deposits on ${id}'s addresses: retire it once they have closed, or --force.`,
+      };
+    }
+  }
+  await db
     .update(chainNodes)
-    .set({ active: false, retiredAt: sql`now()` })
-    .where(and(eq(chainNodes.id, id), isNull(chainNodes.retiredAt)))
-    .returning({ id: chainNodes.id });
-  return retired.length > 0;
+    .set({ active: false, retiredAt: sql`now()`, leaseOwner: null, leaseUntil: null })
+    .where(eq(chainNodes.id, id));
+  return { kind: 'retired' };
 }
 
 /** Retires the nodes at `rpcUrl` (a dev chain that is not running this time: nothing can arrive there). */
 export async function retireChainNodesAt(db: Db, rpcUrl: string): Promise<void> {
   await db
     .update(chainNodes)
-    .set({ active: false, retiredAt: sql`coalesce(${chainNodes.retiredAt}, now())` })
+    .set({
+      active: false,
+      retiredAt: sql`coalesce(${chainNodes.retiredAt}, now())`,
+      leaseOwner: null,
+      leaseUntil: null,
+    })
     .where(eq(chainNodes.rpcUrl, rpcUrl));
 }
 

@@ -11,6 +11,8 @@ import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
 import { formatUnits } from '../lib/units';
 import { watchedChainNodes, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
+/** How far back the watcher reads again when the chain lost the block it read last. */
+const REWIND_BLOCKS = 128n;
 /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
 const BATCH_BLOCKS = 500n;
 /**
@@ -117,21 +119,38 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
   const client = rpc(node.rpcUrl);
   const head = await client.getBlockNumber({ cacheTime: 0 });
   const confirmedTip = head - BigInt(node.confirmations - 1);
+
+  if (node.scannedBlock !== null && node.scannedHash) {
+    const accounted =
+      node.scannedBlock > head ? undefined : await client.getBlock({ blockNumber: node.scannedBlock });
+    if (accounted?.hash !== node.scannedHash) {
+      // The chain no longer holds the last block read as it was read: a reorg deeper than the
+      // confirmations, or a node restored from an older state (a local chain after a hard kill). Read
+      // again from well before it: a deposit is accounted once by its hash, so nothing counts twice.
+      const limit = node.scannedBlock < confirmedTip ? node.scannedBlock : confirmedTip;
+      const back = limit > REWIND_BLOCKS ? limit - REWIND_BLOCKS : 0n;
+      const restart = await client.getBlock({ blockNumber: back });
+      options.log.error(
+        {
+          chainNode: node.id,
+          network: node.network,
+          block: node.scannedBlock.toString(),
+          from: back.toString(),
+        },
+        `block ${node.scannedBlock} on ${node.network} is not the one the watcher read (a reorg deeper than ${node.confirmations} confirmations, or a node restored from an older state): reading again from block ${back}; deposits counted from the lost blocks stay counted, check them`,
+      );
+      await options.db
+        .update(chainNodes)
+        .set({ scannedBlock: back, scannedHash: restart.hash })
+        .where(eq(chainNodes.id, node.id));
+      return;
+    }
+  }
+
   const scanned = node.scannedBlock ?? confirmedTip;
   const from = scanned + 1n;
   const to = confirmedTip < from + BATCH_BLOCKS - 1n ? confirmedTip : from + BATCH_BLOCKS - 1n;
   if (to < from) return;
-
-  if (node.scannedHash) {
-    const last = await client.getBlock({ blockNumber: scanned });
-    if (last.hash !== node.scannedHash) {
-      // Deeper than the confirmation depth: deposits already handed over may be gone. Ops decide.
-      options.log.error(
-        { chainNode: node.id, network: node.network, block: scanned.toString() },
-        `reorg deeper than ${node.confirmations} confirmations on ${node.network}: block ${scanned} changed after it was accounted; raise the node's confirmations and check its deposits`,
-      );
-    }
-  }
 
   const seen = [...(await tokenTransfers(node, from, to)), ...(await nativeTransfers(node, from, to))];
   await handOver(options, node, seen);

@@ -30,6 +30,7 @@ export const commands: Record<string, Command> = {
     for (const token of values.token ?? []) {
       const [code, contract] = token.split('=');
       if (!code || !contract) throw new CliError(`--token must be CODE=0xCONTRACT, not ${token}`);
+      if (tokens[code]) throw new CliError(`--token ${code} is given twice`);
       tokens[code] = contract;
     }
     try {
@@ -63,10 +64,16 @@ export const commands: Record<string, Command> = {
 
   /** Stops watching a node (a replaced one whose transactions have all closed). */
   async retire(ctx, argv) {
-    const { positionals } = parseArgs({ args: argv, allowPositionals: true });
+    const { positionals, values } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { force: { type: 'boolean' } },
+    });
     const id = positionals[0];
-    if (!id) throw new CliError('usage: chains retire CHAIN_NODE_ID');
-    if (!(await retireChainNode(ctx.database.db, id))) throw new CliError(`No watched node ${id}.`);
+    if (!id) throw new CliError('usage: chains retire CHAIN_NODE_ID [--force]');
+    const outcome = await retireChainNode(ctx.database.db, id, values.force ?? false);
+    if (outcome.kind === 'unknown') throw new CliError(`No watched node ${id}.`);
+    if (outcome.kind === 'refused') throw new CliError(outcome.reason);
     ctx.print({ chain_node_id: id, retired: true }, false);
   },
 };

@@ -21,7 +21,7 @@ const USAGE = `Usage: payments <command>
   chains add --mode test|live --network NETWORK --rpc-url URL [--confirmations N] [--token CODE=0xCONTRACT]...
              [--seed-hex HEX]   (an EVM node watched for deposits; a fresh HD seed unless given)
   chains list [--json]
-  chains retire CHAIN_NODE_ID   (stop watching a replaced node once its transactions have closed)
+  chains retire CHAIN_NODE_ID [--force]   (stop watching a replaced node once its transactions have closed)
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]

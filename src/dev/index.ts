@@ -178,10 +178,17 @@ async function startLocalChain(
   rememberPid(dataDir, 'anvil', node.pid);
   try {
     const set = await setUpLocalChain(db, masterKey, { url, confirmations: 2 });
+    if (set.rpcUrl !== url) {
+      return {
+        node,
+        summary: `${url} runs, unused: test ETHEREUM is watched on ${set.rpcUrl} (node ${set.chainNodeId}, registered with chains add)`,
+      };
+    }
     const assets = ['ETH', ...Object.keys(set.tokens)].join(' and ');
+    const faucet = set.faucet ? '' : ', no test faucet: pay deposit addresses from a wallet';
     return {
       node,
-      summary: `${url}  (ETHEREUM in test mode: ${assets}, ${set.confirmations} confirmations, node ${set.chainNodeId})`,
+      summary: `${url}  (ETHEREUM in test mode: ${assets}, ${set.confirmations} confirmations, node ${set.chainNodeId}${faucet})`,
     };
   } catch (error) {
     await node.stop();

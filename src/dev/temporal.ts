@@ -50,6 +50,8 @@ export async function startTemporalDevServer(options: {
   uiPort: number;
   dbFile: string;
   codecEndpoint?: string;
+  /** SQLite pragmas for the server's store, `name=value`. */
+  sqlitePragmas?: string[];
 }): Promise<LocalTemporal> {
   const args = [
     'server',
@@ -65,6 +67,7 @@ export async function startTemporalDevServer(options: {
     '--log-level',
     'error',
     ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
+    ...(options.sqlitePragmas ?? []).flatMap((pragma) => ['--sqlite-pragma', pragma]),
     ...devServerArgs(),
   ];
   const child: ChildProcess = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -106,6 +106,9 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
       status: 'REDIRECT',
       data: { crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 4 },
     });
+    // The checkout's test form offers what is still owed.
+    const page = await env.app.inject({ url: `/api/v1/test/crypto/checkout/${id}` });
+    expect(page.body).toContain('name="amount" inputmode="decimal" value="6"');
     const second = await deposit(id, '6.5');
     expect(second.json()).toMatchObject({
       status: 'SUCCESS',

@@ -441,6 +441,26 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     expect(response.json().message).toBe('This network is a real chain: the transfer gets its hash there.');
   });
 
+  it('reads again when the chain lost blocks it had read, so a deposit in a re-made block counts', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const before = await chain.snapshot();
+    await chain.mine(10);
+    await chain.scan();
+    // The node goes back to an older state (a local chain restored after a hard kill): the watcher had
+    // read blocks the chain no longer has, and the deposit lands in a block with one of their numbers.
+    await chain.revert(before);
+    await deposit(merchant, id, '10');
+    await chain.mine(CONFIRMATIONS - 1);
+    await chain.scan();
+    await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
+  });
+
+  it('refuses to retire the active node, or one whose transactions are open, unless forced', async () => {
+    const active = await runCliIn(env, 'chains', 'retire', chain.chainNodeId);
+    expect(active.code).toBe(1);
+    expect(active.stderr).toContain(`${chain.chainNodeId} is the active node for test ETHEREUM`);
+  });
+
   // Last: it replaces the test-mode node the other tests use.
   it('keeps watching a replaced node: a payin opened on it still settles, then it can be retired', async () => {
     const { transaction_id: id, deposit_address: address } = await payin(merchant, 10);
@@ -472,7 +492,11 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       string
     >[];
     expect(listed.find((n) => n.chain_node_id === chain.chainNodeId)?.state).toBe('replaced (still watched)');
-    const retired = await runCliIn(env, 'chains', 'retire', chain.chainNodeId);
+    // Payins of the earlier tests (the short ones, the eight fresh ones) still wait on its addresses.
+    const refused = await runCliIn(env, 'chains', 'retire', chain.chainNodeId);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/open transaction\(s\) still take deposits/);
+    const retired = await runCliIn(env, 'chains', 'retire', chain.chainNodeId, '--force');
     expect(retired.code, retired.stderr).toBe(0);
     const after = JSON.parse((await runCliIn(env, 'chains', 'list', '--json')).stdout) as Record<
       string,

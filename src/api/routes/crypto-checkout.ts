@@ -11,6 +11,7 @@ import {
 } from '../pages/hosted';
 import { escapeHtml } from '../pages/layout';
 import { decimalAmount } from '../fields';
+import { formatUnits, parseUnits } from '../../lib/units';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';
 import { testDeposit } from '../../chain/test-deposits';
@@ -22,6 +23,14 @@ const detail = (row: TransactionRow, key: string): string => {
 };
 
 const isOnramp = (row: TransactionRow) => row.kind === 'ramp' && row.details.transaction_type === 'ONRAMP';
+
+/** The crypto amount not received yet (the whole amount once it is all in): the test form's default. */
+function stillOwed(row: TransactionRow): string {
+  const scale = 18;
+  const due = parseUnits(detail(row, 'crypto_amount') || '0', scale) ?? 0n;
+  const paid = parseUnits(detail(row, 'crypto_paid_amount') || '0', scale) ?? 0n;
+  return formatUnits(due > paid ? due - paid : due, scale);
+}
 
 /** What the customer must send, and what has arrived: OFFRAMP and payin deposits. */
 function depositPage(row: TransactionRow, form: { csrf: string; path: string }) {
@@ -43,7 +52,7 @@ function depositPage(row: TransactionRow, form: { csrf: string; path: string }) 
       ? `<form method="post" action="${escapeHtml(form.path)}/deposit">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
 <label for="amount">Test mode: deposit</label>
-<input id="amount" name="amount" inputmode="decimal" value="${escapeHtml(detail(row, 'crypto_amount'))}">
+<input id="amount" name="amount" inputmode="decimal" value="${escapeHtml(stillOwed(row))}">
 <div class="actions"><button class="neutral" type="submit">Send test deposit</button></div>
 </form>
 <p class="note">On a watched chain a test deposit is a real transfer from the test faucet; it counts once
