@@ -93,6 +93,9 @@ async function main(): Promise<void> {
       PAGE_RATE_LIMIT_BURST: '1000000',
       ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: '1',
+      ...(env.BENCH_SERVICE_ENV
+        ? Object.fromEntries(env.BENCH_SERVICE_ENV.split(',').map((kv) => kv.split('=')))
+        : {}),
     });
     children.push(service);
     const floorsPort = await freePort();
@@ -226,7 +229,20 @@ async function main(): Promise<void> {
     );
 
     if (ONLY) {
-      print(table(m, 0, undefined, undefined));
+      const memoryOnly = ONLY.includes('memory')
+        ? await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
+            http(
+              'waiting',
+              {
+                ...create('/api/v1/test/card', bodies.card('wait', '4111111111111111')),
+                connections: 10,
+                amount: WAITING,
+              },
+              {},
+            ),
+          )
+        : undefined;
+      print(table(m, 0, undefined, memoryOnly));
       return;
     }
     say(`measuring ${MIXED_SECONDS} s of mixed transactions (card, cascading card, payout) with webhooks...`);
@@ -572,7 +588,8 @@ function table(
   m: Record<string, Measured>,
   notFinal: number,
   deliveries: { perSecond: number } | undefined,
-  memory: { bytesPerTransaction: number; waiting: number } | undefined,
+  memory:
+    { bytesPerTransaction: number; waiting: number; serviceMiB: number; temporalMiB: number } | undefined,
 ): Row[] {
   const f = (n: number) => n.toFixed(1);
   const noop1 = m['floor: no-op, 1 client']!;
@@ -654,7 +671,7 @@ function table(
   if (memory) {
     rows.push({
       path: `Memory per waiting transaction (${memory.waiting})`,
-      result: `${f(memory.bytesPerTransaction / 1024)} KB`,
+      result: `${f(memory.bytesPerTransaction / 1024)} KB (RSS: service ${f(memory.serviceMiB)} MiB, Temporal ${f(memory.temporalMiB)} MiB)`,
       floor: 'worker + Temporal server RSS',
       ratio: null,
       target: '<= 100 KB',

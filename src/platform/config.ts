@@ -62,6 +62,12 @@ const schema = z.object({
   ALLOW_SANDBOX_IN_LIVE: bool.default(false),
   /** Where the Stripe connector sends its API calls; Stripe's own API unless set (stripe-mock in tests). */
   STRIPE_API_URL: z.url().optional(),
+  /**
+   * Workflows a worker keeps in memory between their tasks. One waiting past this is evicted and replayed
+   * from its (short) history when its next task comes; the SDK's default grows with the heap and held
+   * every waiting transaction (bench/README.md).
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: duration.default(500),
   /** How often a worker asks the registered EVM nodes for new blocks (docs/connectors.md). */
   CHAIN_POLL_MS: duration.default(2000),
   /** Allow webhook and redirect hosts on loopback or private networks in live mode. */

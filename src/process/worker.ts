@@ -48,6 +48,7 @@ export async function createWorker(options: {
     workflowBundle: await workflowBundle(),
     activities: createActivities({ db, config, ...options.activityOverrides }),
     dataConverter: { payloadCodecs: [payloadCodec(config)] },
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
   });
 }
 
