@@ -106,29 +106,41 @@ export async function http(
   };
 }
 
-/** Sequential calls measured one by one (a flow autocannon cannot drive, such as a hosted-page form). */
-export async function sequential(
+/**
+ * Closed-loop clients, each making its next call when the last one answered, until `calls` are made or
+ * `deadline` passes: for flows autocannon cannot drive (a hosted-page form, a mix of creates).
+ */
+export async function closedLoop(
   name: string,
-  count: number,
+  options: { clients: number; calls?: number; deadline?: number },
   call: (i: number) => Promise<boolean>,
   watched: Record<string, number | undefined>,
 ): Promise<Measured> {
   const latencies: number[] = [];
   let errors = 0;
-  const { seconds, generatorCores, cores } = await withCpu(watched, async () => {
-    for (let i = 0; i < count; i += 1) {
-      const t0 = performance.now();
-      if (!(await call(i))) errors += 1;
-      latencies.push(performance.now() - t0);
-    }
-  });
+  let next = 0;
+  const more = () =>
+    (options.calls === undefined || next < options.calls) &&
+    (options.deadline === undefined || Date.now() < options.deadline);
+  const { seconds, generatorCores, cores } = await withCpu(watched, () =>
+    Promise.all(
+      Array.from({ length: options.clients }, async () => {
+        while (more()) {
+          const i = next++;
+          const t0 = performance.now();
+          if (!(await call(i))) errors += 1;
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    ),
+  );
   latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   return {
     name,
-    requests: count,
+    requests: latencies.length,
     errors,
-    perSecond: count / seconds,
+    perSecond: latencies.length / seconds,
     p50: at(0.5),
     p99: at(0.99),
     generatorCores,

@@ -20,7 +20,7 @@ import { startTemporalDevServer } from '../src/dev/temporal';
 import { payloadCodec, startWebhookDelivery } from '../src/temporal/client';
 import { prepareRedelivery } from '../src/transactions/webhook-events';
 import { webhookSchedule, loadConfig } from '../src/platform/config';
-import { http, rssBytes, sequential, type Measured } from './load';
+import { closedLoop, http, rssBytes, type Measured } from './load';
 
 const env = process.env;
 const MIXED_SECONDS = Number(env.BENCH_MIXED_SECONDS ?? 60);
@@ -204,7 +204,12 @@ async function main(): Promise<void> {
     );
     const challenged = await idsByOrderPrefix(setup.db, `${tag}-3ds-`);
     await run('3DS approve on the hosted page', () =>
-      sequential('approve', challenged.length, (i) => approve(base, challenged[i]!), watched),
+      closedLoop(
+        'approve',
+        { clients: 1, calls: challenged.length },
+        (i) => approve(base, challenged[i]!),
+        watched,
+      ),
     );
     await run('payout create, 1 client', () =>
       http(
@@ -422,8 +427,8 @@ async function approve(base: string, id: string): Promise<boolean> {
   return answer.status === 303;
 }
 
-/** Closed-loop clients over a mix of creates for a fixed time. */
-async function mixedLoad(
+/** Ten closed-loop clients over a mix of creates for a fixed time. */
+function mixedLoad(
   base: string,
   headers: Record<string, string>,
   body: (i: number) => string,
@@ -431,55 +436,16 @@ async function mixedLoad(
   seconds: number,
   watched: Record<string, number | undefined>,
 ): Promise<Measured> {
-  let next = 0;
-  const deadline = Date.now() + seconds * 1000;
-  return sequentialClients(
+  return closedLoop(
     'mixed',
-    10,
-    deadline,
-    async () => {
-      const i = next++;
+    { clients: 10, deadline: Date.now() + seconds * 1000 },
+    async (i) => {
       const response = await fetch(`${base}${path(i)}`, { method: 'POST', headers, body: body(i) });
       await response.text();
       return response.status === 200;
     },
     watched,
   );
-}
-
-async function sequentialClients(
-  name: string,
-  clients: number,
-  deadline: number,
-  call: () => Promise<boolean>,
-  watched: Record<string, number | undefined>,
-): Promise<Measured> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const { withCpu } = await import('./load');
-  const { seconds, generatorCores, cores } = await withCpu(watched, () =>
-    Promise.all(
-      Array.from({ length: clients }, async () => {
-        while (Date.now() < deadline) {
-          const t0 = performance.now();
-          if (!(await call())) errors += 1;
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    ),
-  );
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return {
-    name,
-    requests: latencies.length,
-    errors,
-    perSecond: latencies.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    generatorCores,
-    cores,
-  };
 }
 
 async function waitFinal(db: BenchDb, ids: string[], timeoutMs: number): Promise<number> {

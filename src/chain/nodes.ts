@@ -96,9 +96,9 @@ export async function chainNodeById(db: Db, masterKey: string, id: string): Prom
 }
 
 /** The nodes the watcher reads: every node not retired, replaced ones included (their open addresses). */
-export async function watchedChainNodes(db: Db, masterKey: string): Promise<ChainNode[]> {
-  const rows = await db.select().from(chainNodes).where(isNull(chainNodes.retiredAt));
-  return rows.map((row) => open(row, masterKey));
+export async function watchedChainNodeIds(db: Db): Promise<string[]> {
+  const rows = await db.select({ id: chainNodes.id }).from(chainNodes).where(isNull(chainNodes.retiredAt));
+  return rows.map((row) => row.id);
 }
 
 /** The asset a node moves for `code`: its ERC-20 contract, or `native` for the network's own coin. */

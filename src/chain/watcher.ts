@@ -9,7 +9,7 @@ import { findCryptoAsset } from '../crypto/catalogue';
 import { findTransaction } from '../transactions/lookup';
 import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
 import { formatUnits } from '../lib/units';
-import { watchedChainNodes, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
+import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
@@ -54,11 +54,10 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
   let running: Promise<void> = Promise.resolve();
 
   const tick = async () => {
-    const nodes = await watchedChainNodes(options.db, options.masterKey);
-    for (const { id } of nodes) {
+    for (const id of await watchedChainNodeIds(options.db)) {
       if (stopped) return;
       if (!(await takeLease(options.db, id, owner))) continue;
-      // Read again under the lease: the cursor another watcher moved meanwhile is the one to go on from.
+      // Read under the lease: the cursor as the last watcher of this node left it.
       const node = await chainNodeById(options.db, options.masterKey, id);
       if (!node) continue;
       try {
