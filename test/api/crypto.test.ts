@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
+import { openHostedPage } from '../helpers/hosted-form';
 import { cryptoDeposits, ledgerEntries, wallets } from '../../src/db/schema/index';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
@@ -175,18 +176,9 @@ describe('POST /api/v1/{mode}/crypto', () => {
       },
     });
     const path = `/api/v1/test/crypto/checkout/${body.data.transaction_id}`;
-    const page = await env.app.inject({ url: path });
-    expect(page.body).toContain('120 USD');
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
-    const paid = await env.app.inject({
-      method: 'POST',
-      url: path,
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        cookie: String(page.headers['set-cookie']).split(';')[0]!,
-      },
-      payload: new URLSearchParams({ decision: 'approve', csrf }).toString(),
-    });
+    const hosted = await openHostedPage(env.app, path);
+    expect(hosted.page.body).toContain('120 USD');
+    const paid = await hosted.submit({ decision: 'approve' });
     expect(paid.statusCode).toBe(303);
     expect(new URL(String(paid.headers.location)).searchParams.get('status')).toBe('SUCCESS');
     const status = (await merchant.get(`/api/test/status/${body.data.transaction_id}`)).json();
@@ -222,16 +214,8 @@ describe('POST /api/v1/{mode}/crypto', () => {
   it('the checkout deposit form says what is wrong with an amount, next to the way back', async () => {
     const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 10 }))).json();
     const path = `/api/v1/test/crypto/checkout/${created.data.transaction_id}`;
-    const page = await env.app.inject({ url: path });
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
-    const cookie = String(page.headers['set-cookie']).split(';')[0]!;
-    const submit = (amount: string) =>
-      env.app.inject({
-        method: 'POST',
-        url: `${path}/deposit`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-        payload: new URLSearchParams({ amount, csrf }).toString(),
-      });
+    const hosted = await openHostedPage(env.app, path);
+    const submit = (amount: string) => hosted.submit({ amount }, `${path}/deposit`);
     for (const [amount, message] of [
       ['abc', 'Enter an amount greater than 0, such as 12.5.'],
       ['0', 'Enter an amount greater than 0, such as 12.5.'],

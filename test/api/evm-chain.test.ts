@@ -6,6 +6,7 @@ import { ANVIL_KEYS } from '../../src/chain/local';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
 import { runCliIn } from '../helpers/cli';
+import { openHostedPage } from '../helpers/hosted-form';
 import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
 import {
   chainSends,
@@ -257,17 +258,7 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     const id = created.json().data.transaction_id as string;
     const before = await chain.tokenBalance('USDT', chain.customer);
     const path = `/api/v1/test/crypto/checkout/${id}`;
-    const page = await env.app.inject({ url: path });
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
-    const paid = await env.app.inject({
-      method: 'POST',
-      url: path,
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        cookie: String(page.headers['set-cookie']).split(';')[0]!,
-      },
-      payload: new URLSearchParams({ decision: 'approve', csrf }).toString(),
-    });
+    const paid = await (await openHostedPage(env.app, path)).submit({ decision: 'approve' });
     expect(paid.statusCode).toBe(303);
     await expect.poll(async () => (await status(merchant, id)).status, { timeout: 15_000 }).toBe('SUCCESS');
     const txHash = ((await merchant.get(`/api/test/status/${id}`)).json() as { data: { tx_hash: string } })
