@@ -55,31 +55,53 @@ export function cardActivities(
           pan: cardVault.panEnc,
           expiry: cardVault.expiryEnc,
           cvv: sql<string | null>`case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end`,
+          sentBefore: sql<boolean>`${input.authorizationKey} = any(${cardVault.authorizationsSent})`,
         })
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
+      const terminal = await terminalAccess(input.terminalId);
       if (!card?.pan || !card.expiry || !card.cvv) {
+        // A workflow task lost after the purge (a worker crash) runs this call again: the first run may
+        // have authorized, so the acquirer is asked before the card is called expired.
+        const known = await callConnector(
+          input.connector,
+          () => acquirer.lookup({ authorizationKey: input.authorizationKey, terminal }),
+          { asking: true },
+        );
+        if (known.outcome === 'pending')
+          throw new Error(`${input.connector}: the authorization is in progress`);
+        if (known.outcome !== 'not_found') return settled(known);
         throw ApplicationFailure.nonRetryable(
           'Card data expired before authorization.',
           failureTypes.declined,
         );
       }
-      const { pan, expiry, cvv } = card;
-      const terminal = await terminalAccess(input.terminalId);
-      const result = await callConnector(input.connector, () =>
-        acquirer.authorize({
-          idempotencyKey: input.authorizationKey,
-          transactionId: input.transactionId,
-          mode: input.mode,
-          pan: decryptSecret(pan, masterKey),
-          cvv: decryptSecret(cvv, masterKey),
-          expiry: decryptSecret(expiry, masterKey),
-          amountMinor: BigInt(input.amountMinor),
-          currency: input.currency,
-          terminalRank: input.terminalRank,
-          terminal,
-          returnUrl: `${options.baseUrl}/api/v1/${input.mode}/card/return/${input.transactionId}`,
-        }),
+      const { pan, expiry, cvv, sentBefore } = card;
+      if (!sentBefore) {
+        await db
+          .update(cardVault)
+          .set({
+            authorizationsSent: sql`array_append(${cardVault.authorizationsSent}, ${input.authorizationKey})`,
+          })
+          .where(eq(cardVault.transactionId, input.transactionId));
+      }
+      const result = await callConnector(
+        input.connector,
+        () =>
+          acquirer.authorize({
+            idempotencyKey: input.authorizationKey,
+            transactionId: input.transactionId,
+            mode: input.mode,
+            pan: decryptSecret(pan, masterKey),
+            cvv: decryptSecret(cvv, masterKey),
+            expiry: decryptSecret(expiry, masterKey),
+            amountMinor: BigInt(input.amountMinor),
+            currency: input.currency,
+            terminalRank: input.terminalRank,
+            terminal,
+            returnUrl: `${options.baseUrl}/api/v1/${input.mode}/card/return/${input.transactionId}`,
+          }),
+        { sentBefore },
       );
       return settled(result);
     },

@@ -10,17 +10,24 @@ import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
  * A refusal (`NotProcessedError`) is definite only on the call's first attempt: it is then final, and the
  * workflow may cascade or release at once. On a retry it only says this attempt was refused; an earlier
  * attempt whose answer was lost may have gone through, so it counts as an unknown outcome, which the
- * workflow resolves by asking the connector. A lookup (`asking`) is retried whatever it meets.
+ * workflow resolves by asking the connector. A lookup (`asking`) is retried whatever it meets. A call that
+ * may have been made before under another attempt count (`sentBefore`: a local activity run again by a
+ * workflow task that was lost) has no definite refusal either.
  */
 export async function callConnector<T>(
   connector: string,
   call: () => Promise<T>,
-  options: { asking?: boolean } = {},
+  options: { asking?: boolean; sentBefore?: boolean } = {},
 ): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof NotProcessedError && !options.asking && Context.current().info.attempt === 1)
+    if (
+      error instanceof NotProcessedError &&
+      !options.asking &&
+      !options.sentBefore &&
+      Context.current().info.attempt === 1
+    )
       throw ApplicationFailure.nonRetryable(
         `connector ${connector}: not processed`,
         failureTypes.notProcessed,

@@ -3,8 +3,9 @@ import type { Activities } from '../activities/index';
 
 /**
  * Postgres projection, lookups and the card purge: quick, so they run as local activities (no round trip
- * through the Temporal server per step), retried until Postgres is back. Only reads and writes that a
- * later write supersedes belong here (see `ledger`): projection versions follow the workflow's history.
+ * through the Temporal server per step), retried until Postgres is back. Only reads, writes that a later
+ * write supersedes (projection versions follow the workflow's history) and what is kept per transaction
+ * (its deposit address) belong here; see `ledger`.
  */
 export const store = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -13,6 +14,19 @@ export const store = proxyLocalActivities<Activities>({
 
 /** Connector calls: a few quick retries, then the workflow cascades to the next terminal. */
 export const connector = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/**
+ * The same connector calls as `connector`, run as local activities: inside the workflow task, so a create
+ * or a 3-D Secure answer leaves with the task that learnt its outcome instead of waiting on an activity task
+ * and a second workflow task. Only calls the connector deduplicates by idempotency key belong here: a task
+ * that is lost (a worker crash) runs the call again with the same key, and the connector gives the first
+ * call's result. What a lost task may have done where its retry takes another path (a stop request
+ * arrived meanwhile) is asked for (`workflows/card-payment.ts`).
+ */
+export const quickConnector = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
 });

@@ -1,7 +1,8 @@
 /**
  * Records workflow histories for the replay test (`npm run record:histories`): every workflow kind, some
  * finished and some paused where they wait (mid-challenge, mid-verification, mid-settlement, mid-webhook-
- * retry). Run it after a workflow change has shipped, so the next change is checked against it.
+ * retry). Run it after a workflow change, so the next change is checked against it too; the histories of
+ * earlier code stay until the patches they cover are removed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -69,6 +70,12 @@ async function start<T extends { transactionId: string }>(
   return handle;
 }
 
+/**
+ * What the new files are named after (`<name>.<label>.history`), so they sit next to those of earlier
+ * code: `HISTORIES_LABEL`, or today's date.
+ */
+const label = process.env.HISTORIES_LABEL ?? new Date().toISOString().slice(0, 10);
+
 /** Saves the history as it stands; a running workflow is recorded where it waits. */
 async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
   if (until === 'finished') await handle.result();
@@ -77,7 +84,7 @@ async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'w
     await pause(500);
   }
   const history = proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish();
-  writeFileSync(`${historiesDir}/${name}.history`, history);
+  writeFileSync(`${historiesDir}/${name}.${label}.history`, history);
 }
 
 const key = () => env.config.MASTER_KEY;

@@ -82,4 +82,9 @@ export const cardVault = pgTable('card_vault', {
   cvvExpiresAt: timestamp('cvv_expires_at', { withTimezone: true }),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   purgedAt: timestamp('purged_at', { withTimezone: true }),
+  /**
+   * The authorization keys this card has been sent under. A connector's refusal of a key's first send is
+   * definite; of a later one (the send is repeated by a workflow task that was lost) it is not.
+   */
+  authorizationsSent: text('authorizations_sent').array().notNull().default(sql`'{}'::text[]`),
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "card_vault" ADD COLUMN "authorizations_sent" text[] DEFAULT '{}'::text[] NOT NULL;

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { and, eq, like } from 'drizzle-orm';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { insertCardTransaction } from '../helpers/fixtures';
+import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
+import { createActivities } from '../../activities/index';
+import type { CardAcquirer } from '../../activities/connectors/types';
+import { sandboxOperations, transactions } from '../../src/db/schema/index';
+import { connectorKeys, forceFailUpdate, workflowIds, type CardPaymentInput } from '../../src/contracts';
+import proto from '@temporalio/proto';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { cardPayment } from '../../workflows/card-payment';
+
+/**
+ * Card connector calls run as local activities, inside the workflow task. A task that is lost (a worker
+ * crash) leaves no record of the calls it made, and its retry runs them again, possibly down another path.
+ * Each test recreates what such a lost task leaves behind (an authorization at the acquirer, the card's
+ * vault row marked as sent, maybe the card purged), then lets the retry run: the acquirer is asked, and
+ * the payment neither fails while charged nor is charged twice.
+ */
+const { temporal } = proto;
+let env: TestEnv;
+let merchant: MerchantCredentials;
+const plans = new Map<string, FaultPlan>();
+
+/** The sandbox acquirer with the faults `plans` sets, on the test environment's database. */
+const faulty = () => faultyConnectors(env.database.db, plans).card;
+const acquirer: CardAcquirer = {
+  authorize: (request) => faulty().authorize(request),
+  completeChallenge: (request) => faulty().completeChallenge(request),
+  lookup: (request) => faulty().lookup(request),
+};
+
+beforeAll(async () => {
+  env = await startTestEnv({}, { cardConnectors: { 'sandbox-acquirer': acquirer } });
+  merchant = await env.createMerchant();
+});
+afterAll(() => env?.close());
+
+/** The activities a lost workflow task would have run, on the test's database and connectors. */
+const lostTask = () =>
+  createActivities({
+    db: env.database.db,
+    config: env.config,
+    cardConnectors: { 'sandbox-acquirer': acquirer },
+  });
+
+/** Runs the first authorization of `input` the way the lost task did, at the merchant's first terminal. */
+async function authorizeAsLostTask(input: CardPaymentInput): Promise<string> {
+  const activities = lostTask();
+  const [first] = await activities.listTerminals({
+    merchantId: input.merchantId,
+    mode: input.mode,
+    kind: 'card',
+    terminalId: input.terminalId,
+  });
+  await new MockActivityEnvironment().run(activities.authorizeCard, {
+    transactionId: input.transactionId,
+    authorizationKey: connectorKeys.authorization(input.transactionId, first!.terminalId),
+    mode: input.mode,
+    connector: first!.connector,
+    terminalId: first!.terminalId,
+    terminalRank: 0,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+  });
+  return first!.terminalId;
+}
+
+const authorizationsOf = (transactionId: string) =>
+  env.database.db
+    .select()
+    .from(sandboxOperations)
+    .where(
+      and(
+        like(sandboxOperations.idempotencyKey, `${transactionId}:%`),
+        eq(sandboxOperations.operation, 'authorization'),
+      ),
+    );
+
+/** Waits until the server holds the update, so the first workflow task is sure to carry it. */
+async function admitted(workflowId: string, updateId: string): Promise<void> {
+  for (;;) {
+    try {
+      await env.client.workflowService.pollWorkflowExecutionUpdate({
+        namespace: env.client.options.namespace,
+        updateRef: { workflowExecution: { workflowId }, updateId },
+        waitPolicy: {
+          lifecycleStage:
+            temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage
+              .UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED,
+        },
+      });
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function rowOf(transactionId: string) {
+  const [row] = await env.database.db.select().from(transactions).where(eq(transactions.id, transactionId));
+  return row!;
+}
+
+describe('a card workflow task lost after its connector call', () => {
+  it('keeps the authorization when the retry meets a stop request first', async () => {
+    await env.stopWorker();
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const terminalId = await authorizeAsLostTask(input);
+    const handle = await env.client.workflow.start(cardPayment, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    // An ops stop arrives before any task of the workflow completes: the server holds it for the first.
+    const stop = handle.executeUpdate(forceFailUpdate, {
+      args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
+      updateId: 'stop',
+    });
+    await admitted(handle.workflowId, 'stop');
+    await env.startWorker();
+
+    expect(await stop).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
+    expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+  });
+
+  it('asks about a repeated send the acquirer refuses instead of cascading to the next terminal', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const terminalId = await authorizeAsLostTask(input);
+    // The retry's send is refused (the acquirer is unreachable for a moment): not definite, since the
+    // lost task's send of the same key went through.
+    plans.set(input.transactionId, { authorize: ['refuse'] });
+    const result = await env.client.workflow.execute(cardPayment, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+
+    expect(result.status).toBe('SUCCESS');
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
+    expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+  });
+
+  it('asks the acquirer when the lost task purged the card after authorizing', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const terminalId = await authorizeAsLostTask(input);
+    await lostTask().purgeCardData({ transactionId: input.transactionId });
+    const result = await env.client.workflow.execute(cardPayment, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+
+    expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
+    expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+  });
+});
