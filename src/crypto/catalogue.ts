@@ -9,9 +9,14 @@ export async function listPayinCurrencies(
   db: Db,
   country: string,
   amount: string,
-): Promise<{ code: string; networks: string[] }[]> {
+): Promise<{ code: string; name: string; symbol: string; networks: string[] }[]> {
   const rows = await db
-    .select({ code: cryptoAssets.code, network: cryptoAssets.network })
+    .select({
+      code: cryptoAssets.code,
+      name: cryptoAssets.name,
+      symbol: cryptoAssets.symbol,
+      network: cryptoAssets.network,
+    })
     .from(cryptoAssets)
     .where(
       and(
@@ -22,13 +27,18 @@ export async function listPayinCurrencies(
       ),
     )
     .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.code));
-  const grouped = new Map<string, string[]>();
+  const grouped = new Map<string, { code: string; name: string; symbol: string; networks: string[] }>();
   for (const row of rows) {
-    const networks = grouped.get(row.code) ?? [];
-    networks.push(row.network);
-    grouped.set(row.code, networks);
+    const entry = grouped.get(row.code) ?? {
+      code: row.code,
+      name: row.name,
+      symbol: row.symbol,
+      networks: [],
+    };
+    entry.networks.push(row.network);
+    grouped.set(row.code, entry);
   }
-  return [...grouped].map(([code, networks]) => ({ code, networks }));
+  return [...grouped.values()];
 }
 
 export async function findCryptoAsset(
@@ -49,7 +59,8 @@ export async function networksOf(db: Db, code: string): Promise<string[]> {
   const rows = await db
     .select({ network: cryptoAssets.network })
     .from(cryptoAssets)
-    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.active, true)));
+    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.active, true)))
+    .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.network));
   return rows.map((r) => r.network);
 }
 

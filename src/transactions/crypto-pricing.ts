@@ -43,15 +43,49 @@ export function checkDecimals(field: string, amount: string, decimals: number): 
   }
 }
 
-/** The catalogue's limits are fiat amounts; the request's fiat value must lie within them. */
-export function checkLimits(field: string, fiatAmount: string, asset: CryptoAsset): void {
+/**
+ * The catalogue's limits are fiat amounts (major units of the request's currency); a fiat amount must lie
+ * within them, and the refusal states them in that currency.
+ */
+export function checkLimits(
+  field: string,
+  fiatAmount: string,
+  fiatCurrency: string,
+  asset: CryptoAsset,
+): void {
   const units = (v: string) => parseUnits(v, 18)!;
   const amount = units(fiatAmount);
   if (amount < units(asset.minAmount) || amount > units(asset.maxAmount)) {
     const shown = (v: string) => formatUnits(units(v), 18);
     fieldError(
       field,
-      `The amount must be between ${shown(asset.minAmount)} and ${shown(asset.maxAmount)} for ${asset.code} on ${asset.network}.`,
+      `The ${field.replace('_', ' ')} must be between ${shown(asset.minAmount)} and ${shown(asset.maxAmount)} ${fiatCurrency} for ${asset.code} on ${asset.network}.`,
+    );
+  }
+}
+
+/**
+ * A crypto amount is held to the catalogue's fiat limits converted at today's rate (the least crypto
+ * worth the minimum, the most worth no more than the maximum), and the refusal states them in crypto,
+ * the unit the merchant gave, with the fiat limits beside them.
+ */
+export async function checkCryptoLimits(
+  rates: RateSource,
+  field: string,
+  cryptoAmount: string,
+  asset: CryptoAsset,
+  fiat: { usdRate: string; decimals: number; currency: string },
+): Promise<void> {
+  const least = await priceQuote(rates, asset, fiat, { fiat: asset.minAmount }, 'up');
+  const most = await priceQuote(rates, asset, fiat, { fiat: asset.maxAmount }, 'down');
+  const amount = parseUnits(cryptoAmount, asset.decimals)!;
+  const min = parseUnits(least.cryptoAmount, asset.decimals)!;
+  const max = parseUnits(most.cryptoAmount, asset.decimals)!;
+  if (amount < min || amount > max) {
+    const shown = (v: string) => formatUnits(parseUnits(v, 18)!, 18);
+    fieldError(
+      field,
+      `The ${field.replace('_', ' ')} must be between ${formatUnits(min, asset.decimals)} and ${formatUnits(max, asset.decimals)} ${asset.code} on ${asset.network} (${shown(asset.minAmount)} to ${shown(asset.maxAmount)} ${fiat.currency} at today's rate).`,
     );
   }
 }

@@ -23,7 +23,7 @@ export interface PayinRequest extends CustomerFields {
   phone_number: string;
   address: string;
   country: string;
-  order_id: string;
+  order_id?: string | undefined;
   redirect_url: string;
   webhook_url?: string | undefined;
   terminal_id?: string | undefined;
@@ -44,7 +44,7 @@ export async function createPayin(
   await checkLiveCrypto(deps, merchant, 'crypto_payin', asset.network);
   const fiat = await pricedFiat(deps.rates, 'currency', input.currency);
   checkDecimals('amount', input.amount, fiat.decimals);
-  checkLimits('amount', input.amount, asset);
+  checkLimits('amount', input.amount, input.currency, asset);
   const wallet = await findWalletFor(deps.db, merchant, input.currency);
   if (!wallet)
     fieldError('currency', `There is no ${input.currency} wallet to credit in ${merchant.mode} mode.`);
@@ -54,7 +54,7 @@ export async function createPayin(
   const q = await priceQuote(deps.rates, asset, fiat, { fiat: input.amount }, 'up');
   return createTransaction(deps, merchant, {
     kind: 'crypto_payin',
-    orderId: input.order_id,
+    orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, crypto_network: asset.network }),
     row: {
       amountDecimal: input.amount,

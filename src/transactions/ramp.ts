@@ -6,6 +6,7 @@ import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type Custome
 import {
   checkDecimals,
   checkLiveCrypto,
+  checkCryptoLimits,
   checkLimits,
   expectation,
   ONRAMP_WINDOW_SECONDS,
@@ -55,8 +56,13 @@ export async function createRamp(
   checkDecimals(field, input.amount, onramp ? fiat.decimals : asset.decimals);
   await checkTerminal(deps.db, merchant, 'ramp', input.terminal_id);
   const given = onramp ? { fiat: input.amount } : { crypto: input.amount };
+  if (onramp) checkLimits(field, input.amount, input.fiat_currency, asset);
+  else
+    await checkCryptoLimits(deps.rates, field, input.amount, asset, {
+      ...fiat,
+      currency: input.fiat_currency,
+    });
   const q = await priceQuote(deps.rates, asset, fiat, given, 'down');
-  checkLimits(field, q.fiatAmount, asset);
   if (parseUnits(q.cryptoAmount, asset.decimals) === 0n || parseUnits(q.fiatAmount, fiat.decimals) === 0n) {
     fieldError(field, 'The amount is too small to convert.');
   }

@@ -117,6 +117,15 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     });
   });
 
+  it('takes a payin without an order_id, as the vendor SDK sends it', async () => {
+    const created = await merchant.post('/api/v1/test/crypto/payin', payinRequest({ order_id: undefined }));
+    expect(created.statusCode).toBe(200);
+    const body = created.json();
+    expect(body).toMatchObject({ status: 'REDIRECT', data: { order_id: null } });
+    const status = await merchant.get(`/api/test/status/${body.data.transaction_id}`);
+    expect(status.json()).toMatchObject({ status: 'REDIRECT', data: { order_id: null } });
+  });
+
   it('keeps an 18-decimal ETH amount exact through the status endpoint', async () => {
     const created = await merchant.post(
       '/api/v1/test/crypto/payin',
@@ -134,7 +143,6 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
   });
 
   it.each([
-    [{ order_id: undefined }, 'order_id', 'The order id field is required.'],
     [
       { crypto_network: 'BITCOIN' },
       'crypto_network',
@@ -148,6 +156,11 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     [{ crypto_currency: 'DOGE' }, 'crypto_currency', 'The selected crypto currency is not supported.'],
     [{ amount: '10.001' }, 'amount', 'The amount field must have at most 2 decimal places.'],
     [{ currency: 'GBP' }, 'currency', 'There is no GBP wallet to credit in test mode.'],
+    [
+      { amount: 5, crypto_network: 'ETHEREUM' },
+      'amount',
+      'The amount must be between 10 and 100000 USD for USDT on ETHEREUM.',
+    ],
     [{ country: 'USA' }, 'country', 'The country field must be a valid ISO 3166-1 alpha-2 country code.'],
   ])('answers 422 for %j', async (overrides, field, message) => {
     const response = await merchant.post('/api/v1/test/crypto/payin', payinRequest(overrides));
@@ -246,6 +259,20 @@ describe('POST /api/v1/{mode}/crypto', () => {
     expect(taken.statusCode, taken.payload).toBe(200);
   });
 
+  it('takes an OFFRAMP of exactly the least crypto its limits allow', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/crypto',
+      rampRequest({
+        transaction_type: 'OFFRAMP',
+        fiat_amount: undefined,
+        crypto_amount: 10,
+        crypto_network: 'ETHEREUM',
+      }),
+    );
+    expect(created.statusCode).toBe(200);
+    expect(created.json()).toMatchObject({ status: 'REDIRECT', data: { crypto_amount: 10 } });
+  });
+
   it('settles an OFFRAMP from two deposits and pays the fiat out', async () => {
     const created = await merchant.post(
       '/api/v1/test/crypto',
@@ -327,6 +354,17 @@ describe('POST /api/v1/{mode}/crypto', () => {
       'The crypto amount field is required when transaction type is OFFRAMP.',
     ],
     [{ fiat_amount: '100.123' }, 'fiat_amount', 'The fiat amount field must have at most 2 decimal places.'],
+    [
+      { fiat_amount: 0.5, fiat_currency: 'EUR' },
+      'fiat_amount',
+      'The fiat amount must be between 1 and 100000 EUR for USDT on TRON.',
+    ],
+    // A crypto amount is held to the limits converted at the quoted rate, and told them in crypto.
+    [
+      { transaction_type: 'OFFRAMP', fiat_amount: undefined, crypto_amount: 9, crypto_network: 'ETHEREUM' },
+      'crypto_amount',
+      "The crypto amount must be between 10 and 100000 USDT on ETHEREUM (10 to 100000 USD at today's rate).",
+    ],
     [
       { transaction_type: 'OFFRAMP', fiat_amount: undefined, crypto_amount: '1.1234567' },
       'crypto_amount',

@@ -21,7 +21,13 @@ describe('POST /api/v1/{mode}/crypto/currencies', () => {
     const body = response.json();
     expect(body.message).toBeTypeOf('string');
     const usdt = body.data.find((c: { code: string }) => c.code === 'USDT');
-    expect(usdt.networks).toEqual(['ETHEREUM', 'TRON', 'POLYGON', 'SOLANA', 'AVALANCHE']);
+    expect(usdt).toEqual({
+      code: 'USDT',
+      name: 'Tether USD',
+      symbol: 'USDT',
+      networks: ['ETHEREUM', 'TRON', 'POLYGON', 'SOLANA', 'AVALANCHE'],
+    });
+    expect(body.data.find((c: { code: string }) => c.code === 'BTC')).toMatchObject({ name: 'Bitcoin' });
     expect(body.data.map((c: { code: string }) => c.code)).toEqual(['BTC', 'ETH', 'USDT', 'TRX']);
   });
 

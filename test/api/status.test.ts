@@ -75,7 +75,7 @@ describe('GET /api/v1/wallet', () => {
     expect(data).toHaveLength(2);
     expect(data.map((w: { currency: string }) => w.currency)).toEqual(['EUR', 'USD']);
     for (const wallet of data) {
-      expect(wallet).toMatchObject({ amount: 1_000_000, status: 'Active' });
+      expect(wallet).toMatchObject({ amount: 1_000_000, payment_method: 'CARD', status: 'Active' });
       expect(alice.credentials.wallets.find((w) => w.wallet_id === wallet.wallet_id)?.mode).toBe('test');
     }
     const live = await alice.get('/api/v1/wallet', { key: alice.key('live') });

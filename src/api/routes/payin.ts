@@ -31,7 +31,7 @@ export const PayinRequest = z.object({
   phone_number: phoneNumber(),
   address: text('address', { max: 255 }),
   country: country('country', 'alpha2'),
-  order_id: orderId(),
+  order_id: optional(orderId()),
   redirect_url: httpUrl('redirect_url'),
   webhook_url: optional(httpUrl('webhook_url')),
   terminal_id: optional(terminalId()),

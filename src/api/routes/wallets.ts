@@ -12,6 +12,8 @@ export async function walletRoutes(app: FastifyInstance, deps: RouteDeps): Promi
         wallet_id: w.id,
         currency: w.currency,
         amount: new JsonNumber(w.available.toString()),
+        // Every wallet pays out to cards: card payouts are the only payout method (docs/api.md).
+        payment_method: 'CARD',
         status: w.status,
       })),
     };

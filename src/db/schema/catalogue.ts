@@ -7,6 +7,9 @@ export const cryptoAssets = pgTable(
     code: text('code').notNull(),
     network: text('network').notNull(),
     decimals: integer('decimals').notNull(),
+    /** What the currencies list shows: the currency's name and the ticker markets list it under. */
+    name: text('name').notNull().default(''),
+    symbol: text('symbol').notNull().default(''),
     /** Fiat amount limits (major units of the request's currency) for listing and payins. */
     minAmount: numeric('min_amount', { precision: 38, scale: 18 }).notNull(),
     maxAmount: numeric('max_amount', { precision: 38, scale: 18 }).notNull(),
