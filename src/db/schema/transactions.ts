@@ -86,5 +86,8 @@ export const cardVault = pgTable('card_vault', {
    * The authorization keys this card has been sent under. A connector's refusal of a key's first send is
    * definite; of a later one (the send is repeated by a workflow task that was lost) it is not.
    */
-  authorizationsSent: text('authorizations_sent').array().notNull().default(sql`'{}'::text[]`),
+  authorizationsSent: text('authorizations_sent')
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
 });
