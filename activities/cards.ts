@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
-import { failureTypes, type Mode } from '../src/contracts';
+import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
 import type { Lookup } from './connectors/errors';
@@ -121,6 +121,35 @@ export function cardActivities(
     },
 
     /** Asks the acquirer where an authorization stands, for a call whose answer was lost. */
+    /**
+     * Refunds an approved payment in full at the acquirer that took it, under the transaction's refund
+     * key: a retry refunds once. The acquirer's refusal is a non-retryable failure with its message;
+     * anything it could not answer is retried (the refund is owed until it says).
+     */
+    async refundCard(input: {
+      transactionId: string;
+      connector: string;
+      terminalId: string;
+      reference?: string;
+    }): Promise<string> {
+      const acquirer = connectorFor(input.connector);
+      const terminal = await terminalAccess(input.terminalId);
+      const result = await callConnector(
+        input.connector,
+        () =>
+          acquirer.refund({
+            authorizationKey: connectorKeys.authorization(input.transactionId, input.terminalId),
+            refundKey: connectorKeys.refund(input.transactionId),
+            terminal,
+            ...(input.reference ? { reference: input.reference } : {}),
+          }),
+        { asking: true },
+      );
+      if (result.outcome === 'refused')
+        throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+      return result.reference;
+    },
+
     async lookupAuthorization(input: {
       connector: string;
       terminalId?: string;

@@ -5,6 +5,7 @@ import type { ChainConnector, FiatPayouts } from './connectors/types';
 import { holdDeposit, type DepositRef } from '../src/transactions/deposits';
 import { findTransaction } from '../src/transactions/lookup';
 import type { Mode } from '../src/lib/vocabulary';
+import { formatUnits, parseUnits } from '../src/lib/units';
 
 /** A projected transaction's mode; retried until the projection exists. */
 async function modeOf(db: Db, transactionId: string): Promise<Mode> {
@@ -114,6 +115,46 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
           set: { ...recorded, updatedAt: sql`now()` },
         });
       return refundTxHash;
+    },
+
+    /**
+     * Returns a settled payin's crypto to the payer: what each counted deposit left in the payment
+     * (its amount less any excess already sent back or held) goes back to its sender, each send keyed by
+     * the deposit, so a retry sends once. The caller has checked that every such deposit has a sender.
+     */
+    async refundPayment(input: { transactionId: string }): Promise<string[]> {
+      const row = await findTransaction(db, input.transactionId);
+      if (!row) throw new Error(`transaction ${input.transactionId} not found`);
+      const details = row.details as { crypto_currency?: string; crypto_network?: string };
+      const deposits = await db
+        .select()
+        .from(cryptoDeposits)
+        .where(
+          and(
+            eq(cryptoDeposits.transactionId, input.transactionId),
+            eq(cryptoDeposits.disposition, 'counted'),
+          ),
+        )
+        .orderBy(cryptoDeposits.id);
+      const hashes: string[] = [];
+      for (const deposit of deposits) {
+        const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
+        const kept = units(deposit.amount) - units(deposit.refundAmount) - units(deposit.heldAmount);
+        if (kept <= 0n) continue;
+        if (!deposit.sender) throw new Error(`deposit ${deposit.txHash} has no sender to refund to`);
+        hashes.push(
+          await chain.send({
+            idempotencyKey: `payment-refund:${input.transactionId}:${deposit.txHash}`,
+            transactionId: input.transactionId,
+            mode: row.mode,
+            network: details.crypto_network!,
+            address: deposit.sender,
+            amount: formatUnits(kept, 18),
+            currency: details.crypto_currency!,
+          }),
+        );
+      }
+      return hashes;
     },
 
     /** Keeps a deposit that cannot be counted or refunded for ops, with the reason. */

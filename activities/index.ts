@@ -13,6 +13,7 @@ import { payoutActivities } from './payouts';
 import { ledgerActivities } from './ledger';
 import { cryptoActivities } from './crypto';
 import { opsActivities } from './ops';
+import { aftercareActivities } from './aftercare';
 import { sandboxChain } from './connectors/sandbox-chain';
 import { evmChain } from './connectors/evm-chain';
 
@@ -49,6 +50,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
     ...ledgerActivities(db),
     ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),
+    ...aftercareActivities(db),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -83,6 +83,34 @@ export function ledgerActivities(db: Db) {
       });
     },
 
+    /**
+     * Takes a payin's credit back out of the wallet once, as the `refund` or `chargeback` step; refused
+     * (insufficient funds) when the wallet no longer holds it, since a balance never goes negative.
+     * Returns what was taken back, in minor units ("0" when nothing was credited).
+     */
+    async reverseCredit(input: { transactionId: string; step: 'refund' | 'chargeback' }): Promise<string> {
+      const credits = await db
+        .select({ walletId: ledgerEntries.walletId, amount: ledgerEntries.amount })
+        .from(ledgerEntries)
+        .where(and(eq(ledgerEntries.reference, input.transactionId), eq(ledgerEntries.step, 'credit')));
+      let reversed = 0n;
+      for (const credit of credits) {
+        const result = await applyLedgerEntry(db, {
+          walletId: credit.walletId,
+          reference: input.transactionId,
+          step: input.step,
+          amount: -credit.amount,
+        });
+        if (result === 'insufficient')
+          throw ApplicationFailure.nonRetryable(
+            'The wallet no longer holds the amount this transaction credited.',
+            failureTypes.insufficientFunds,
+          );
+        reversed += credit.amount;
+      }
+      return reversed.toString();
+    },
+
     /** Credits a wallet once per transaction (crypto payins); an inactive wallet refuses. */
     async creditFunds(input: {
       walletId: string;

@@ -4,8 +4,9 @@ import { cardPayout } from './card-payout';
 import { cryptoPayin } from './crypto-payin';
 import { cryptoRamp } from './crypto-ramp';
 import { webhookDelivery } from './webhook-delivery';
+import { aftercare } from './aftercare';
 
-export { cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
+export { aftercare, cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
 
 // Every start names a key of WorkflowSignatures: a workflow renamed or retyped here fails to compile,
 // and with it every start that names it.
@@ -15,5 +16,6 @@ const registered = {
   cryptoPayin,
   cryptoRamp,
   webhookDelivery,
+  aftercare,
 } satisfies WorkflowSignatures;
 void registered;

@@ -14,6 +14,7 @@ const asResult = (record: SandboxRecord): AuthorizeResult =>
  */
 export function sandboxAcquirer(db: Db): CardAcquirer {
   const books = sandboxRecords(db, 'sandbox-acquirer', 'authorization');
+  const refunds = sandboxRecords(db, 'sandbox-acquirer', 'refund');
 
   function decide(request: AuthorizeRequest): SandboxRecord | 'outage' {
     const reference = `sbx_${request.transactionId}`;
@@ -63,6 +64,20 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
     async lookup(request) {
       const record = await books.find(request.authorizationKey);
       return record ? asResult(record) : { outcome: 'not_found' };
+    },
+
+    // Only an approved authorization can be refunded; the refund's own entry makes a repeat answer the same.
+    async refund(request) {
+      const authorization = await books.find(request.authorizationKey);
+      if (authorization?.state !== 'approved') {
+        return { outcome: 'refused', message: 'This transaction cannot be refunded.' };
+      }
+      const recorded = await refunds.record(request.refundKey, {
+        state: 'refunded',
+        reference: `sbx_refund_${authorization.reference}`,
+        message: null,
+      });
+      return { outcome: 'refunded', reference: recorded.reference };
     },
   };
 }

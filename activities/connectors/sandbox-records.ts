@@ -12,7 +12,7 @@ export interface SandboxRecord {
  * The sandbox connectors' own books, keyed by the idempotency key of the request that made each entry.
  * Like a real processor's: a repeated request finds its first answer, a lost answer can be looked up.
  */
-export function sandboxRecords(db: Db, connector: string, operation: 'authorization' | 'payout') {
+export function sandboxRecords(db: Db, connector: string, operation: 'authorization' | 'payout' | 'refund') {
   return {
     async find(idempotencyKey: string): Promise<SandboxRecord | undefined> {
       const [row] = await db

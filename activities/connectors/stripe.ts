@@ -94,7 +94,7 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
     }
   };
 
-  return {
+  const acquirer: CardAcquirer = {
     authorize: (request) =>
       call(async () => {
         const stripe = clientFor(request.terminal);
@@ -158,5 +158,34 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
       }
       return { outcome: 'not_found' };
     },
+
+    // A full refund of the PaymentIntent, under the refund's own idempotency key.
+    async refund(request) {
+      const stripe = clientFor(request.terminal);
+      let reference = request.reference;
+      if (!reference) {
+        const found = await acquirer.lookup(request);
+        if (found.outcome === 'pending') throw new OutcomeUnknownError('stripe: the payment is not settled');
+        if (found.outcome !== 'approved')
+          return { outcome: 'refused', message: 'This transaction cannot be refunded.' };
+        reference = found.reference;
+      }
+      try {
+        const refund = await stripe.refunds.create(
+          { payment_intent: reference },
+          { idempotencyKey: request.refundKey },
+        );
+        if (refund.status === 'failed' || refund.status === 'canceled')
+          return { outcome: 'refused', message: 'This transaction cannot be refunded.' };
+        return { outcome: 'refunded', reference: refund.id };
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError)
+          return { outcome: 'refused', message: 'This transaction cannot be refunded.' };
+        if (error instanceof Stripe.errors.StripeError)
+          throw new OutcomeUnknownError(`stripe refund: ${error.type}`);
+        throw error;
+      }
+    },
   };
+  return acquirer;
 }

@@ -22,7 +22,21 @@ export interface CardAcquirer {
   }): Promise<AuthorizeResult>;
   /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
   lookup(request: { authorizationKey: string; terminal: TerminalAccess }): Promise<Lookup<AuthorizeResult>>;
+  /**
+   * Refunds an approved authorization in full. A repeated refund key gets the first answer, never a second
+   * refund; `refused` is the acquirer's definite no (nothing was refunded).
+   */
+  refund(request: {
+    authorizationKey: string;
+    /** The acquirer's reference for the payment, when the projection has it. */
+    reference?: string;
+    refundKey: string;
+    terminal: TerminalAccess;
+  }): Promise<RefundResult>;
 }
+
+export type RefundResult =
+  { outcome: 'refunded'; reference: string } | { outcome: 'refused'; message: string };
 
 /** The terminal a call goes through, with its credentials (decrypted just for the call; none for sandboxes). */
 export interface TerminalAccess {

@@ -12,7 +12,7 @@ import { sandboxRates } from '../crypto/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
 import { RateLimiter } from './rate-limit';
-import { decryptBody } from './plugins/envelope';
+import { decryptBody, decryptBodyIfEnveloped } from './plugins/envelope';
 import { notFoundPage, parseForm } from './pages/hosted';
 import { healthRoutes } from './routes/health';
 import { codecRoutes } from './routes/codec';
@@ -29,6 +29,7 @@ import { cryptoCheckoutRoutes } from './routes/crypto-checkout';
 import { currencyRoutes } from './routes/currencies';
 import { statusRoutes } from './routes/status';
 import { walletRoutes } from './routes/wallets';
+import { aftercareRoutes } from './routes/aftercare';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
 
 export type { AppDeps };
@@ -39,6 +40,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     authenticate: Hook;
     decryptBody: Hook;
+    decryptBodyIfEnveloped: Hook;
   }
 }
 
@@ -114,7 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       burst: config.RATE_LIMIT_BURST,
     }),
   );
-  app.decorate('decryptBody', decryptBody({ db: deps.db, masterKey: config.MASTER_KEY }));
+  const decrypt = decryptBody({ db: deps.db, masterKey: config.MASTER_KEY });
+  app.decorate('decryptBody', decrypt);
+  app.decorate('decryptBodyIfEnveloped', decryptBodyIfEnveloped(decrypt));
 
   const log = app.log as Logger;
   const routeDeps: RouteDeps = {
@@ -149,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     currencyRoutes,
     statusRoutes,
     walletRoutes,
+    aftercareRoutes,
     healthRoutes,
   ];
   const pages = [cardCheckoutRoutes, cardReturnRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];

@@ -29,6 +29,7 @@ const USAGE = `Usage: payments <command>
   ops show TRANSACTION_ID [--json]
   ops retry TRANSACTION_ID [--actor NAME]
   ops fail TRANSACTION_ID --reason TEXT [--actor NAME]
+  ops chargeback TRANSACTION_ID
   db migrate
 
 Reads the same configuration as the service: DATABASE_URL and MASTER_KEY (PAYLOAD_KEYS and

@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
 import { findStuck, forceFail, retryNow, showTransaction } from '../transactions/ops';
+import { sendAftercare } from '../transactions/aftercare';
+import { findTransaction } from '../transactions/lookup';
+import { transactionBody } from '../transactions/view';
 import type { UpdateOutcome } from '../temporal/client';
 import { actorOf, type Command } from './context';
 import { CliError } from './errors';
@@ -97,5 +100,22 @@ export const commands: Record<string, Command> = {
       actor: actorOf(values.actor),
     });
     ctx.print(outcomeOf(outcome, id), values.json ?? false);
+  },
+
+  /** Records a chargeback the acquirer reported: the flag, a payin's credit taken back, the webhook. */
+  async chargeback(ctx, argv) {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
+    const id = idOf(positionals, 'ops chargeback TRANSACTION_ID');
+    const row = await findTransaction(ctx.database.db, id);
+    if (!row) throw new CliError(`Transaction ${id} not found.`);
+    const outcome = await sendAftercare(
+      await ctx.temporal(),
+      ctx.config.TEMPORAL_TASK_QUEUE,
+      row.id,
+      'chargeback',
+      '',
+    );
+    if ('refused' in outcome) throw new CliError(outcome.refused);
+    ctx.print(transactionBody((await findTransaction(ctx.database.db, row.id)) ?? row), values.json ?? false);
   },
 };

@@ -79,3 +79,8 @@ export interface WebhookDeliveryInput {
   delaysSeconds: number[];
   windowSeconds: number;
 }
+
+/** A settled transaction's aftercare (refunds, chargebacks): which transaction. */
+export interface AftercareInput {
+  transactionId: string;
+}

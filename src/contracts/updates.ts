@@ -41,3 +41,18 @@ export interface DepositReceipt extends FirstAnswer {
   disposition: DepositDisposition;
 }
 export const depositUpdate = defineUpdate<DepositReceipt, [Deposit]>('deposit');
+
+/** What happens to a settled transaction afterwards (docs/api.md, refunds and chargebacks). */
+export type AftercareKind = 'refund' | 'chargeback';
+
+/** A refund or chargeback asked of a transaction's aftercare workflow. */
+export interface AftercareRequest {
+  /** The merchant's reason for a refund; empty for a chargeback. */
+  reason: string;
+}
+
+/** Applied (and projected, with its webhook started), or refused with the merchant-facing message. */
+export type AftercareOutcome = { applied: true } | { refused: string };
+
+export const refundUpdate = defineUpdate<AftercareOutcome, [AftercareRequest]>('refund');
+export const chargebackUpdate = defineUpdate<AftercareOutcome, [AftercareRequest]>('chargeback');

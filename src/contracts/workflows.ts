@@ -4,6 +4,7 @@ import type {
   CryptoPayinInput,
   CryptoRampInput,
   WebhookDeliveryInput,
+  AftercareInput,
 } from './inputs';
 import type { FirstAnswer } from './updates';
 
@@ -18,15 +19,18 @@ export interface WorkflowSignatures {
   cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer>;
   cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>;
   webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'>;
+  aftercare(input: AftercareInput): Promise<void>;
 }
 
 export type WorkflowName = keyof WorkflowSignatures;
 /** The workflows that carry a transaction, started by update-with-start. */
-export type TransactionWorkflow = Exclude<WorkflowName, 'webhookDelivery'>;
+export type TransactionWorkflow = Exclude<WorkflowName, 'webhookDelivery' | 'aftercare'>;
 export type WorkflowInput<Name extends WorkflowName> = Parameters<WorkflowSignatures[Name]>[0];
 
 export const workflowIds = {
   /** A transaction's workflow id is its transaction id. */
   transaction: (transactionId: string) => transactionId,
   webhook: (eventId: string, run: number) => `webhook-${eventId}-${run}`,
+  /** Refunds and chargebacks of a settled transaction, one at a time. */
+  aftercare: (transactionId: string) => `aftercare-${transactionId}`,
 };

@@ -25,7 +25,7 @@ export async function applyLedgerEntry(
   entry: {
     walletId: string;
     reference: string;
-    step: 'credit' | 'reserve' | 'release' | 'settle';
+    step: 'credit' | 'reserve' | 'release' | 'settle' | 'refund' | 'chargeback';
     amount: bigint;
   },
 ): Promise<'applied' | 'duplicate' | 'insufficient' | 'inactive'> {

@@ -30,6 +30,7 @@ const acquirer: CardAcquirer = {
   authorize: (request) => faulty().authorize(request),
   completeChallenge: (request) => faulty().completeChallenge(request),
   lookup: (request) => faulty().lookup(request),
+  refund: (request) => faulty().refund(request),
 };
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
+import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 
 let env: TestEnv;
 let alice: MerchantClient;
@@ -63,6 +63,38 @@ describe('GET /api/{mode}/status/{id}', () => {
     for (const key of [id, 'test-only']) {
       const response = await alice.get(`/api/live/status/${key}`);
       expect(response.statusCode).toBe(404);
+    }
+  });
+});
+
+describe('GET /api/v1/{mode}/payout/{id}/status', () => {
+  it("answers a payout's status body by transaction id or order id, and 404 for anything else", async () => {
+    // Its own merchant: the payout moves a wallet balance the wallet test below checks.
+    const carol = merchantClient(env.app, await env.createMerchant());
+    const walletId = carol.credentials.wallets.find(
+      (w) => w.mode === 'test' && w.currency === 'USD',
+    )!.wallet_id;
+    const created = await carol.post(
+      '/api/v1/test/payout',
+      payoutRequest(walletId, { order_id: 'payout-status-1' }),
+    );
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json().data.transaction_id;
+    for (const key of [id, 'payout-status-1']) {
+      const response = await carol.get(`/api/v1/test/payout/${key}/status`);
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual((await carol.get(`/api/test/status/${id}`)).json());
+      expect(response.json().data).toMatchObject({ transaction_id: id, wallet_id: walletId });
+    }
+    const card = await carol.post('/api/v1/test/card', cardRequest());
+    for (const [client, key] of [
+      [carol, card.json().data.transaction_id],
+      [bob, id],
+      [carol, 'no-such-payout'],
+    ] as const) {
+      const response = await client.get(`/api/v1/test/payout/${key}/status`);
+      expect(response.statusCode).toBe(404);
+      expect(response.json().message).toBe('Transaction not found.');
     }
   });
 });

@@ -67,6 +67,23 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     expect(keys.at(-1)!.idempotencyKey).toBe(`${id}:authorize:${stripeTerminal}`);
   });
 
+  it('refunds a Stripe payment once, under the refund key, found by its authorization key', async () => {
+    const paid = await pay('4242424242424242');
+    const id = paid.json().data.transaction_id as string;
+    const refund = () =>
+      merchant.postPlain('/api/v1/test/refund?Skip-Encryption=true', {
+        transaction_id: id,
+        reason: 'Returned',
+      });
+    const refunded = await refund();
+    expect(refunded.statusCode, refunded.body).toBe(200);
+    expect(refunded.json().data.refund.status).toBe(true);
+    const refunds = stripe.requests.filter((r) => r.path === '/v1/refunds' && r.method === 'POST');
+    expect(refunds.map((r) => r.idempotencyKey)).toEqual([`${id}:refund`]);
+    expect((await refund()).json().message).toBe('Transaction has already been refunded.');
+    expect(stripe.violations).toEqual([]);
+  });
+
   it('tells declines as the merchant reads them, and does not cascade a decline', async () => {
     const declined = await pay('4000000000000002');
     expect(declined.json()).toMatchObject({ status: 'FAILED', message: 'Card declined.' });

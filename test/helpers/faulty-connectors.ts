@@ -61,6 +61,7 @@ export function faultyConnectors(db: Db, plans: Map<string, FaultPlan>) {
         acquirer.completeChallenge(request),
       ),
     lookup: (request) => lookup(transactionOf(request.authorizationKey), () => acquirer.lookup(request)),
+    refund: (request) => acquirer.refund(request),
   };
   const payout: PayoutProcessor = {
     send: (request) => run(request.transactionId, 'send', () => payouts.send(request)),

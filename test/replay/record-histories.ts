@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import {
@@ -22,6 +22,7 @@ import {
   depositUpdate,
   firstAnswerUpdate,
   hostedDecisionUpdate,
+  refundUpdate,
   workflowIds,
   type WorkflowName,
 } from '../../src/contracts';
@@ -91,7 +92,23 @@ const key = () => env.config.MASTER_KEY;
 
 it('records the histories', { timeout: 180_000 }, async () => {
   const card = async (pan: string) => insertCardTransaction(env.database.db, key(), merchant, { pan });
-  await save('card-frictionless', await start('cardPayment', await card('4242424242424242')), 'finished');
+  const frictionless = await start('cardPayment', await card('4242424242424242'));
+  await save('card-frictionless', frictionless, 'finished');
+  const aftercare = await env.client.workflow.executeUpdateWithStart(refundUpdate, {
+    args: [{ reason: 'Customer request' }],
+    startWorkflowOperation: new WithStartWorkflowOperation('aftercare', {
+      workflowId: workflowIds.aftercare(frictionless.workflowId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [{ transactionId: frictionless.workflowId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  if (!('applied' in aftercare)) throw new Error(`the refund was refused: ${aftercare.refused}`);
+  await save(
+    'aftercare-card-refunded',
+    env.client.workflow.getHandle(workflowIds.aftercare(frictionless.workflowId)),
+    'finished',
+  );
   await save('card-cascade', await start('cardPayment', await card('4000000000000119')), 'finished');
   await save('card-answer-lost', await start('cardPayment', await card('4000000000000770')), 'finished');
   await save('card-mid-challenge', await start('cardPayment', await card('4111111111111111')), 'waiting');

@@ -47,3 +47,15 @@ export function decryptBody(options: { db: Db; masterKey: string }) {
     throw new ApiError('ENVELOPE_INVALID');
   };
 }
+
+/**
+ * For endpoints the vendor SDK calls in plain JSON (`?Skip-Encryption=true`) that also take the envelope:
+ * a body that is exactly `{"payload": "…"}` is decrypted, any other body is the merchant's fields as sent.
+ */
+export function decryptBodyIfEnveloped(decrypt: ReturnType<typeof decryptBody>) {
+  return async function decryptIfEnvelopedHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    if (isPlainObject(body) && Object.keys(body).length === 1 && typeof body.payload === 'string')
+      await decrypt(request, reply);
+  };
+}

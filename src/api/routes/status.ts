@@ -14,4 +14,15 @@ export async function statusRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       return transactionBody(row);
     },
   );
+
+  // The vendor SDK's `Payout.payout_status`: the same body, for payouts only.
+  app.get<{ Params: { id: string } }>(
+    '/api/v1/:mode/payout/:id/status',
+    { onRequest: app.authenticate },
+    async (request) => {
+      const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
+      if (!row || row.kind !== 'payout') throw new ApiError('TRANSACTION_NOT_FOUND');
+      return transactionBody(row);
+    },
+  );
 }

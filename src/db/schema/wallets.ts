@@ -37,8 +37,13 @@ export const ledgerEntries = pgTable(
       .references(() => wallets.id),
     /** A transaction id, or an operator reference such as `credit_...`. */
     reference: text('reference').notNull(),
-    step: text('step', { enum: ['credit', 'reserve', 'release', 'settle'] }).notNull(),
-    /** Signed minor units: credits and releases add, reserves subtract, settles record the final debit. */
+    step: text('step', {
+      enum: ['credit', 'reserve', 'release', 'settle', 'refund', 'chargeback'],
+    }).notNull(),
+    /**
+     * Signed minor units: credits and releases add, reserves subtract, settles record the final debit,
+     * refunds and chargebacks take a payin's credit back.
+     */
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

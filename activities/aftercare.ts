@@ -1,0 +1,71 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../src/db/client';
+import { cryptoDeposits, terminals, transactions } from '../src/db/schema/index';
+import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
+import { parseUnits } from '../src/lib/units';
+
+/** What a refund or chargeback needs to know of a settled transaction. */
+export interface AftercareState {
+  kind: TransactionKind;
+  status: TransactionStatus;
+  refunded: boolean;
+  chargeback: boolean;
+  /** The terminal that took a card payment, and its connector. */
+  terminalId: string | null;
+  connector: string | null;
+  /** For a payin: every deposit with crypto left in the payment has a sender to send it back to. */
+  sendersKnown: boolean;
+}
+
+/** Reads and records for refunds and chargebacks (`workflows/aftercare.ts`). */
+export function aftercareActivities(db: Db) {
+  return {
+    async aftercareState(input: { transactionId: string }): Promise<AftercareState> {
+      const [row] = await db
+        .select({
+          kind: transactions.kind,
+          status: transactions.status,
+          refunded: transactions.refunded,
+          chargeback: transactions.chargeback,
+          terminalId: transactions.terminalId,
+          connector: terminals.connector,
+        })
+        .from(transactions)
+        .leftJoin(terminals, eq(terminals.id, transactions.terminalId))
+        .where(eq(transactions.id, input.transactionId));
+      if (!row) throw new Error(`transaction ${input.transactionId} not found`);
+      let sendersKnown = true;
+      if (row.kind === 'crypto_payin') {
+        const deposits = await db
+          .select()
+          .from(cryptoDeposits)
+          .where(
+            and(
+              eq(cryptoDeposits.transactionId, input.transactionId),
+              eq(cryptoDeposits.disposition, 'counted'),
+            ),
+          );
+        const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
+        sendersKnown = deposits.every(
+          (d) => d.sender || units(d.amount) - units(d.refundAmount) - units(d.heldAmount) <= 0n,
+        );
+      }
+      return { ...row, sendersKnown };
+    },
+
+    /**
+     * Projects an applied refund or chargeback: the flag and its date, once (a retry keeps the first
+     * date), with a version above every earlier projection of the transaction.
+     */
+    async markAftercare(input: { transactionId: string; kind: AftercareKind }): Promise<void> {
+      const set =
+        input.kind === 'refund'
+          ? { refunded: true, refundedAt: sql`coalesce(${transactions.refundedAt}, now())` }
+          : { chargeback: true, chargebackAt: sql`coalesce(${transactions.chargebackAt}, now())` };
+      await db
+        .update(transactions)
+        .set({ ...set, version: sql`${transactions.version} + 1`, updatedAt: sql`now()` })
+        .where(eq(transactions.id, input.transactionId));
+    },
+  };
+}

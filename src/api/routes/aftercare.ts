@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../../platform/errors';
+import { parseInput, text } from '../fields';
+import { requestAftercare } from '../../transactions/aftercare';
+import type { RouteDeps } from '../deps';
+
+const RefundRequest = z.object({
+  transaction_id: text('transaction_id', { max: 191 }),
+  reason: text('reason', { max: 500 }),
+});
+
+const ChargebackRequest = z.object({
+  transaction_id: text('transaction_id', { max: 191 }),
+});
+
+/**
+ * Refunds (`POST /api/v1/{mode}/refund`) and test-mode chargebacks (`POST /api/v1/test/chargeback`) of
+ * settled transactions, in plain JSON as the vendor SDK sends them or in the envelope (docs/api.md).
+ */
+export async function aftercareRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  const options = { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped };
+  app.post('/api/v1/:mode/refund', options, async (request) => {
+    const input = parseInput(RefundRequest, request.body ?? {});
+    return requestAftercare(deps.transactions, request.merchant, 'refund', input);
+  });
+  app.post('/api/v1/:mode/chargeback', options, async (request) => {
+    if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
+    const input = parseInput(ChargebackRequest, request.body ?? {});
+    return requestAftercare(deps.transactions, request.merchant, 'chargeback', { ...input, reason: '' });
+  });
+}

@@ -1,0 +1,61 @@
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import {
+  chargebackUpdate,
+  refundUpdate,
+  workflowIds,
+  type AftercareKind,
+  type AftercareOutcome,
+  type WorkflowSignatures,
+} from '../contracts';
+import { ApiError, fieldError } from '../platform/errors';
+import { lookupTransaction } from './lookup';
+import { transactionBody, type TransactionBody } from './view';
+import type { MerchantScope, TransactionDeps } from './deps';
+
+/**
+ * A refund or chargeback of one of the merchant's transactions (docs/api.md): handed to the transaction's
+ * aftercare workflow by update-with-start, so requests on the same transaction apply one at a time, and
+ * answered with the transaction's body once applied, or a 422 with the reason it was refused.
+ */
+export async function requestAftercare(
+  deps: Pick<TransactionDeps, 'db' | 'temporal' | 'config'>,
+  merchant: MerchantScope,
+  kind: AftercareKind,
+  input: { transaction_id: string; reason: string },
+): Promise<TransactionBody> {
+  const row = await lookupTransaction(deps.db, merchant, input.transaction_id);
+  if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
+  const outcome = await sendAftercare(
+    deps.temporal,
+    deps.config.TEMPORAL_TASK_QUEUE,
+    row.id,
+    kind,
+    input.reason,
+  );
+  if ('refused' in outcome) fieldError('transaction_id', outcome.refused);
+  const after = (await lookupTransaction(deps.db, merchant, row.id)) ?? row;
+  return transactionBody(after);
+}
+
+export async function sendAftercare(
+  client: Client,
+  taskQueue: string,
+  transactionId: string,
+  kind: AftercareKind,
+  reason: string,
+): Promise<AftercareOutcome> {
+  const startWorkflowOperation = new WithStartWorkflowOperation<WorkflowSignatures['aftercare']>(
+    'aftercare',
+    {
+      workflowId: workflowIds.aftercare(transactionId),
+      taskQueue,
+      args: [{ transactionId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `Aftercare of ${transactionId}`,
+    },
+  );
+  return client.workflow.executeUpdateWithStart(kind === 'refund' ? refundUpdate : chargebackUpdate, {
+    startWorkflowOperation,
+    args: [{ reason }],
+  });
+}
