@@ -23,10 +23,11 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
     for (const undo of compensations.reverse()) await undo();
     await machine.move('FAILED', message, { redirectUrl: null });
   };
+  // The wallet gives the amount and the merchant's fee together.
   const funds = {
     walletId: input.walletId,
     transactionId: input.transactionId,
-    amountMinor: input.amountMinor,
+    amountMinor: (BigInt(input.amountMinor) + BigInt(input.feeMinor ?? '0')).toString(),
   };
   const paid = async (terminal?: TerminalChoice) => {
     await ledger.settleFunds(funds);

@@ -16,6 +16,7 @@ const USAGE = `Usage: payments <command>
   merchants rotate-keys --merchant ID [--overlap-hours N] [--json]
   merchants settings --merchant ID [--tolerance CUR:AMOUNT]... [--tolerance-fiat AMOUNT|none]
                      [--underpaid fail|accept] [--overpaid keep|refund] [--json]
+  merchants fees --merchant ID [--mode test|live --kind KIND --currency CUR --percent P --fixed MINOR] [--json]
   terminals add --merchant ID --mode test|live --kind KIND [--connector NAME] [--priority N] [--descriptor TEXT]
                 [--secret-key sk_test_…]   (stripe: the account's secret key, stored encrypted)
   chains add --mode test|live --network NETWORK --rpc-url URL [--confirmations N] [--token CODE=0xCONTRACT]...

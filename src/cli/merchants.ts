@@ -4,6 +4,8 @@ import { rotateMerchantKeys } from '../merchants/keys';
 import { isFiatCurrency } from '../lib/currencies';
 import { SANDBOX_TERMINALS } from '../sandbox/tables';
 import { settingsCommand } from './settlement';
+import { listFees, setFee } from '../merchants/fees';
+import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
 import type { Command } from './context';
 import { CliError } from './errors';
 
@@ -17,7 +19,54 @@ function parseWallet(spec: string): WalletSpec {
   return { currency: match[1]!.toUpperCase(), amount: BigInt(match[2]!) };
 }
 
+/**
+ * `merchants fees --merchant ID [--mode M --kind K --currency CUR --percent P --fixed MINOR] [--json]`:
+ * sets one line of the fee schedule when given one, then prints the schedule.
+ */
+const feesCommand: Command = async (ctx, argv) => {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      merchant: { type: 'string' },
+      mode: { type: 'string' },
+      kind: { type: 'string' },
+      currency: { type: 'string' },
+      percent: { type: 'string' },
+      fixed: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (!values.merchant) throw new CliError('--merchant is required');
+  const setting = [values.mode, values.kind, values.currency, values.percent, values.fixed];
+  if (setting.some((v) => v !== undefined)) {
+    if (!values.mode || !isMode(values.mode)) throw new CliError('--mode must be test or live');
+    if (!values.kind || !isTransactionKind(values.kind))
+      throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
+    const currency = values.currency?.toUpperCase() ?? '';
+    if (!isFiatCurrency(currency)) throw new CliError('--currency must be an ISO 4217 currency');
+    const percent = values.percent ?? '0';
+    if (!/^\d{1,3}(\.\d{1,4})?$/.test(percent) || Number(percent.split('.')[0]) > 100)
+      throw new CliError('--percent must be a number from 0 to 100 with at most 4 decimals');
+    const fixed = values.fixed ?? '0';
+    if (!/^\d{1,15}$/.test(fixed)) throw new CliError('--fixed must be a whole number of minor units');
+    await setFee(ctx.database.db, {
+      merchantId: values.merchant,
+      mode: values.mode,
+      kind: values.kind,
+      currency,
+      percent,
+      fixedMinor: BigInt(fixed),
+    });
+  }
+  const schedule = await listFees(ctx.database.db, values.merchant);
+  ctx.print(
+    schedule.map((rule) => ({ ...rule, fixedMinor: rule.fixedMinor.toString() })),
+    values.json ?? false,
+  );
+};
+
 export const commands: Record<string, Command> = {
+  fees: feesCommand,
   async create(ctx, argv) {
     const { values } = parseArgs({
       args: argv,

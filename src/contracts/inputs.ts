@@ -27,6 +27,8 @@ export interface CardPaymentInput extends TransactionRef {
 export interface CardPayoutInput extends TransactionRef {
   walletId: string;
   amountMinor: string;
+  /** The merchant's fee on the payout, reserved and taken with it; absent (none) in older histories. */
+  feeMinor?: string;
   currency: string;
   terminalId?: string;
   card: CardSummary;

@@ -1,5 +1,6 @@
 import { fieldError } from '../platform/errors';
 import { findWallet } from '../wallets/wallets';
+import { feeFor } from '../merchants/fees';
 import { createTransaction, type Created } from './create';
 import { summarizeCard } from './card-vault';
 import {
@@ -28,6 +29,7 @@ export async function createCardPayout(
   if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
   await checkTerminal(deps.db, merchant, 'payout', input.terminal_id);
   const card = summarizeCard(input.card_number, config.MASTER_KEY);
+  const fee = await feeFor(deps.db, merchant, 'payout', wallet.currency, input.amount);
   const { card_number: pan, ...kept } = input;
   // The number waits in the vault for as long as the cardholder may take to verify the payout.
   const holdSeconds = config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS + 3600;
@@ -49,6 +51,7 @@ export async function createCardPayout(
       ...merchant,
       walletId: wallet.id,
       amountMinor: input.amount.toString(),
+      ...(fee > 0n ? { feeMinor: fee.toString() } : {}),
       currency: input.currency,
       terminalId: input.terminal_id,
       card,

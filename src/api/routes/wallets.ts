@@ -1,7 +1,22 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { JsonNumber } from '../../lib/json';
-import { listWallets } from '../../wallets/wallets';
+import { fieldError } from '../../platform/errors';
+import { findWallet, listWallets } from '../../wallets/wallets';
+import { feeFor } from '../../merchants/fees';
+import { cardFields } from '../card-fields';
+import { minorAmount, parseInput, text } from '../fields';
+import { SANDBOX_PAYOUT_CARDS } from '../../sandbox/tables';
+import type { Mode } from '../../lib/vocabulary';
 import type { RouteDeps } from '../deps';
+
+/** The card is validated as a payout's is, and used for nothing else: it is neither kept nor logged. */
+const estimateRequest = (mode: Mode) =>
+  z.object({
+    wallet_id: text('wallet_id', { max: 64 }),
+    amount: minorAmount('amount'),
+    card_number: cardFields(false, mode === 'test' ? SANDBOX_PAYOUT_CARDS : undefined).card_number,
+  });
 
 export async function walletRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   app.get('/api/v1/wallet', { onRequest: app.authenticate }, async (request) => {
@@ -18,4 +33,26 @@ export async function walletRoutes(app: FastifyInstance, deps: RouteDeps): Promi
       })),
     };
   });
+
+  // What a payout of `amount` would take from the wallet: the amount plus the merchant's payout fee
+  // (the SDK's `esitimate_fee`, its spelling of the fields kept). Minor units, as the payout's amount.
+  const schemas = { test: estimateRequest('test'), live: estimateRequest('live') };
+  app.post(
+    '/api/v1/wallet/estimate-payout',
+    { onRequest: app.authenticate, preValidation: app.decryptBody },
+    async (request) => {
+      const input = parseInput(schemas[request.merchant.mode], request.body);
+      const wallet = await findWallet(deps.db, request.merchant, input.wallet_id);
+      if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
+      const fee = await feeFor(deps.db, request.merchant, 'payout', wallet.currency, input.amount);
+      return {
+        message: 'Payout fee estimated successfully.',
+        data: {
+          amount_requried: new JsonNumber((input.amount + fee).toString()),
+          wallet_balance: new JsonNumber(wallet.available.toString()),
+          total_fee: new JsonNumber(fee.toString()),
+        },
+      };
+    },
+  );
 }

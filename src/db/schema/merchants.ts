@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -7,10 +8,11 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
-import { MODES } from '../../lib/vocabulary';
+import { MODES, TRANSACTION_KINDS } from '../../lib/vocabulary';
 
 export const merchants = pgTable('merchants', {
   id: text('id').primaryKey(),
@@ -91,3 +93,25 @@ export const auditLog = pgTable('audit_log', {
     .default(sql`'{}'::jsonb`),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * A merchant's fee schedule: per mode, transaction kind and currency, a percentage of the amount (rounded
+ * up to the minor unit) plus a fixed fee in minor units. No row means no fee. Set with
+ * `npx payments merchants fees`; a payout reserves its amount plus its fee.
+ */
+export const merchantFees = pgTable(
+  'merchant_fees',
+  {
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    mode: text('mode', { enum: MODES }).notNull(),
+    kind: text('kind', { enum: TRANSACTION_KINDS }).notNull(),
+    currency: text('currency').notNull(),
+    /** Percent of the amount, exact: `1.5` is 1.5 %. */
+    percent: numeric('percent', { precision: 9, scale: 4 }).notNull().default('0'),
+    fixedMinor: bigint('fixed_minor', { mode: 'bigint' }).notNull().default(sql`0`),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.mode, t.kind, t.currency] })],
+);

@@ -1,0 +1,67 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { merchantFees } from '../db/schema/index';
+import { parseUnits } from '../lib/units';
+import type { Mode, TransactionKind } from '../lib/vocabulary';
+
+/** One line of a merchant's fee schedule (`merchant_fees`). */
+export interface FeeRule {
+  merchantId: string;
+  mode: Mode;
+  kind: TransactionKind;
+  currency: string;
+  /** Percent of the amount, exact decimal text: `1.5` is 1.5 %. */
+  percent: string;
+  fixedMinor: bigint;
+}
+
+/** Ten-thousandths of a percent: the schedule keeps four decimals. */
+const PERCENT_SCALE = 4;
+
+/** The fee on an amount: the percentage rounded up to the minor unit, plus the fixed fee. Integers only. */
+export function feeOf(amountMinor: bigint, rule: Pick<FeeRule, 'percent' | 'fixedMinor'>): bigint {
+  const scaled = parseUnits(rule.percent, PERCENT_SCALE);
+  if (scaled === undefined || scaled < 0n) throw new Error(`invalid fee percent ${rule.percent}`);
+  const denominator = 100n * 10n ** BigInt(PERCENT_SCALE);
+  const share = (amountMinor * scaled + denominator - 1n) / denominator;
+  return share + rule.fixedMinor;
+}
+
+/** The merchant's fee for a transaction of this kind and currency; zero without a rule. */
+export async function feeFor(
+  db: Db,
+  scope: { merchantId: string; mode: Mode },
+  kind: TransactionKind,
+  currency: string,
+  amountMinor: bigint,
+): Promise<bigint> {
+  const [rule] = await db
+    .select({ percent: merchantFees.percent, fixedMinor: merchantFees.fixedMinor })
+    .from(merchantFees)
+    .where(
+      and(
+        eq(merchantFees.merchantId, scope.merchantId),
+        eq(merchantFees.mode, scope.mode),
+        eq(merchantFees.kind, kind),
+        eq(merchantFees.currency, currency),
+      ),
+    );
+  return rule ? feeOf(amountMinor, rule) : 0n;
+}
+
+/** Sets (or replaces) one line of the schedule. */
+export async function setFee(db: Db, rule: FeeRule): Promise<void> {
+  await db
+    .insert(merchantFees)
+    .values(rule)
+    .onConflictDoUpdate({
+      target: [merchantFees.merchantId, merchantFees.mode, merchantFees.kind, merchantFees.currency],
+      set: { percent: rule.percent, fixedMinor: rule.fixedMinor, updatedAt: sql`now()` },
+    });
+}
+
+/** The merchant's whole schedule. */
+export async function listFees(db: Db, merchantId: string): Promise<FeeRule[]> {
+  const rows = await db.select().from(merchantFees).where(eq(merchantFees.merchantId, merchantId));
+  return rows.map(({ updatedAt: _updatedAt, ...rule }) => rule);
+}
