@@ -30,6 +30,7 @@ import { currencyRoutes } from './routes/currencies';
 import { statusRoutes } from './routes/status';
 import { walletRoutes } from './routes/wallets';
 import { aftercareRoutes } from './routes/aftercare';
+import { listRoutes } from './routes/lists';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
 
 export type { AppDeps };
@@ -154,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     statusRoutes,
     walletRoutes,
     aftercareRoutes,
+    listRoutes,
     healthRoutes,
   ];
   const pages = [cardCheckoutRoutes, cardReturnRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];

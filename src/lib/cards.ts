@@ -13,3 +13,15 @@ export function luhnValid(digits: string): boolean {
   }
   return sum % 10 === 0;
 }
+/** The card scheme a BIN (the card number's first six or more digits) belongs to, or null if unknown. */
+export function cardBrand(bin: string): string | null {
+  const n = (digits: number) => Number(bin.slice(0, digits));
+  if (bin.startsWith('4')) return 'VISA';
+  if ((n(2) >= 51 && n(2) <= 55) || (n(4) >= 2221 && n(4) <= 2720)) return 'MASTERCARD';
+  if (n(2) === 34 || n(2) === 37) return 'AMEX';
+  if (n(4) === 6011 || n(2) === 65 || (n(3) >= 644 && n(3) <= 649)) return 'DISCOVER';
+  if (n(4) >= 3528 && n(4) <= 3589) return 'JCB';
+  if ((n(3) >= 300 && n(3) <= 305) || n(2) === 36 || n(2) === 38) return 'DINERS';
+  if (n(2) === 62) return 'UNIONPAY';
+  return null;
+}

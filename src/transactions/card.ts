@@ -35,6 +35,7 @@ export async function createCardPayment(
       amountMinor: input.amount,
       currency: input.currency,
       ...cardholderColumns(input, card),
+      country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
       details: { is_card_WL: whitelisted },

@@ -60,6 +60,7 @@ export async function createPayin(
       amountDecimal: input.amount,
       currency: input.currency,
       customer: customerOf(input),
+      country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
       walletId: wallet.id,

@@ -41,6 +41,7 @@ export async function createCardPayout(
       amountMinor: input.amount,
       currency: input.currency,
       ...cardholderColumns(input, card),
+      country: input.country,
       webhookUrl: input.webhook_url ?? null,
       walletId: wallet.id,
     },

@@ -74,6 +74,7 @@ export async function createRamp(
       amountDecimal: q.fiatAmount,
       currency: input.fiat_currency,
       customer: customerOf(input),
+      country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
       details: {

@@ -48,6 +48,8 @@ export const transactions = pgTable(
     cardLast4: text('card_last4'),
     cardFingerprint: text('card_fingerprint'),
     walletId: text('wallet_id'),
+    /** The customer's country as the create request gave it (alpha-2 or alpha-3); null before it was kept. */
+    country: text('country'),
     refunded: boolean('refunded').notNull().default(false),
     refundedAt: timestamp('refunded_at', { withTimezone: true }),
     chargeback: boolean('chargeback').notNull().default(false),
@@ -64,7 +66,8 @@ export const transactions = pgTable(
     uniqueIndex('transactions_order_idx')
       .on(t.merchantId, t.mode, t.orderId)
       .where(sql`${t.orderId} is not null`),
-    index('transactions_merchant_idx').on(t.merchantId, t.mode, t.createdAt),
+    // A merchant's transactions by time; the lists' keyset (newest first, the id breaking ties).
+    index('transactions_list_idx').on(t.merchantId, t.mode, t.createdAt, t.id),
     index('transactions_fingerprint_idx').on(t.merchantId, t.cardFingerprint),
   ],
 );

@@ -47,5 +47,9 @@ export const ledgerEntries = pgTable(
     amount: bigint('amount', { mode: 'bigint' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('ledger_entries_reference_step_idx').on(t.walletId, t.reference, t.step)],
+  (t) => [
+    uniqueIndex('ledger_entries_reference_step_idx').on(t.walletId, t.reference, t.step),
+    // The wallet-transactions list's keyset: newest first, the id breaking ties.
+    index('ledger_entries_wallet_time_idx').on(t.walletId, t.createdAt, t.id),
+  ],
 );

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
+import { transactions } from '../../src/db/schema/index';
+import { newTransactionId } from '../../src/ciphers/ids';
+
+let env: TestEnv;
+let alice: MerchantClient;
+let bob: MerchantClient;
+/** Alice's bulk rows, oldest first. */
+const existing: string[] = [];
+
+/** Rows written straight to the projection: 1,000 in ten minutes, several sharing a timestamp. */
+/** `variant` picks the kind and status pattern's starting point (1: a successful card). */
+async function insertBulk(
+  merchant: MerchantClient,
+  count: number,
+  start: Date,
+  variant = 0,
+): Promise<string[]> {
+  const rows = Array.from({ length: count }, (_, i) => ({
+    id: newTransactionId(),
+    merchantId: merchant.credentials.merchant_id,
+    mode: 'test' as const,
+    kind: (i + variant) % 3 === 0 ? ('payout' as const) : ('card' as const),
+    status: (i + variant) % 4 === 0 ? ('FAILED' as const) : ('SUCCESS' as const),
+    requestHash: 'fixture',
+    message: 'Transaction processed successfully.',
+    amountMinor: BigInt(100 + i),
+    currency: 'USD',
+    customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
+    country: 'US',
+    cardBin: '424242',
+    cardLast4: '4242',
+    // Three rows per millisecond-free second: ties on created_at are broken by the id.
+    createdAt: new Date(start.getTime() + Math.floor(i / 3) * 1000),
+  }));
+  for (let i = 0; i < rows.length; i += 250)
+    await env.database.db.insert(transactions).values(rows.slice(i, i + 250));
+  return rows.map((r) => r.id);
+}
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  alice = merchantClient(env.app, await env.createMerchant());
+  bob = merchantClient(env.app, await env.createMerchant());
+  existing.push(...(await insertBulk(alice, 1000, new Date('2026-01-05T10:00:00Z'))));
+  await insertBulk(bob, 10, new Date('2026-01-05T10:00:00Z'));
+});
+afterAll(() => env?.close());
+
+type ListBody = {
+  data: { transaction_id: string; card_number: string | null }[];
+  meta: {
+    hasNextPage: boolean;
+    hasPreviousPage: boolean;
+    nextCursor?: string;
+    prevCursor?: string;
+    totalCount: number;
+  };
+};
+const list = async (client: MerchantClient, query: string, path = '/api/v1/test-transactions') => {
+  const response = await client.get(`${path}?${query}`);
+  return {
+    status: response.statusCode,
+    body: response.json() as ListBody & { message: string; errors?: Record<string, string[]> },
+  };
+};
+
+describe('GET /api/v1/{test|live}-transactions', () => {
+  it('pages through 1,000 transactions while new ones arrive, each exactly once, newest first', async () => {
+    const seen: string[] = [];
+    let query = 'transaction_start_date=2026-01-05&transaction_end_date=2026-01-05&limit=37';
+    let first = true;
+    for (;;) {
+      const page = await list(alice, query);
+      expect(page.status).toBe(200);
+      expect(page.body.meta.totalCount).toBe(first ? 1000 : page.body.meta.totalCount);
+      expect(page.body.meta.hasPreviousPage).toBe(!first);
+      first = false;
+      seen.push(...page.body.data.map((t) => t.transaction_id));
+      // A new transaction arrives on the listed day after every page: it comes before the first
+      // page, never inside the pages still to read.
+      await insertBulk(alice, 1, new Date('2026-01-05T23:59:59Z'), 1);
+      if (!page.body.meta.hasNextPage) break;
+      query = `transaction_start_date=2026-01-05&transaction_end_date=2026-01-05&limit=37&nextCursor=${encodeURIComponent(page.body.meta.nextCursor!)}`;
+    }
+    expect(seen).toHaveLength(1000);
+    expect(new Set(seen).size).toBe(1000);
+    expect([...seen].sort()).toEqual([...existing].sort());
+    // Newest first: the last inserted bulk row (latest second) leads.
+    expect(seen.slice(0, 3).sort()).toEqual(existing.slice(-1).concat(existing.slice(-3, -1)).sort());
+  });
+
+  it('goes back with prevCursor to the same page', async () => {
+    const one = await list(alice, 'transaction_end_date=2026-01-05&limit=5');
+    const two = await list(
+      alice,
+      `transaction_end_date=2026-01-05&limit=5&nextCursor=${encodeURIComponent(one.body.meta.nextCursor!)}`,
+    );
+    expect(two.body.meta.hasPreviousPage).toBe(true);
+    const back = await list(
+      alice,
+      `transaction_end_date=2026-01-05&limit=5&prevCursor=${encodeURIComponent(two.body.meta.prevCursor!)}`,
+    );
+    expect(back.body.data.map((t) => t.transaction_id)).toEqual(one.body.data.map((t) => t.transaction_id));
+    expect(back.body.meta.hasNextPage).toBe(true);
+  });
+
+  it("refuses one merchant's cursor to another, and a forged one, and shows nothing of the first", async () => {
+    const page = await list(alice, 'limit=5');
+    const cursor = encodeURIComponent(page.body.meta.nextCursor!);
+    const stolen = await list(bob, `limit=5&nextCursor=${cursor}`);
+    expect(stolen.status).toBe(422);
+    expect(stolen.body.message).toBe('The nextCursor is not a cursor of this list.');
+    expect(JSON.stringify(stolen.body)).not.toContain(page.body.data[0]!.transaction_id);
+    const [payload, mac] = page.body.meta.nextCursor!.split('.');
+    const forged = Buffer.from(JSON.stringify(['2099-01-01 00:00:00+00', 'PAx'])).toString('base64url');
+    for (const bad of [`${forged}.${mac}`, `${payload}.${'0'.repeat(32)}`, 'garbage']) {
+      expect((await list(alice, `nextCursor=${encodeURIComponent(bad)}`)).status).toBe(422);
+    }
+    // Bob's own list holds only Bob's rows.
+    const bobs = await list(bob, 'limit=100');
+    expect(bobs.body.meta.totalCount).toBe(10);
+    expect(bobs.body.data.every((t) => !existing.includes(t.transaction_id))).toBe(true);
+  });
+
+  it("answers the SDK's Transaction fields, the card number masked, and filters", async () => {
+    const created = await alice.post(
+      '/api/v1/test/card',
+      cardRequest({ order_id: 'list-1', card_number: '5555555555554444' }),
+    );
+    const id = created.json().data.transaction_id;
+    const page = await list(alice, 'order_id=list-1');
+    expect(page.body.data).toEqual([
+      {
+        first_name: 'Jane',
+        last_name: 'Doe',
+        converted_amount: '1050',
+        converted_currency: 'USD',
+        transaction_id: id,
+        amount: '1050',
+        currency: 'USD',
+        status: 'REDIRECT',
+        card_type: 'MASTERCARD',
+        card_number: '555555******4444',
+        transaction_type: 'card',
+        order_id: 'list-1',
+        country: expect.any(String),
+        email: expect.any(String),
+        created_at: expect.stringMatching(/Z$/),
+        transaction_date: expect.stringMatching(/Z$/),
+        chargeback_date: null,
+        refund_date: null,
+        suspicious_date: null,
+        merchant_connector: { name: 'sandbox-acquirer' },
+        user: { name: expect.any(String), user_kyc: { name: expect.any(String) } },
+      },
+    ]);
+    expect(JSON.stringify(page.body)).not.toContain('5555555555554444');
+
+    const failedPayouts = await list(
+      alice,
+      'status=FAILED&transaction_type=payout&transaction_end_date=2026-01-05&limit=100',
+    );
+    // Of the 1,000: every third is a payout, every fourth failed; both when i is a multiple of 12.
+    expect(failedPayouts.body.meta.totalCount).toBe(84);
+    expect((await list(alice, 'status=LOST')).status).toBe(422);
+    expect((await list(alice, 'limit=101')).status).toBe(422);
+    expect((await list(alice, 'transaction_start_date=2026-13-01')).status).toBe(422);
+  });
+
+  it("is the key's mode only", async () => {
+    const answer = await alice.get('/api/v1/live-transactions', { key: alice.key('test') });
+    expect(answer.statusCode).toBe(401);
+    const live = await alice.get('/api/v1/live-transactions', { key: alice.key('live') });
+    expect(live.statusCode).toBe(200);
+    expect(live.json().meta.totalCount).toBe(0);
+  });
+});
+
+describe('GET /api/v1/{test|live}-wallet-transactions', () => {
+  it("pages the ledger entries of the key's wallets", async () => {
+    const walletId = alice.credentials.wallets.find(
+      (w) => w.mode === 'test' && w.currency === 'USD',
+    )!.wallet_id;
+    const paid = await alice.post('/api/v1/test/payout', payoutRequest(walletId));
+    const id = paid.json().data.transaction_id;
+    const page = await list(alice, `order_id=${id}`, '/api/v1/test-wallet-transactions');
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((e) => e.transaction_id)).toEqual([id, id]);
+    expect(page.body.data).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          wallet_id: walletId,
+          transaction_type: 'reserve',
+          amount: '-500',
+          currency: 'USD',
+        }),
+        expect.objectContaining({ transaction_type: 'settle', amount: '0' }),
+      ]),
+    );
+    const all = await list(alice, 'limit=1', '/api/v1/test-wallet-transactions');
+    expect(all.body.meta.totalCount).toBeGreaterThanOrEqual(4); // two opening credits and the payout's two
+    const next = await list(
+      alice,
+      `limit=1&nextCursor=${encodeURIComponent(all.body.meta.nextCursor!)}`,
+      '/api/v1/test-wallet-transactions',
+    );
+    expect(next.body.data[0]!.transaction_id).not.toBe(undefined);
+    expect(
+      (
+        await list(
+          bob,
+          `nextCursor=${encodeURIComponent(all.body.meta.nextCursor!)}`,
+          '/api/v1/test-wallet-transactions',
+        )
+      ).status,
+    ).toBe(422);
+  });
+});
