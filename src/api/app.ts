@@ -31,6 +31,7 @@ import { statusRoutes } from './routes/status';
 import { walletRoutes } from './routes/wallets';
 import { aftercareRoutes } from './routes/aftercare';
 import { listRoutes } from './routes/lists';
+import { webhookEventRoutes } from './routes/webhook-events';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
 
 export type { AppDeps };
@@ -156,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     walletRoutes,
     aftercareRoutes,
     listRoutes,
+    webhookEventRoutes,
     healthRoutes,
   ];
   const pages = [cardCheckoutRoutes, cardReturnRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];

@@ -26,6 +26,7 @@ const USAGE = `Usage: payments <command>
   wallets credit --wallet ID --amount MINOR [--reference REF]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
+  webhooks events --merchant ID --mode test|live [--transaction ID] [--delivered true|false] [--limit N] [--json]
   ops stuck [--older-than 15m] [--kind KIND] [--json]
   ops show TRANSACTION_ID [--json]
   ops retry TRANSACTION_ID [--actor NAME]

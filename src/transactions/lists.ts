@@ -21,7 +21,11 @@ export interface ListQuery {
 }
 
 /** Where the page starts, from the query's cursor; a cursor this merchant's list did not issue is a 422. */
-function position(masterKey: string, scope: CursorScope, query: ListQuery) {
+export function position(
+  masterKey: string,
+  scope: CursorScope,
+  query: Pick<ListQuery, 'nextCursor' | 'prevCursor'>,
+) {
   const given = query.nextCursor ?? query.prevCursor;
   if (given === undefined) return { direction: 'next' as const, cursor: undefined };
   const field = query.nextCursor !== undefined ? 'nextCursor' : 'prevCursor';
@@ -31,7 +35,10 @@ function position(masterKey: string, scope: CursorScope, query: ListQuery) {
 }
 
 /** The period filter: whole UTC days, both ends included. */
-function period(column: AnyPgColumn, query: ListQuery): SQL[] {
+export function period(
+  column: AnyPgColumn,
+  query: Pick<ListQuery, 'transaction_start_date' | 'transaction_end_date'>,
+): SQL[] {
   const conditions: SQL[] = [];
   if (query.transaction_start_date)
     conditions.push(gte(column, sql`${query.transaction_start_date}::date::timestamp at time zone 'UTC'`));
@@ -41,7 +48,7 @@ function period(column: AnyPgColumn, query: ListQuery): SQL[] {
 }
 
 /** A keyset bound on (created_at, id): strictly past the cursor in the page's direction. */
-function beyond(
+export function beyond(
   at: AnyPgColumn,
   id: AnyPgColumn,
   cursor: Cursor,
@@ -52,7 +59,7 @@ function beyond(
   return direction === 'next' ? sql`(${at}, ${id}) < ${bound}` : sql`(${at}, ${id}) > ${bound}`;
 }
 
-function pageMeta(
+export function pageMeta(
   masterKey: string,
   scope: CursorScope,
   page: { rows: { cursor: Cursor }[]; hasNextPage: boolean; hasPreviousPage: boolean },

@@ -1,8 +1,11 @@
-import { asc, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index';
 import type { WebhookDeliveryInput } from '../contracts';
 import { recordOpsAction } from './ops-audit';
+import type { MerchantScope } from './deps';
+import { beyond, pageMeta, period, position, type ListQuery } from './lists';
+import { pageOf, type Page } from './paging';
 
 /** A transaction's webhook events (or one event, by its id), newest first. */
 export async function findWebhookEvents(db: Db, transactionOrEventId: string) {
@@ -80,4 +83,106 @@ export async function prepareAuditedRedelivery(
     });
   }
   return runs;
+}
+
+/** A webhook-log request, validated (docs/webhooks.md, the event log). */
+export interface EventLogQuery extends Pick<
+  ListQuery,
+  'transaction_start_date' | 'transaction_end_date' | 'nextCursor' | 'limit'
+> {
+  transaction_id?: string | undefined;
+  delivered?: boolean | undefined;
+}
+
+type EventRow = typeof webhookEvents.$inferSelect;
+type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+/** An event as the log shows it: what it told (the transaction's status then), and every attempt. */
+function eventView(event: EventRow, attempts: AttemptRow[]) {
+  let status: string | null = null;
+  try {
+    status = (JSON.parse(event.body) as { status?: string }).status ?? null;
+  } catch {
+    // A body is JSON we wrote; if it ever is not, the log still lists the event.
+  }
+  return {
+    event_id: event.id,
+    transaction_id: event.transactionId,
+    status,
+    created_at: event.createdAt.toISOString(),
+    delivered: event.status === 'delivered',
+    attempts: attempts
+      .filter((a) => a.eventId === event.id)
+      .map((a) => ({
+        attempted_at: a.startedAt.toISOString(),
+        http_status: a.httpStatus,
+        latency_ms: a.latencyMs,
+        error: a.error,
+      })),
+  };
+}
+
+/**
+ * The merchant's webhook events of the key's mode, newest first, each with every delivery attempt its
+ * delivery workflows recorded; paged by keyset as the transaction lists are.
+ */
+export async function listWebhookEvents(
+  db: Db,
+  masterKey: string,
+  merchant: MerchantScope,
+  query: EventLogQuery,
+): Promise<Page<ReturnType<typeof eventView>>> {
+  const scope = { list: 'webhook-events', ...merchant };
+  const { direction, cursor } = position(masterKey, scope, query);
+  const e = webhookEvents;
+  const filters = [
+    eq(e.merchantId, merchant.merchantId),
+    eq(e.mode, merchant.mode),
+    ...period(e.createdAt, query),
+    ...(query.transaction_id ? [eq(e.transactionId, query.transaction_id)] : []),
+    ...(query.delivered === undefined
+      ? []
+      : [query.delivered ? eq(e.status, 'delivered') : ne(e.status, 'delivered')]),
+  ];
+  const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
+  const [rows, [total]] = await Promise.all([
+    db
+      .select({ event: e, at: sql<string>`${e.createdAt}::text` })
+      .from(e)
+      .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'text')] : [])))
+      .orderBy(...order)
+      .limit(query.limit + 1),
+    db
+      .select({ n: count() })
+      .from(e)
+      .where(and(...filters)),
+  ]);
+  const page = pageOf(
+    rows.map((r) => ({ ...r, cursor: { at: r.at, id: r.event.id } })),
+    { limit: query.limit, direction, fromCursor: cursor !== undefined },
+  );
+  const attempts = await webhookAttemptsOf(
+    db,
+    page.rows.map((r) => r.event.id),
+  );
+  return {
+    message: 'Webhook events retrieved successfully.',
+    data: page.rows.map((r) => eventView(r.event, attempts)),
+    meta: pageMeta(masterKey, scope, page, total?.n ?? 0),
+  };
+}
+
+/** One of the merchant's events (of the key's mode) as the log shows it, or undefined. */
+export async function findMerchantEvent(db: Db, merchant: MerchantScope, eventId: string) {
+  const [event] = await db
+    .select()
+    .from(webhookEvents)
+    .where(
+      and(
+        eq(webhookEvents.id, eventId),
+        eq(webhookEvents.merchantId, merchant.merchantId),
+        eq(webhookEvents.mode, merchant.mode),
+      ),
+    );
+  return event ? eventView(event, await webhookAttemptsOf(db, [event.id])) : undefined;
 }

@@ -6,12 +6,17 @@ import { listTransactions, listWalletTransactions, type ListQuery } from '../../
 import { optional, parseInput, text } from '../fields';
 import type { RouteDeps } from '../deps';
 
-const isoDate = (field: string) =>
+export const isoDate = (field: string) =>
   text(field, {
     max: 10,
     check: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)),
     rule: 'a date as YYYY-MM-DD',
   });
+
+/** At most 100 a page. */
+export const pageLimit = optional(
+  text('limit', { max: 3, check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100, rule: '1 to 100' }),
+);
 
 const oneOf = <T extends string>(field: string, values: readonly T[]) =>
   text(field, {
@@ -29,9 +34,7 @@ const ListRequest = z
     status: optional(oneOf('status', TRANSACTION_STATUSES)),
     transaction_type: optional(oneOf('transaction_type', TRANSACTION_KINDS)),
     order_id: optional(text('order_id', { max: 191 })),
-    limit: optional(
-      text('limit', { max: 3, check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100, rule: '1 to 100' }),
-    ),
+    limit: pageLimit,
   })
   .superRefine((query, ctx) => {
     if (query.nextCursor !== undefined && query.prevCursor !== undefined)

@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_events_log_idx" ON "webhook_events" USING btree ("merchant_id","mode","created_at","id");

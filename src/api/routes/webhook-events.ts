@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../../platform/errors';
+import { webhookSchedule } from '../../platform/config';
+import { startWebhookDelivery } from '../../temporal/client';
+import {
+  findMerchantEvent,
+  listWebhookEvents,
+  prepareAuditedRedelivery,
+} from '../../transactions/webhook-events';
+import { optional, parseInput, text } from '../fields';
+import { isoDate, pageLimit } from './lists';
+import type { RouteDeps } from '../deps';
+
+const EventLogRequest = z.object({
+  transaction_id: optional(text('transaction_id', { max: 191 })),
+  delivered: optional(
+    text('delivered', { max: 5, check: (v) => v === 'true' || v === 'false', rule: 'true or false' }),
+  ),
+  transaction_start_date: optional(isoDate('transaction_start_date')),
+  transaction_end_date: optional(isoDate('transaction_end_date')),
+  nextCursor: optional(text('nextCursor', { max: 512 })),
+  limit: pageLimit,
+});
+
+/**
+ * The merchant's webhook event log (docs/webhooks.md): every event of the key's mode with each delivery
+ * attempt, and a redelivery of one event now.
+ */
+export async function webhookEventRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  app.get('/api/v1/:mode/webhooks/events', { onRequest: app.authenticate }, async (request) => {
+    const { delivered, limit, ...query } = parseInput(EventLogRequest, request.query ?? {});
+    return listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
+      ...query,
+      ...(delivered === undefined ? {} : { delivered: delivered === 'true' }),
+      limit: limit === undefined ? 20 : Number(limit),
+    });
+  });
+
+  app.post<{ Params: { eventId: string } }>(
+    '/api/v1/:mode/webhooks/events/:eventId/redeliver',
+    { onRequest: app.authenticate },
+    async (request) => {
+      const { eventId } = request.params;
+      const event = await findMerchantEvent(deps.db, request.merchant, eventId);
+      if (!event) throw new ApiError('ROUTE_NOT_FOUND', 'Webhook event not found.');
+      const runs = await prepareAuditedRedelivery(
+        deps.db,
+        event.event_id,
+        webhookSchedule(deps.config),
+        `merchant:${request.merchant.merchantId}`,
+      );
+      for (const run of runs) await startWebhookDelivery(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, run);
+      return {
+        message: 'Webhook redelivery started.',
+        data: (await findMerchantEvent(deps.db, request.merchant, eventId)) ?? event,
+      };
+    },
+  );
+}
