@@ -110,7 +110,9 @@ export const merchantFees = pgTable(
     currency: text('currency').notNull(),
     /** Percent of the amount, exact: `1.5` is 1.5 %. */
     percent: numeric('percent', { precision: 9, scale: 4 }).notNull().default('0'),
-    fixedMinor: bigint('fixed_minor', { mode: 'bigint' }).notNull().default(sql`0`),
+    fixedMinor: bigint('fixed_minor', { mode: 'bigint' })
+      .notNull()
+      .default(sql`0`),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.merchantId, t.mode, t.kind, t.currency] })],
