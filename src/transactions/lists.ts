@@ -3,6 +3,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client';
 import { ledgerEntries, merchants, terminals, transactions, wallets } from '../db/schema/index';
 import { cardBrand } from '../lib/cards';
+import { TtlCache } from '../lib/ttl-cache';
 import type { TransactionKind, TransactionStatus } from '../lib/vocabulary';
 import { fieldError } from '../platform/errors';
 import type { MerchantScope } from './deps';
@@ -79,6 +80,42 @@ export function pageMeta(
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 /**
+ * `totalCount` is counted once per merchant, mode, list and filters, then kept for `COUNT_TTL_MS` in the
+ * process: counting a large table on every page would cost many times the page itself (measured in the
+ * bench). A count may therefore lag new rows by that long; the pages themselves never do.
+ */
+export const COUNT_TTL_MS = 10_000;
+const counts = new TtlCache<string, number>(COUNT_TTL_MS, 10_000);
+
+export async function cachedCount(
+  scope: CursorScope,
+  filters: Record<string, unknown>,
+  countRows: () => Promise<number>,
+): Promise<number> {
+  const key = JSON.stringify([scope.list, scope.merchantId, scope.mode, filters]);
+  const known = counts.get(key);
+  if (known !== undefined) return known;
+  const counted = await countRows();
+  counts.set(key, counted);
+  return counted;
+}
+
+/** Merchant names, for the lists' `user`: they change rarely, and a page need not read them each time. */
+const names = new TtlCache<string, string>(60_000, 10_000);
+
+async function merchantName(db: Db, merchantId: string): Promise<string> {
+  const known = names.get(merchantId);
+  if (known !== undefined) return known;
+  const [owner] = await db
+    .select({ name: merchants.name })
+    .from(merchants)
+    .where(eq(merchants.id, merchantId));
+  const name = owner?.name ?? '';
+  names.set(merchantId, name);
+  return name;
+}
+
+/**
  * The merchant's transactions of the key's mode, newest first, by keyset: a page holds still while new
  * transactions arrive (they come before the first page), and every cursor is bound to this merchant and
  * mode. Card numbers appear masked (BIN, six stars, last four), as stored.
@@ -101,25 +138,29 @@ export async function listTransactions(
     ...(query.order_id ? [eq(t.orderId, query.order_id)] : []),
   ];
   const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
-  const [rows, [total], [owner]] = await Promise.all([
+  const countFilters = { ...query, nextCursor: undefined, prevCursor: undefined, limit: undefined };
+  const [rows, total, name] = await Promise.all([
     db
-      .select({ row: t, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
+      .select({ row: listed, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
       .from(t)
       .leftJoin(terminals, eq(terminals.id, t.terminalId))
       .where(and(...filters, ...(cursor ? [beyond(t.createdAt, t.id, cursor, direction, 'text')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    db
-      .select({ n: count() })
-      .from(t)
-      .where(and(...filters)),
-    db.select({ name: merchants.name }).from(merchants).where(eq(merchants.id, merchant.merchantId)),
+    cachedCount(scope, countFilters, async () => {
+      const [counted] = await db
+        .select({ n: count() })
+        .from(t)
+        .where(and(...filters));
+      return counted?.n ?? 0;
+    }),
+    merchantName(db, merchant.merchantId),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: r.row.id } })),
     { limit: query.limit, direction, fromCursor: cursor !== undefined },
   );
-  const user = { name: owner?.name ?? '', user_kyc: { name: owner?.name ?? '' } };
+  const user = { name, user_kyc: { name } };
   return {
     message: 'Transactions retrieved successfully.',
     data: page.rows.map(({ row, connector }) => {
@@ -148,9 +189,28 @@ export async function listTransactions(
         user,
       };
     }),
-    meta: pageMeta(masterKey, scope, page, total?.n ?? 0),
+    meta: pageMeta(masterKey, scope, page, total),
   };
 }
+
+/** The columns a list item shows: the row without its details, hashes and URLs. */
+const listed = {
+  id: transactions.id,
+  kind: transactions.kind,
+  orderId: transactions.orderId,
+  status: transactions.status,
+  amountMinor: transactions.amountMinor,
+  amountDecimal: transactions.amountDecimal,
+  currency: transactions.currency,
+  customer: transactions.customer,
+  country: transactions.country,
+  cardBin: transactions.cardBin,
+  cardLast4: transactions.cardLast4,
+  createdAt: transactions.createdAt,
+  updatedAt: transactions.updatedAt,
+  refundedAt: transactions.refundedAt,
+  chargebackAt: transactions.chargebackAt,
+};
 
 /** An exact decimal without the column's trailing zeros (`25.000000000000000000` is `25`). */
 function trimDecimal(value: string | null): string | null {
@@ -181,7 +241,8 @@ export async function listWalletTransactions(
     ...(query.order_id ? [eq(e.reference, query.order_id)] : []),
   ];
   const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
-  const [rows, [total]] = await Promise.all([
+  const countFilters = { ...query, nextCursor: undefined, prevCursor: undefined, limit: undefined };
+  const [rows, total] = await Promise.all([
     db
       .select({ entry: e, currency: wallets.currency, at: sql<string>`${e.createdAt}::text` })
       .from(e)
@@ -189,10 +250,13 @@ export async function listWalletTransactions(
       .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'bigint')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    db
-      .select({ n: count() })
-      .from(e)
-      .where(and(...filters)),
+    cachedCount(scope, countFilters, async () => {
+      const [counted] = await db
+        .select({ n: count() })
+        .from(e)
+        .where(and(...filters));
+      return counted?.n ?? 0;
+    }),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: String(r.entry.id) } })),
@@ -209,6 +273,6 @@ export async function listWalletTransactions(
       created_at: entry.createdAt.toISOString(),
       transaction_date: entry.createdAt.toISOString(),
     })),
-    meta: pageMeta(masterKey, scope, page, total?.n ?? 0),
+    meta: pageMeta(masterKey, scope, page, total),
   };
 }

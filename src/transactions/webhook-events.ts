@@ -4,7 +4,7 @@ import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index
 import type { WebhookDeliveryInput } from '../contracts';
 import { recordOpsAction } from './ops-audit';
 import type { MerchantScope } from './deps';
-import { beyond, pageMeta, period, position, type ListQuery } from './lists';
+import { beyond, cachedCount, pageMeta, period, position, type ListQuery } from './lists';
 import { pageOf, type Page } from './paging';
 
 /** A transaction's webhook events (or one event, by its id), newest first. */
@@ -145,17 +145,21 @@ export async function listWebhookEvents(
       : [query.delivered ? eq(e.status, 'delivered') : ne(e.status, 'delivered')]),
   ];
   const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
-  const [rows, [total]] = await Promise.all([
+  const countFilters = { ...query, nextCursor: undefined, limit: undefined };
+  const [rows, total] = await Promise.all([
     db
       .select({ event: e, at: sql<string>`${e.createdAt}::text` })
       .from(e)
       .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'text')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    db
-      .select({ n: count() })
-      .from(e)
-      .where(and(...filters)),
+    cachedCount(scope, countFilters, async () => {
+      const [counted] = await db
+        .select({ n: count() })
+        .from(e)
+        .where(and(...filters));
+      return counted?.n ?? 0;
+    }),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: r.event.id } })),
@@ -168,7 +172,7 @@ export async function listWebhookEvents(
   return {
     message: 'Webhook events retrieved successfully.',
     data: page.rows.map((r) => eventView(r.event, attempts)),
-    meta: pageMeta(masterKey, scope, page, total?.n ?? 0),
+    meta: pageMeta(masterKey, scope, page, total),
   };
 }
 

@@ -88,8 +88,9 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     expect(seen).toHaveLength(1000);
     expect(new Set(seen).size).toBe(1000);
     expect([...seen].sort()).toEqual([...existing].sort());
-    // Newest first: the last inserted bulk row (latest second) leads.
-    expect(seen.slice(0, 3).sort()).toEqual(existing.slice(-1).concat(existing.slice(-3, -1)).sort());
+    // Newest first: the last bulk row is alone in its second; the three before it share one, in id order.
+    expect(seen[0]).toBe(existing[999]);
+    expect(seen.slice(1, 4).sort()).toEqual(existing.slice(996, 999).sort());
   });
 
   it('goes back with prevCursor to the same page', async () => {

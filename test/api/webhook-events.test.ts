@@ -87,7 +87,7 @@ describe('GET /api/v1/{mode}/webhooks/events', () => {
     await alice.post('/api/v1/test/card', cardRequest({ webhook_url: receiver.url }));
     const alices = await until(
       () => log(alice),
-      (page) => page.data.length > 0,
+      (page) => page.data.length >= 2,
     );
     const theirs = await log(bob);
     expect(theirs.meta.totalCount).toBe(0);
