@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { cryptoDeposits, terminals, transactions } from '../src/db/schema/index';
 import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
-import { parseUnits } from '../src/lib/units';
+import { keptInPayment } from '../src/transactions/deposits';
 
 /** What a refund or chargeback needs to know of a settled transaction. */
 export interface AftercareState {
@@ -45,10 +45,7 @@ export function aftercareActivities(db: Db) {
               eq(cryptoDeposits.disposition, 'counted'),
             ),
           );
-        const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
-        sendersKnown = deposits.every(
-          (d) => d.sender || units(d.amount) - units(d.refundAmount) - units(d.heldAmount) <= 0n,
-        );
+        sendersKnown = deposits.every((d) => d.sender || keptInPayment(d) <= 0n);
       }
       return { ...row, sendersKnown };
     },

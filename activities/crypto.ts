@@ -2,10 +2,10 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
 import type { ChainConnector, FiatPayouts } from './connectors/types';
-import { holdDeposit, type DepositRef } from '../src/transactions/deposits';
+import { holdDeposit, keptInPayment, type DepositRef } from '../src/transactions/deposits';
 import { findTransaction } from '../src/transactions/lookup';
 import type { Mode } from '../src/lib/vocabulary';
-import { formatUnits, parseUnits } from '../src/lib/units';
+import { formatUnits } from '../src/lib/units';
 
 /** A projected transaction's mode; retried until the projection exists. */
 async function modeOf(db: Db, transactionId: string): Promise<Mode> {
@@ -138,8 +138,7 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
         .orderBy(cryptoDeposits.id);
       const hashes: string[] = [];
       for (const deposit of deposits) {
-        const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
-        const kept = units(deposit.amount) - units(deposit.refundAmount) - units(deposit.heldAmount);
+        const kept = keptInPayment(deposit);
         if (kept <= 0n) continue;
         if (!deposit.sender) throw new Error(`deposit ${deposit.txHash} has no sender to refund to`);
         hashes.push(

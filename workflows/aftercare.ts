@@ -1,21 +1,14 @@
-import {
-  ParentClosePolicy,
-  allHandlersFinished,
-  condition,
-  setHandler,
-  startChild,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
 import {
   chargebackUpdate,
   refundUpdate,
-  workflowIds,
   type AftercareInput,
   type AftercareKind,
   type AftercareOutcome,
 } from '../src/contracts';
 import { chain, ledger, records, store } from './activities';
 import { attempt } from './failures';
-import { webhookDelivery } from './webhook-delivery';
+import { sendWebhookEvent } from './webhook-delivery';
 
 export const CANNOT_REFUND = 'This transaction cannot be refunded.';
 export const ALREADY_REFUNDED = 'Transaction has already been refunded.';
@@ -77,22 +70,6 @@ async function apply(transactionId: string, kind: AftercareKind): Promise<Afterc
   }
 
   await records.markAftercare({ transactionId, kind });
-  const event = await records.recordWebhookEvent({ transactionId, eventKey: kind });
-  if (event) {
-    await startChild(webhookDelivery, {
-      workflowId: workflowIds.webhook(event.eventId, 0),
-      args: [
-        {
-          eventId: event.eventId,
-          run: 0,
-          delaysSeconds: event.delaysSeconds,
-          windowSeconds: event.windowSeconds,
-        },
-      ],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: `Webhook ${event.eventId} for ${transactionId} (${kind})`,
-    });
-  }
+  await sendWebhookEvent(transactionId, kind);
   return { applied: true };
 }

@@ -1,18 +1,10 @@
-import {
-  ParentClosePolicy,
-  allHandlersFinished,
-  condition,
-  setHandler,
-  startChild,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   firstAnswerUpdate,
   hostedDecisionUpdate,
   isFinal,
   searchAttributes,
   stateQuery,
-  workflowIds,
   type FirstAnswer,
   type HostedDecision,
   type TransactionKind,
@@ -20,11 +12,10 @@ import {
   type TransactionState,
   type TransactionStatus,
 } from '../src/contracts';
-import { records } from './activities';
 import { Projection, type Placement } from './projection';
 import { shielded } from './transaction';
 import { Waiting } from './waiting';
-import { webhookDelivery } from './webhook-delivery';
+import { sendWebhookEvent } from './webhook-delivery';
 import { installOpsHandlers, type StopRequest } from './ops';
 
 /** How a wait for the customer ended. */
@@ -175,21 +166,6 @@ export class TransactionStateMachine {
   }
 
   private async notify(eventKey: string): Promise<void> {
-    const event = await records.recordWebhookEvent({ transactionId: this.transactionId, eventKey });
-    if (!event) return;
-    await startChild(webhookDelivery, {
-      workflowId: workflowIds.webhook(event.eventId, 0),
-      args: [
-        {
-          eventId: event.eventId,
-          run: 0,
-          delaysSeconds: event.delaysSeconds,
-          windowSeconds: event.windowSeconds,
-        },
-      ],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: `Webhook ${event.eventId} for ${this.transactionId} (${eventKey})`,
-    });
+    await sendWebhookEvent(this.transactionId, eventKey);
   }
 }

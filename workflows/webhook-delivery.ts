@@ -1,13 +1,21 @@
 import {
+  ParentClosePolicy,
   allHandlersFinished,
   condition,
   currentUpdateInfo,
   patched,
   setCurrentDetails,
   setHandler,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { actorOf, webhookRetryNowUpdate, type OpsAction, type WebhookDeliveryInput } from '../src/contracts';
+import {
+  actorOf,
+  webhookRetryNowUpdate,
+  workflowIds,
+  type OpsAction,
+  type WebhookDeliveryInput,
+} from '../src/contracts';
 import { records, webhook } from './activities';
 import { clock } from './waiting';
 
@@ -84,4 +92,27 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     });
     waiting = false;
   }
+}
+
+/**
+ * Records the webhook event `eventKey` of a transaction and starts its first delivery run as an abandoned
+ * child, so the delivery outlives the workflow that made it. Nothing when the transaction has no webhook URL.
+ */
+export async function sendWebhookEvent(transactionId: string, eventKey: string): Promise<void> {
+  const event = await records.recordWebhookEvent({ transactionId, eventKey });
+  if (!event) return;
+  await startChild(webhookDelivery, {
+    workflowId: workflowIds.webhook(event.eventId, 0),
+    args: [
+      {
+        eventId: event.eventId,
+        run: 0,
+        delaysSeconds: event.delaysSeconds,
+        windowSeconds: event.windowSeconds,
+      },
+    ],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    staticSummary: `Webhook ${event.eventId} for ${transactionId} (${eventKey})`,
+  });
 }

@@ -114,3 +114,16 @@ export async function submitDeposit(
   });
   return { txHash, disposition: held ? 'held' : 'duplicate' };
 }
+
+/**
+ * What of a counted deposit stayed in the payment, in units of 10^-18 of the asset (the column's scale):
+ * its amount less any excess sent back or held.
+ */
+export function keptInPayment(deposit: {
+  amount: string;
+  refundAmount: string | null;
+  heldAmount: string | null;
+}): bigint {
+  const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
+  return units(deposit.amount) - units(deposit.refundAmount) - units(deposit.heldAmount);
+}
