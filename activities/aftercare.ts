@@ -1,8 +1,8 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { cryptoDeposits, terminals, transactions } from '../src/db/schema/index';
+import { terminals, transactions } from '../src/db/schema/index';
 import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
-import { keptInPayment } from '../src/transactions/deposits';
+import { countedDeposits, keptInPayment } from '../src/transactions/deposits';
 
 /** What a refund or chargeback needs to know of a settled transaction. */
 export interface AftercareState {
@@ -36,15 +36,7 @@ export function aftercareActivities(db: Db) {
       if (!row) throw new Error(`transaction ${input.transactionId} not found`);
       let sendersKnown = true;
       if (row.kind === 'crypto_payin') {
-        const deposits = await db
-          .select()
-          .from(cryptoDeposits)
-          .where(
-            and(
-              eq(cryptoDeposits.transactionId, input.transactionId),
-              eq(cryptoDeposits.disposition, 'counted'),
-            ),
-          );
+        const deposits = await countedDeposits(db, input.transactionId);
         sendersKnown = deposits.every((d) => d.sender || keptInPayment(d) <= 0n);
       }
       return { ...row, sendersKnown };

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
 import type { ChainConnector, FiatPayouts } from './connectors/types';
-import { holdDeposit, keptInPayment, type DepositRef } from '../src/transactions/deposits';
+import { countedDeposits, holdDeposit, keptInPayment, type DepositRef } from '../src/transactions/deposits';
 import { findTransaction } from '../src/transactions/lookup';
 import type { Mode } from '../src/lib/vocabulary';
 import { formatUnits } from '../src/lib/units';
@@ -126,16 +126,7 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       const row = await findTransaction(db, input.transactionId);
       if (!row) throw new Error(`transaction ${input.transactionId} not found`);
       const details = row.details as { crypto_currency?: string; crypto_network?: string };
-      const deposits = await db
-        .select()
-        .from(cryptoDeposits)
-        .where(
-          and(
-            eq(cryptoDeposits.transactionId, input.transactionId),
-            eq(cryptoDeposits.disposition, 'counted'),
-          ),
-        )
-        .orderBy(cryptoDeposits.id);
+      const deposits = await countedDeposits(db, input.transactionId);
       const hashes: string[] = [];
       for (const deposit of deposits) {
         const kept = keptInPayment(deposit);

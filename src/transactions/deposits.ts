@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../crypto/catalogue';
@@ -126,4 +126,13 @@ export function keptInPayment(deposit: {
 }): bigint {
   const units = (value: string | null) => (value ? parseUnits(value, 18)! : 0n);
   return units(deposit.amount) - units(deposit.refundAmount) - units(deposit.heldAmount);
+}
+
+/** A transaction's deposits counted towards its payment, in the order they were recorded. */
+export function countedDeposits(db: Db, transactionId: string) {
+  return db
+    .select()
+    .from(cryptoDeposits)
+    .where(and(eq(cryptoDeposits.transactionId, transactionId), eq(cryptoDeposits.disposition, 'counted')))
+    .orderBy(asc(cryptoDeposits.id));
 }

@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client';
 import { ledgerEntries, merchants, terminals, transactions, wallets } from '../db/schema/index';
 import { cardBrand } from '../lib/cards';
@@ -88,16 +88,29 @@ export const COUNT_TTL_MS = 10_000;
 const counts = new TtlCache<string, number>(COUNT_TTL_MS, 10_000);
 
 export async function cachedCount(
+  db: Db,
   scope: CursorScope,
-  filters: Record<string, unknown>,
-  countRows: () => Promise<number>,
+  query: object,
+  table: PgTable,
+  filters: SQL[],
 ): Promise<number> {
-  const key = JSON.stringify([scope.list, scope.merchantId, scope.mode, filters]);
+  // The cursor and the page size do not change the count.
+  const {
+    nextCursor: _next,
+    prevCursor: _prev,
+    limit: _limit,
+    ...filtersAsked
+  } = query as Record<string, unknown>;
+  const key = JSON.stringify([scope.list, scope.merchantId, scope.mode, filtersAsked]);
   const known = counts.get(key);
   if (known !== undefined) return known;
-  const counted = await countRows();
-  counts.set(key, counted);
-  return counted;
+  const [counted] = await db
+    .select({ n: count() })
+    .from(table)
+    .where(and(...filters));
+  const n = counted?.n ?? 0;
+  counts.set(key, n);
+  return n;
 }
 
 /** Merchant names, for the lists' `user`: they change rarely, and a page need not read them each time. */
@@ -138,7 +151,6 @@ export async function listTransactions(
     ...(query.order_id ? [eq(t.orderId, query.order_id)] : []),
   ];
   const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
-  const countFilters = { ...query, nextCursor: undefined, prevCursor: undefined, limit: undefined };
   const [rows, total, name] = await Promise.all([
     db
       .select({ row: listed, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
@@ -147,13 +159,7 @@ export async function listTransactions(
       .where(and(...filters, ...(cursor ? [beyond(t.createdAt, t.id, cursor, direction, 'text')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    cachedCount(scope, countFilters, async () => {
-      const [counted] = await db
-        .select({ n: count() })
-        .from(t)
-        .where(and(...filters));
-      return counted?.n ?? 0;
-    }),
+    cachedCount(db, scope, query, t, filters),
     merchantName(db, merchant.merchantId),
   ]);
   const page = pageOf(
@@ -241,7 +247,6 @@ export async function listWalletTransactions(
     ...(query.order_id ? [eq(e.reference, query.order_id)] : []),
   ];
   const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
-  const countFilters = { ...query, nextCursor: undefined, prevCursor: undefined, limit: undefined };
   const [rows, total] = await Promise.all([
     db
       .select({ entry: e, currency: wallets.currency, at: sql<string>`${e.createdAt}::text` })
@@ -250,13 +255,7 @@ export async function listWalletTransactions(
       .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'bigint')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    cachedCount(scope, countFilters, async () => {
-      const [counted] = await db
-        .select({ n: count() })
-        .from(e)
-        .where(and(...filters));
-      return counted?.n ?? 0;
-    }),
+    cachedCount(db, scope, query, e, filters),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: String(r.entry.id) } })),

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index';
 import type { WebhookDeliveryInput } from '../contracts';
@@ -145,7 +145,6 @@ export async function listWebhookEvents(
       : [query.delivered ? eq(e.status, 'delivered') : ne(e.status, 'delivered')]),
   ];
   const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
-  const countFilters = { ...query, nextCursor: undefined, limit: undefined };
   const [rows, total] = await Promise.all([
     db
       .select({ event: e, at: sql<string>`${e.createdAt}::text` })
@@ -153,13 +152,7 @@ export async function listWebhookEvents(
       .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'text')] : [])))
       .orderBy(...order)
       .limit(query.limit + 1),
-    cachedCount(scope, countFilters, async () => {
-      const [counted] = await db
-        .select({ n: count() })
-        .from(e)
-        .where(and(...filters));
-      return counted?.n ?? 0;
-    }),
+    cachedCount(db, scope, query, e, filters),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: r.event.id } })),
