@@ -1,6 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client';
+import { preparedWhileFewer } from '../db/prepared';
 import { ledgerEntries, merchants, terminals, transactions, wallets } from '../db/schema/index';
 import { cardBrand } from '../lib/cards';
 import { TtlCache } from '../lib/ttl-cache';
@@ -35,16 +36,14 @@ export function position(
   return { direction: query.nextCursor !== undefined ? ('next' as const) : ('prev' as const), cursor };
 }
 
+/** A list argument in a condition: a request's value, or its placeholder in a prepared statement. */
+type Value = string | number | SQL | Placeholder;
+
 /** The period filter: whole UTC days, both ends included. */
-export function period(
-  column: AnyPgColumn,
-  query: Pick<ListQuery, 'transaction_start_date' | 'transaction_end_date'>,
-): SQL[] {
+export function period(column: AnyPgColumn, start: Value | undefined, end: Value | undefined): SQL[] {
   const conditions: SQL[] = [];
-  if (query.transaction_start_date)
-    conditions.push(gte(column, sql`${query.transaction_start_date}::date::timestamp at time zone 'UTC'`));
-  if (query.transaction_end_date)
-    conditions.push(lt(column, sql`(${query.transaction_end_date}::date + 1)::timestamp at time zone 'UTC'`));
+  if (start !== undefined) conditions.push(gte(column, sql`${start}::date::timestamp at time zone 'UTC'`));
+  if (end !== undefined) conditions.push(lt(column, sql`(${end}::date + 1)::timestamp at time zone 'UTC'`));
   return conditions;
 }
 
@@ -52,12 +51,71 @@ export function period(
 export function beyond(
   at: AnyPgColumn,
   id: AnyPgColumn,
-  cursor: Cursor,
+  cursor: { at: Value; id: Value },
   direction: 'next' | 'prev',
   idType: 'text' | 'bigint',
 ) {
   const bound = sql`(${cursor.at}::timestamptz, ${cursor.id}::${sql.raw(idType)})`;
   return direction === 'next' ? sql`(${at}, ${id}) < ${bound}` : sql`(${at}, ${id}) > ${bound}`;
+}
+
+/** A list's arguments by name; a name left undefined is a filter the request did not ask for. */
+type Args = Record<string, string | number | undefined>;
+
+/** How a condition reads an argument: as its value (counting), or as a placeholder (the page). */
+type Bind = (name: string) => SQL | undefined;
+
+const values =
+  (args: Args): Bind =>
+  (name) =>
+    args[name] === undefined ? undefined : sql`${args[name]}`;
+
+const placeholders =
+  (args: Args): Bind =>
+  (name) =>
+    args[name] === undefined ? undefined : sql`${sql.placeholder(name)}`;
+
+/** The condition on an argument when the request gives it. */
+const given = (value: SQL | undefined, condition: (value: SQL) => SQL): SQL[] =>
+  value === undefined ? [] : [condition(value)];
+
+/** A page's query: prepared under a name, or run once as it is; either way given the arguments. */
+interface PageQuery<Rows> {
+  execute(values: Args): Promise<Rows>;
+  prepare(name: string): { execute(values: Args): Promise<Rows> };
+}
+
+/**
+ * A LIMIT written into the SQL text. Drizzle types `limit` as a number or a placeholder and sends both as
+ * a parameter; it writes any SQL chunk given as it is, which is what the page statements need.
+ */
+const literalLimit = (size: number) => sql.raw(String(Math.trunc(size))) as unknown as number;
+
+/** At most this many page shapes are prepared per database handle (see `preparedWhileFewer`). */
+const PREPARED_PAGES = 64;
+
+/**
+ * Fetches a page. Its statement is prepared once per shape: which arguments are given, which way it goes,
+ * and the page size, written into the SQL. With the size a literal, Postgres settles on one generic plan
+ * after a few pages instead of planning every page again (a LIMIT parameter makes the generic plan look
+ * far costlier than it is); the planning was most of a page's time in the bench. Names stay well under
+ * Postgres's 63 bytes.
+ */
+async function fetchPage<Rows>(
+  db: Db,
+  list: string,
+  direction: 'next' | 'prev',
+  args: Args,
+  size: number,
+  build: () => PageQuery<Rows>,
+): Promise<Rows> {
+  const shape = Object.keys(args)
+    .sort()
+    .map((name) => (args[name] === undefined ? 0 : 1))
+    .join('');
+  const name = `${list}_${direction}_${shape}_${size}`;
+  const statement = preparedWhileFewer(db, name, PREPARED_PAGES, () => build().prepare(name));
+  return statement ? statement.execute(args) : build().execute(args);
 }
 
 export function pageMeta(
@@ -141,25 +199,22 @@ export async function listTransactions(
 ): Promise<Page<Record<string, unknown>>> {
   const scope = { list: 'transactions', ...merchant };
   const { direction, cursor } = position(masterKey, scope, query);
-  const t = transactions;
-  const filters = [
-    eq(t.merchantId, merchant.merchantId),
-    eq(t.mode, merchant.mode),
-    ...period(t.createdAt, query),
-    ...(query.status ? [eq(t.status, query.status)] : []),
-    ...(query.transaction_type ? [eq(t.kind, query.transaction_type)] : []),
-    ...(query.order_id ? [eq(t.orderId, query.order_id)] : []),
-  ];
-  const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
+  const args: Args = {
+    merchantId: merchant.merchantId,
+    mode: merchant.mode,
+    start: query.transaction_start_date,
+    end: query.transaction_end_date,
+    status: query.status,
+    kind: query.transaction_type,
+    orderId: query.order_id,
+    at: cursor?.at,
+    id: cursor?.id,
+  };
   const [rows, total, name] = await Promise.all([
-    db
-      .select({ row: listed, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
-      .from(t)
-      .leftJoin(terminals, eq(terminals.id, t.terminalId))
-      .where(and(...filters, ...(cursor ? [beyond(t.createdAt, t.id, cursor, direction, 'text')] : [])))
-      .orderBy(...order)
-      .limit(query.limit + 1),
-    cachedCount(db, scope, query, t, filters),
+    fetchPage(db, 'transactions', direction, args, query.limit + 1, () =>
+      transactionPage(db, placeholders(args), direction, query.limit + 1),
+    ),
+    cachedCount(db, scope, query, transactions, transactionFilters(values(args))),
     merchantName(db, merchant.merchantId),
   ]);
   const page = pageOf(
@@ -199,6 +254,39 @@ export async function listTransactions(
   };
 }
 
+/** Which of the merchant's transactions of the mode a list holds. */
+function transactionFilters(v: Bind): SQL[] {
+  const t = transactions;
+  return [
+    ...given(v('merchantId'), (id) => eq(t.merchantId, id)),
+    ...given(v('mode'), (mode) => eq(t.mode, mode)),
+    ...period(t.createdAt, v('start'), v('end')),
+    ...given(v('status'), (status) => eq(t.status, status)),
+    ...given(v('kind'), (kind) => eq(t.kind, kind)),
+    ...given(v('orderId'), (orderId) => eq(t.orderId, orderId)),
+  ];
+}
+
+/** A page of transactions, newest first going forward: one past the limit, to tell whether more follow. */
+function transactionPage(db: Db, v: Bind, direction: 'next' | 'prev', size: number) {
+  const t = transactions;
+  const at = v('at');
+  const id = v('id');
+  const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
+  return db
+    .select({ row: listed, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
+    .from(t)
+    .leftJoin(terminals, eq(terminals.id, t.terminalId))
+    .where(
+      and(
+        ...transactionFilters(v),
+        ...(at && id ? [beyond(t.createdAt, t.id, { at, id }, direction, 'text')] : []),
+      ),
+    )
+    .orderBy(...order)
+    .limit(literalLimit(size));
+}
+
 /** The columns a list item shows: the row without its details, hashes and URLs. */
 const listed = {
   id: transactions.id,
@@ -236,26 +324,20 @@ export async function listWalletTransactions(
 ): Promise<Page<Record<string, unknown>>> {
   const scope = { list: 'wallet-transactions', ...merchant };
   const { direction, cursor } = position(masterKey, scope, query);
-  const e = ledgerEntries;
-  const mine = db
-    .select({ id: wallets.id })
-    .from(wallets)
-    .where(and(eq(wallets.merchantId, merchant.merchantId), eq(wallets.mode, merchant.mode)));
-  const filters = [
-    inArray(e.walletId, mine),
-    ...period(e.createdAt, query),
-    ...(query.order_id ? [eq(e.reference, query.order_id)] : []),
-  ];
-  const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
+  const args: Args = {
+    merchantId: merchant.merchantId,
+    mode: merchant.mode,
+    start: query.transaction_start_date,
+    end: query.transaction_end_date,
+    reference: query.order_id,
+    at: cursor?.at,
+    id: cursor?.id,
+  };
   const [rows, total] = await Promise.all([
-    db
-      .select({ entry: e, currency: wallets.currency, at: sql<string>`${e.createdAt}::text` })
-      .from(e)
-      .innerJoin(wallets, eq(wallets.id, e.walletId))
-      .where(and(...filters, ...(cursor ? [beyond(e.createdAt, e.id, cursor, direction, 'bigint')] : [])))
-      .orderBy(...order)
-      .limit(query.limit + 1),
-    cachedCount(db, scope, query, e, filters),
+    fetchPage(db, 'wallet_transactions', direction, args, query.limit + 1, () =>
+      entryPage(db, placeholders(args), direction, query.limit + 1),
+    ),
+    cachedCount(db, scope, query, ledgerEntries, entryFilters(db, values(args))),
   ]);
   const page = pageOf(
     rows.map((r) => ({ ...r, cursor: { at: r.at, id: String(r.entry.id) } })),
@@ -274,4 +356,43 @@ export async function listWalletTransactions(
     })),
     meta: pageMeta(masterKey, scope, page, total),
   };
+}
+
+/** The entries of the merchant's wallets of the mode. */
+function entryFilters(db: Db, v: Bind): SQL[] {
+  const e = ledgerEntries;
+  const mine = db
+    .select({ id: wallets.id })
+    .from(wallets)
+    .where(
+      and(
+        ...given(v('merchantId'), (id) => eq(wallets.merchantId, id)),
+        ...given(v('mode'), (mode) => eq(wallets.mode, mode)),
+      ),
+    );
+  return [
+    inArray(e.walletId, mine),
+    ...period(e.createdAt, v('start'), v('end')),
+    ...given(v('reference'), (reference) => eq(e.reference, reference)),
+  ];
+}
+
+/** A page of ledger entries with each wallet's currency, as `transactionPage`. */
+function entryPage(db: Db, v: Bind, direction: 'next' | 'prev', size: number) {
+  const e = ledgerEntries;
+  const at = v('at');
+  const id = v('id');
+  const order = direction === 'next' ? [desc(e.createdAt), desc(e.id)] : [asc(e.createdAt), asc(e.id)];
+  return db
+    .select({ entry: e, currency: wallets.currency, at: sql<string>`${e.createdAt}::text` })
+    .from(e)
+    .innerJoin(wallets, eq(wallets.id, e.walletId))
+    .where(
+      and(
+        ...entryFilters(db, v),
+        ...(at && id ? [beyond(e.createdAt, e.id, { at, id }, direction, 'bigint')] : []),
+      ),
+    )
+    .orderBy(...order)
+    .limit(literalLimit(size));
 }

@@ -1,5 +1,6 @@
 import { and, eq, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { preparedOnce } from '../db/prepared';
 import { transactions } from '../db/schema/index';
 import { isMode, type TransactionKind } from '../lib/vocabulary';
 import type { TransactionRow } from './view';
@@ -11,12 +12,9 @@ export async function findTransaction(db: Db, id: string): Promise<TransactionRo
 }
 
 /**
- * The status lookup as a prepared statement, built once per database handle: the hottest query of the
- * API, so drizzle does not rebuild its SQL per request and Postgres does not parse and plan it again
- * (bench/README.md). One round trip: a transaction id match sorts before an order id match.
+ * The status lookup, the hottest query of the API, as a prepared statement. One round trip: a transaction
+ * id match sorts before an order id match.
  */
-const lookups = new WeakMap<Db, ReturnType<typeof prepareLookup>>();
-
 function prepareLookup(db: Db) {
   return db
     .select()
@@ -39,11 +37,7 @@ export async function lookupTransaction(
   merchant: MerchantScope,
   id: string,
 ): Promise<TransactionRow | undefined> {
-  let lookup = lookups.get(db);
-  if (!lookup) {
-    lookup = prepareLookup(db);
-    lookups.set(db, lookup);
-  }
+  const lookup = preparedOnce(db, 'lookup_transaction', () => prepareLookup(db));
   const [row] = await lookup.execute({ merchantId: merchant.merchantId, mode: merchant.mode, id });
   return row;
 }

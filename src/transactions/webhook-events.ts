@@ -138,7 +138,7 @@ export async function listWebhookEvents(
   const filters = [
     eq(e.merchantId, merchant.merchantId),
     eq(e.mode, merchant.mode),
-    ...period(e.createdAt, query),
+    ...period(e.createdAt, query.transaction_start_date, query.transaction_end_date),
     ...(query.transaction_id ? [eq(e.transactionId, query.transaction_id)] : []),
     ...(query.delivered === undefined
       ? []

@@ -171,6 +171,25 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     expect((await list(alice, 'transaction_start_date=2026-13-01')).status).toBe(422);
   });
 
+  it('answers every page size alike, prepared or, past the cap on prepared shapes, planned per query', async () => {
+    const first = await list(alice, 'transaction_end_date=2026-01-05&limit=100');
+    const second = await list(
+      alice,
+      `transaction_end_date=2026-01-05&limit=100&nextCursor=${encodeURIComponent(first.body.meta.nextCursor!)}`,
+    );
+    const ids = [...first.body.data, ...second.body.data].map((t) => t.transaction_id);
+    // 100 sizes in both directions and with a cursor: more shapes than are ever prepared.
+    for (let size = 1; size <= 100; size++) {
+      const page = await list(alice, `transaction_end_date=2026-01-05&limit=${size}`);
+      expect(page.body.data.map((t) => t.transaction_id)).toEqual(ids.slice(0, size));
+      const next = await list(
+        alice,
+        `transaction_end_date=2026-01-05&limit=${size}&nextCursor=${encodeURIComponent(page.body.meta.nextCursor!)}`,
+      );
+      expect(next.body.data.map((t) => t.transaction_id)).toEqual(ids.slice(size, 2 * size));
+    }
+  });
+
   it("is the key's mode only", async () => {
     const answer = await alice.get('/api/v1/live-transactions', { key: alice.key('test') });
     expect(answer.statusCode).toBe(401);
