@@ -13,6 +13,8 @@ export interface AftercareState {
   /** The terminal that took a card payment, and its connector. */
   terminalId: string | null;
   connector: string | null;
+  /** The acquirer's reference for a card payment, when it was projected (before that, looked up). */
+  acquirerReference: string | null;
   /** For a payin: every deposit with crypto left in the payment has a sender to send it back to. */
   sendersKnown: boolean;
 }
@@ -29,6 +31,7 @@ export function aftercareActivities(db: Db) {
           chargeback: transactions.chargeback,
           terminalId: transactions.terminalId,
           connector: terminals.connector,
+          acquirerReference: transactions.acquirerReference,
         })
         .from(transactions)
         .leftJoin(terminals, eq(terminals.id, transactions.terminalId))
@@ -46,10 +49,19 @@ export function aftercareActivities(db: Db) {
      * Projects an applied refund or chargeback: the flag and its date, once (a retry keeps the first
      * date), with a version above every earlier projection of the transaction.
      */
-    async markAftercare(input: { transactionId: string; kind: AftercareKind }): Promise<void> {
+    async markAftercare(input: {
+      transactionId: string;
+      kind: AftercareKind;
+      /** The acquirer's reference for a card refund. */
+      reference?: string;
+    }): Promise<void> {
       const set =
         input.kind === 'refund'
-          ? { refunded: true, refundedAt: sql`coalesce(${transactions.refundedAt}, now())` }
+          ? {
+              refunded: true,
+              refundedAt: sql`coalesce(${transactions.refundedAt}, now())`,
+              ...(input.reference ? { refundReference: input.reference } : {}),
+            }
           : { chargeback: true, chargebackAt: sql`coalesce(${transactions.chargebackAt}, now())` };
       await db
         .update(transactions)

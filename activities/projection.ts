@@ -12,6 +12,8 @@ export interface ProjectInput {
   status: TransactionStatus;
   message: string;
   terminalId?: string;
+  /** The acquirer's reference for the card payment it authorized. */
+  acquirerReference?: string;
   descriptor?: string | null;
   redirectUrl?: string | null;
   details?: Record<string, unknown>;
@@ -42,6 +44,7 @@ export function projectionActivities(
         updatedAt: new Date(),
       };
       if (input.terminalId !== undefined) set.terminalId = input.terminalId;
+      if (input.acquirerReference !== undefined) set.acquirerReference = input.acquirerReference;
       if (input.descriptor !== undefined) set.descriptor = input.descriptor;
       if (input.redirectUrl !== undefined) set.redirectUrl = input.redirectUrl;
       if (input.refunded) {

@@ -51,14 +51,21 @@ async function apply(transactionId: string, kind: AftercareKind): Promise<Afterc
   const payin = state.kind === 'crypto_payin';
   if (state.status !== 'SUCCESS' || !(payin || state.kind === 'card')) return { refused: CANNOT_REFUND };
 
+  let refundReference: string | undefined;
   if (kind === 'refund' && state.kind === 'card') {
     if (!state.terminalId || !state.connector) return { refused: CANNOT_REFUND };
     const refunded = await attempt(() =>
-      chain.refundCard({ transactionId, connector: state.connector!, terminalId: state.terminalId! }),
+      chain.refundCard({
+        transactionId,
+        connector: state.connector!,
+        terminalId: state.terminalId!,
+        ...(state.acquirerReference ? { reference: state.acquirerReference } : {}),
+      }),
     );
     if (refunded.kind === 'failed') return { refused: refunded.message };
     // The acquirer is asked until it answers; anything else is a fault for ops, not a guess.
     if (refunded.kind !== 'done') throw new Error(`the refund of ${transactionId} failed`);
+    refundReference = refunded.value;
   }
   if (payin) {
     if (kind === 'refund' && !state.sendersKnown) return { refused: CANNOT_REFUND };
@@ -69,7 +76,11 @@ async function apply(transactionId: string, kind: AftercareKind): Promise<Afterc
     if (kind === 'refund') await chain.refundPayment({ transactionId });
   }
 
-  await records.markAftercare({ transactionId, kind });
+  await records.markAftercare({
+    transactionId,
+    kind,
+    ...(refundReference ? { reference: refundReference } : {}),
+  });
   await sendWebhookEvent(transactionId, kind);
   return { applied: true };
 }

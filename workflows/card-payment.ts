@@ -65,9 +65,11 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
       await store.purgeCardData({ transactionId: input.transactionId });
     }
 
-    const placementOf = (terminal: TerminalChoice) => ({
+    const placementOf = (terminal: TerminalChoice, authorization?: AuthorizeOutcome) => ({
       terminalId: terminal.terminalId,
       descriptor: terminal.descriptor,
+      // What a refund will name at the acquirer (the same for a 3-D Secure challenge and its outcome).
+      ...(authorization ? { acquirerReference: authorization.reference } : {}),
     });
     if (declined) {
       await machine.move('FAILED', declined.message, placementOf(declined.terminal));
@@ -80,13 +82,17 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
             : 'The payment could not be processed.'),
       );
     } else if (routed.authorization.outcome === 'approved') {
-      await machine.move('SUCCESS', 'Transaction processed successfully.', placementOf(routed.terminal));
+      await machine.move(
+        'SUCCESS',
+        'Transaction processed successfully.',
+        placementOf(routed.terminal, routed.authorization),
+      );
     } else {
       await machine.move(
         'REDIRECT',
         'Redirect the customer to redirect_url to complete 3DS authentication.',
         {
-          ...placementOf(routed.terminal),
+          ...placementOf(routed.terminal, routed.authorization),
           // The acquirer's own 3-D Secure page when it has one (it sends the cardholder back to our return
           // URL), else our hosted page.
           redirectUrl: routed.authorization.redirectUrl ?? input.hostedPageUrl,

@@ -5,6 +5,7 @@ import { store } from './activities';
 /** What a move or a record adds to the projection besides the status. */
 export interface Placement {
   terminalId?: string;
+  acquirerReference?: string;
   descriptor?: string | null;
   redirectUrl?: string | null;
   details?: Record<string, unknown>;

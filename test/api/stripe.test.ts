@@ -4,7 +4,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { startStripeDouble, type StripeDouble } from '../helpers/stripe';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
-import { terminals } from '../../src/db/schema/index';
+import { terminals, transactions } from '../../src/db/schema/index';
 
 let env: TestEnv;
 let stripe: StripeDouble;
@@ -67,9 +67,21 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     expect(keys.at(-1)!.idempotencyKey).toBe(`${id}:authorize:${stripeTerminal}`);
   });
 
-  it('refunds a Stripe payment once, under the refund key, found by its authorization key', async () => {
+  it('refunds a Stripe payment once, under the refund key, naming the PaymentIntent kept when it was paid', async () => {
     const paid = await pay('4242424242424242');
     const id = paid.json().data.transaction_id as string;
+    const [intent] = intentsFor(id);
+    const row = async () =>
+      (
+        await env.database.db
+          .select({ acquirer: transactions.acquirerReference, refund: transactions.refundReference })
+          .from(transactions)
+          .where(eq(transactions.id, id))
+      )[0]!;
+    expect(await row()).toEqual({ acquirer: intent!.id, refund: null });
+    const listedBefore = stripe.requests.filter(
+      (r) => r.method === 'GET' && r.path === '/v1/payment_intents',
+    );
     const refund = () =>
       merchant.postPlain('/api/v1/test/refund?Skip-Encryption=true', {
         transaction_id: id,
@@ -80,6 +92,11 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     expect(refunded.json().data.refund.status).toBe(true);
     const refunds = stripe.requests.filter((r) => r.path === '/v1/refunds' && r.method === 'POST');
     expect(refunds.map((r) => r.idempotencyKey)).toEqual([`${id}:refund`]);
+    // Named, not searched for: Stripe's search covers recent payments only.
+    expect(stripe.requests.filter((r) => r.method === 'GET' && r.path === '/v1/payment_intents')).toEqual(
+      listedBefore,
+    );
+    expect((await row()).refund).toMatch(/^re_/);
     expect((await refund()).json().message).toBe('Transaction has already been refunded.');
     expect(stripe.violations).toEqual([]);
   });

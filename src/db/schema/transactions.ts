@@ -43,6 +43,8 @@ export const transactions = pgTable(
     merchantRedirectUrl: text('merchant_redirect_url'),
     webhookUrl: text('webhook_url'),
     terminalId: text('terminal_id'),
+    /** The acquirer's own reference for the card payment it authorized (a refund names it). */
+    acquirerReference: text('acquirer_reference'),
     descriptor: text('descriptor'),
     cardBin: text('card_bin'),
     cardLast4: text('card_last4'),
@@ -52,6 +54,8 @@ export const transactions = pgTable(
     country: text('country'),
     refunded: boolean('refunded').notNull().default(false),
     refundedAt: timestamp('refunded_at', { withTimezone: true }),
+    /** The acquirer's reference for a card payment's refund. */
+    refundReference: text('refund_reference'),
     chargeback: boolean('chargeback').notNull().default(false),
     chargebackAt: timestamp('chargeback_at', { withTimezone: true }),
     /** Kind-specific fields (ramp quote, crypto settlement...), exact decimals as strings. */
