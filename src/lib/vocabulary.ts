@@ -17,6 +17,10 @@ export function isTransactionKind(value: unknown): value is TransactionKind {
   return (TRANSACTION_KINDS as readonly unknown[]).includes(value);
 }
 
+/** The steps of the wallet ledger: what each entry did to the balance (docs/api.md, wallet transactions). */
+export const LEDGER_STEPS = ['credit', 'reserve', 'release', 'settle', 'refund', 'chargeback'] as const;
+export type LedgerStep = (typeof LEDGER_STEPS)[number];
+
 /** The public statuses; the last three are final and never change. */
 export const TRANSACTION_STATUSES = ['PENDING', 'REDIRECT', 'SUCCESS', 'FAILED', 'BLOCKED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];

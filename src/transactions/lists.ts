@@ -2,10 +2,18 @@ import { and, asc, count, desc, eq, gte, inArray, lt, sql, type Placeholder, typ
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client';
 import { preparedWhileFewer } from '../db/prepared';
-import { ledgerEntries, merchants, terminals, transactions, wallets } from '../db/schema/index';
+import {
+  chainNodes,
+  depositAddresses,
+  ledgerEntries,
+  merchants,
+  terminals,
+  transactions,
+  wallets,
+} from '../db/schema/index';
 import { cardBrand } from '../lib/cards';
 import { TtlCache } from '../lib/ttl-cache';
-import type { TransactionKind, TransactionStatus } from '../lib/vocabulary';
+import type { LedgerStep, TransactionKind, TransactionStatus } from '../lib/vocabulary';
 import { fieldError } from '../platform/errors';
 import type { MerchantScope } from './deps';
 import { decodeCursor, encodeCursor, pageOf, type Cursor, type CursorScope, type Page } from './paging';
@@ -20,6 +28,12 @@ export interface ListQuery {
   transaction_type?: TransactionKind | undefined;
   order_id?: string | undefined;
   limit: number;
+}
+
+/** A wallet-transactions request: the step instead of a kind, one wallet or all, no status. */
+export interface WalletListQuery extends Omit<ListQuery, 'status' | 'transaction_type'> {
+  transaction_type?: LedgerStep | undefined;
+  wallet_id?: string | undefined;
 }
 
 /** Where the page starts, from the query's cursor; a cursor this merchant's list did not issue is a 422. */
@@ -274,7 +288,7 @@ function transactionPage(db: Db, v: Bind, direction: 'next' | 'prev', size: numb
   const id = v('id');
   const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
   return db
-    .select({ row: listed, connector: terminals.connector, at: sql<string>`${t.createdAt}::text` })
+    .select({ row: listed, connector: connectorOf(t), at: sql<string>`${t.createdAt}::text` })
     .from(t)
     .leftJoin(terminals, eq(terminals.id, t.terminalId))
     .where(
@@ -285,6 +299,24 @@ function transactionPage(db: Db, v: Bind, direction: 'next' | 'prev', size: numb
     )
     .orderBy(...order)
     .limit(literalLimit(size));
+}
+
+/**
+ * The connector that took the transaction: its terminal's for cards and payouts; for crypto, `evm-chain`
+ * when a real node served it (a deposit address on one, or a node of its network and mode registered and
+ * not retired when it was created) and `sandbox-crypto` otherwise (docs/connectors.md). Evaluated only for
+ * the page's rows.
+ */
+function connectorOf(t: typeof transactions) {
+  const d = depositAddresses;
+  const n = chainNodes;
+  return sql<
+    string | null
+  >`coalesce(${terminals.connector}, case when ${t.kind} in ('crypto_payin', 'ramp') then
+    case when exists (select 1 from ${d} where ${d.transactionId} = ${t.id})
+      or exists (select 1 from ${n} where ${n.mode} = ${t.mode} and ${n.network} = ${t.details} ->> 'crypto_network'
+        and ${n.createdAt} <= ${t.createdAt} and (${n.retiredAt} is null or ${n.retiredAt} > ${t.createdAt}))
+    then 'evm-chain' else 'sandbox-crypto' end end)`;
 }
 
 /** The columns a list item shows: the row without its details, hashes and URLs. */
@@ -320,7 +352,7 @@ export async function listWalletTransactions(
   db: Db,
   masterKey: string,
   merchant: MerchantScope,
-  query: ListQuery,
+  query: WalletListQuery,
 ): Promise<Page<Record<string, unknown>>> {
   const scope = { list: 'wallet-transactions', ...merchant };
   const { direction, cursor } = position(masterKey, scope, query);
@@ -330,6 +362,8 @@ export async function listWalletTransactions(
     start: query.transaction_start_date,
     end: query.transaction_end_date,
     reference: query.order_id,
+    step: query.transaction_type,
+    walletId: query.wallet_id,
     at: cursor?.at,
     id: cursor?.id,
   };
@@ -374,6 +408,8 @@ function entryFilters(db: Db, v: Bind): SQL[] {
     inArray(e.walletId, mine),
     ...period(e.createdAt, v('start'), v('end')),
     ...given(v('reference'), (reference) => eq(e.reference, reference)),
+    ...given(v('step'), (step) => eq(e.step, step)),
+    ...given(v('walletId'), (walletId) => eq(e.walletId, walletId)),
   ];
 }
 

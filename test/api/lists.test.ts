@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
+import {
+  cardRequest,
+  merchantClient,
+  payinRequest,
+  payoutRequest,
+  type MerchantClient,
+} from '../helpers/merchant-client';
 import { transactions } from '../../src/db/schema/index';
 import { newTransactionId } from '../../src/ciphers/ids';
 
@@ -50,7 +56,12 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 
 type ListBody = {
-  data: { transaction_id: string; card_number: string | null }[];
+  data: {
+    transaction_id: string;
+    card_number: string | null;
+    wallet_id?: string;
+    transaction_type?: string;
+  }[];
   meta: {
     hasNextPage: boolean;
     hasPreviousPage: boolean;
@@ -160,6 +171,16 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     ]);
     expect(JSON.stringify(page.body)).not.toContain('5555555555554444');
 
+    // A payin names the chain connector that serves it (no node registered here: the sandbox's).
+    await alice.post('/api/v1/test/crypto/payin', payinRequest({ order_id: 'list-payin' }));
+    const payin = await list(alice, 'order_id=list-payin');
+    expect(payin.body.data).toEqual([
+      expect.objectContaining({
+        transaction_type: 'crypto_payin',
+        merchant_connector: { name: 'sandbox-crypto' },
+      }),
+    ]);
+
     const failedPayouts = await list(
       alice,
       'status=FAILED&transaction_type=payout&transaction_end_date=2026-01-05&limit=100',
@@ -168,7 +189,15 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     expect(failedPayouts.body.meta.totalCount).toBe(84);
     expect((await list(alice, 'status=LOST')).status).toBe(422);
     expect((await list(alice, 'limit=101')).status).toBe(422);
-    expect((await list(alice, 'transaction_start_date=2026-13-01')).status).toBe(422);
+    for (const day of ['2026-13-01', '2026-02-30', '2026-04-31', '0000-01-01', '2026-1-05'])
+      for (const path of ['/api/v1/test-transactions', '/api/v1/test-wallet-transactions']) {
+        const refused = await list(alice, `transaction_start_date=${day}`, path);
+        expect(refused.status).toBe(422);
+        expect(refused.body).toMatchObject({
+          message: 'The transaction start date field must be a date as YYYY-MM-DD.',
+        });
+      }
+    expect((await list(alice, 'transaction_end_date=2028-02-29')).status).toBe(200);
   });
 
   it('answers every page size alike, prepared or, past the cap on prepared shapes, planned per query', async () => {
@@ -220,6 +249,32 @@ describe('GET /api/v1/{test|live}-wallet-transactions', () => {
         expect.objectContaining({ transaction_type: 'settle', amount: '0' }),
       ]),
     );
+    const reserves = await list(
+      alice,
+      `transaction_type=reserve&wallet_id=${walletId}&limit=100`,
+      '/api/v1/test-wallet-transactions',
+    );
+    expect(reserves.body.data.length).toBeGreaterThan(0);
+    expect(
+      reserves.body.data.every((e) => e.transaction_type === 'reserve' && e.wallet_id === walletId),
+    ).toBe(true);
+    const eur = alice.credentials.wallets.find((w) => w.mode === 'test' && w.currency !== 'USD')!.wallet_id;
+    const elsewhere = await list(
+      alice,
+      `order_id=${id}&wallet_id=${eur}`,
+      '/api/v1/test-wallet-transactions',
+    );
+    expect(elsewhere.body.data).toEqual([]);
+    // Another merchant's wallet id shows nothing of it.
+    const foreign = await list(bob, `wallet_id=${walletId}`, '/api/v1/test-wallet-transactions');
+    expect(foreign.body).toMatchObject({ data: [], meta: { totalCount: 0 } });
+    const byStatus = await list(alice, 'status=SUCCESS', '/api/v1/test-wallet-transactions');
+    expect(byStatus.status).toBe(422);
+    expect(byStatus.body).toMatchObject({
+      message: 'Wallet transactions have no status; filter them by transaction_type (the ledger step).',
+    });
+    expect((await list(alice, 'transaction_type=card', '/api/v1/test-wallet-transactions')).status).toBe(422);
+
     const all = await list(alice, 'limit=1', '/api/v1/test-wallet-transactions');
     expect(all.body.meta.totalCount).toBeGreaterThanOrEqual(4); // two opening credits and the payout's two
     const next = await list(

@@ -1,17 +1,34 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../platform/errors';
-import { MODES, TRANSACTION_KINDS, TRANSACTION_STATUSES, type Mode } from '../../lib/vocabulary';
-import { listTransactions, listWalletTransactions, type ListQuery } from '../../transactions/lists';
+import {
+  LEDGER_STEPS,
+  MODES,
+  TRANSACTION_KINDS,
+  TRANSACTION_STATUSES,
+  type Mode,
+} from '../../lib/vocabulary';
+import {
+  listTransactions,
+  listWalletTransactions,
+  type ListQuery,
+  type WalletListQuery,
+} from '../../transactions/lists';
 import { optional, parseInput, text } from '../fields';
 import type { RouteDeps } from '../deps';
 
+/** A calendar day that exists: `2026-02-30` and year 0 are refused, not rolled over or sent to Postgres. */
 export const isoDate = (field: string) =>
   text(field, {
     max: 10,
-    check: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)),
+    check: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && v >= '0001-01-01' && dayExists(v),
     rule: 'a date as YYYY-MM-DD',
   });
+
+function dayExists(day: string): boolean {
+  const parsed = new Date(`${day}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === day;
+}
 
 /** At most 100 a page. */
 export const pageLimit = optional(
@@ -25,30 +42,65 @@ const oneOf = <T extends string>(field: string, values: readonly T[]) =>
     rule: `one of ${values.join(', ')}`,
   }).transform((v) => v as T);
 
+/** What both lists share: the period, the cursor, the page size and the order (or reference) filter. */
+const paging = {
+  transaction_start_date: optional(isoDate('transaction_start_date')),
+  transaction_end_date: optional(isoDate('transaction_end_date')),
+  nextCursor: optional(text('nextCursor', { max: 512 })),
+  prevCursor: optional(text('prevCursor', { max: 512 })),
+  order_id: optional(text('order_id', { max: 191 })),
+  limit: pageLimit,
+};
+
+const oneCursor = (query: { nextCursor?: string; prevCursor?: string }, ctx: z.RefinementCtx) => {
+  if (query.nextCursor !== undefined && query.prevCursor !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['prevCursor'],
+      message: 'Give nextCursor or prevCursor, not both.',
+    });
+};
+
 const ListRequest = z
   .object({
-    transaction_start_date: optional(isoDate('transaction_start_date')),
-    transaction_end_date: optional(isoDate('transaction_end_date')),
-    nextCursor: optional(text('nextCursor', { max: 512 })),
-    prevCursor: optional(text('prevCursor', { max: 512 })),
+    ...paging,
     status: optional(oneOf('status', TRANSACTION_STATUSES)),
     transaction_type: optional(oneOf('transaction_type', TRANSACTION_KINDS)),
-    order_id: optional(text('order_id', { max: 191 })),
-    limit: pageLimit,
+  })
+  .superRefine(oneCursor);
+
+/**
+ * Ledger entries have a step, not a status or a kind: `transaction_type` filters by the step, `wallet_id`
+ * by one of the merchant's wallets, and `status` is refused rather than ignored.
+ */
+const WalletListRequest = z
+  .object({
+    ...paging,
+    transaction_type: optional(oneOf('transaction_type', LEDGER_STEPS)),
+    wallet_id: optional(text('wallet_id', { max: 64 })),
+    status: z.unknown().optional(),
   })
   .superRefine((query, ctx) => {
-    if (query.nextCursor !== undefined && query.prevCursor !== undefined)
+    oneCursor(query, ctx);
+    if (query.status !== undefined)
       ctx.addIssue({
         code: 'custom',
-        path: ['prevCursor'],
-        message: 'Give nextCursor or prevCursor, not both.',
+        path: ['status'],
+        message: 'Wallet transactions have no status; filter them by transaction_type (the ledger step).',
       });
   });
 
-/** The query as the list reads it: at most 100 a page, 20 unless asked. */
+/** At most 100 a page, 20 unless asked. */
+const pageSize = (limit: string | undefined) => (limit === undefined ? 20 : Number(limit));
+
 function listQuery(request: FastifyRequest): ListQuery {
   const { limit, ...query } = parseInput(ListRequest, request.query ?? {});
-  return { ...query, limit: limit === undefined ? 20 : Number(limit) };
+  return { ...query, limit: pageSize(limit) };
+}
+
+function walletListQuery(request: FastifyRequest): WalletListQuery {
+  const { limit, status: _refused, ...query } = parseInput(WalletListRequest, request.query ?? {});
+  return { ...query, limit: pageSize(limit) };
 }
 
 /**
@@ -65,7 +117,7 @@ export async function listRoutes(app: FastifyInstance, deps: RouteDeps): Promise
       listTransactions(deps.db, deps.config.MASTER_KEY, keyOf(request, mode), listQuery(request)),
     );
     app.get(`/api/v1/${mode}-wallet-transactions`, { onRequest: app.authenticate }, async (request) =>
-      listWalletTransactions(deps.db, deps.config.MASTER_KEY, keyOf(request, mode), listQuery(request)),
+      listWalletTransactions(deps.db, deps.config.MASTER_KEY, keyOf(request, mode), walletListQuery(request)),
     );
   }
 }

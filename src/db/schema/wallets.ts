@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { MODES } from '../../lib/vocabulary';
+import { LEDGER_STEPS, MODES } from '../../lib/vocabulary';
 import { merchants } from './merchants';
 
 /** `available` is the sum of the wallet's ledger entries, kept in step inside the same database transaction. */
@@ -37,9 +37,7 @@ export const ledgerEntries = pgTable(
       .references(() => wallets.id),
     /** A transaction id, or an operator reference such as `credit_...`. */
     reference: text('reference').notNull(),
-    step: text('step', {
-      enum: ['credit', 'reserve', 'release', 'settle', 'refund', 'chargeback'],
-    }).notNull(),
+    step: text('step', { enum: LEDGER_STEPS }).notNull(),
     /**
      * Signed minor units: credits and releases add, reserves subtract, settles record the final debit,
      * refunds and chargebacks take a payin's credit back.
