@@ -1,3 +1,4 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, currentUpdateInfo, setHandler, startChild } from '@temporalio/workflow';
 import {
   alreadyFinal,
@@ -94,11 +95,16 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
         actor: actorOf(input),
       });
       for (const run of runs) {
-        await startChild(webhookDelivery, {
-          workflowId: workflowIds.webhook(run.eventId, run.run),
-          args: [run],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
+        try {
+          await startChild(webhookDelivery, {
+            workflowId: workflowIds.webhook(run.eventId, run.run),
+            args: [run],
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+          });
+        } catch (error) {
+          // A redelivery through the API or the CLI started this run a moment ago: it is under way.
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
       }
       return runs.map((run) => ({ event_id: run.eventId, run: run.run }));
     }),

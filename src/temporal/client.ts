@@ -84,17 +84,25 @@ export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
   }
 }
 
-/** Starts a delivery run of one webhook event. */
+/**
+ * Starts a delivery run of one webhook event. Two redeliveries asked for before the first one's first
+ * attempt is recorded get the same run number: the second finds that run already under way, which is what
+ * it asked for, so it is not an error.
+ */
 export async function startWebhookDelivery(
   client: Client,
   taskQueue: string,
   input: WebhookDeliveryInput,
 ): Promise<void> {
-  await client.workflow.start<WorkflowSignatures['webhookDelivery']>('webhookDelivery', {
-    workflowId: workflowIds.webhook(input.eventId, input.run),
-    taskQueue,
-    args: [input],
-  });
+  try {
+    await client.workflow.start<WorkflowSignatures['webhookDelivery']>('webhookDelivery', {
+      workflowId: workflowIds.webhook(input.eventId, input.run),
+      taskQueue,
+      args: [input],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
 }
 
 export type UpdateOutcome<Result> =

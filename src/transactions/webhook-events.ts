@@ -108,6 +108,8 @@ function eventView(event: EventRow, attempts: AttemptRow[]) {
   return {
     event_id: event.id,
     transaction_id: event.transactionId,
+    // What the event announced: a final status, a refund or a chargeback (the event key without its status).
+    event_type: event.eventKey.startsWith('status:') ? 'status' : event.eventKey,
     status,
     created_at: event.createdAt.toISOString(),
     delivered: event.status === 'delivered',

@@ -61,19 +61,25 @@ describe('GET /api/v1/{mode}/webhooks/events', () => {
     );
     expect(failing.data).toHaveLength(1);
     const [event] = failing.data;
-    expect(event).toMatchObject({ transaction_id: id, status: 'SUCCESS', delivered: false });
+    expect(event).toMatchObject({
+      transaction_id: id,
+      event_type: 'status',
+      status: 'SUCCESS',
+      delivered: false,
+    });
     expect(event!.attempts[0]).toMatchObject({ http_status: 503, error: expect.any(String) });
     expect(event!.attempts[0]!.latency_ms).toBeGreaterThanOrEqual(0);
     expect((await log(alice, `transaction_id=${id}&delivered=false`)).data).toHaveLength(1);
     expect((await log(alice, `transaction_id=${id}&delivered=true`)).data).toHaveLength(0);
 
     receiver.answerWith(200);
-    const redelivered = await alice.postPlain(
-      `/api/v1/test/webhooks/events/${event!.event_id}/redeliver`,
-      {},
+    // Asked twice at once: both answer, and the run they share delivers the event.
+    const [redelivered, again] = await Promise.all(
+      [1, 2].map(() => alice.postPlain(`/api/v1/test/webhooks/events/${event!.event_id}/redeliver`, {})),
     );
-    expect(redelivered.statusCode).toBe(200);
-    expect(redelivered.json().data.event_id).toBe(event!.event_id);
+    expect(redelivered!.statusCode).toBe(200);
+    expect(again!.statusCode).toBe(200);
+    expect(redelivered!.json().data.event_id).toBe(event!.event_id);
     const delivered = await until(
       () => log(alice, `transaction_id=${id}&delivered=true`),
       (page) => page.data.length === 1,
@@ -89,6 +95,10 @@ describe('GET /api/v1/{mode}/webhooks/events', () => {
       () => log(alice),
       (page) => page.data.length >= 2,
     );
+    for (const day of ['2026-02-30', '0000-01-01'])
+      expect((await alice.get(`/api/v1/test/webhooks/events?transaction_end_date=${day}`)).statusCode).toBe(
+        422,
+      );
     const theirs = await log(bob);
     expect(theirs.meta.totalCount).toBe(0);
     const stolen = await bob.postPlain(
