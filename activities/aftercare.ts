@@ -1,8 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
-import type { Db } from '../src/db/client';
+import type { Db, Tx } from '../src/db/client';
 import { terminals, transactions } from '../src/db/schema/index';
 import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
 import { countedDeposits, keptInPayment } from '../src/transactions/deposits';
+import { formatUnits, parseUnits } from '../src/lib/units';
 
 /** What a refund or chargeback needs to know of a settled transaction. */
 export interface AftercareState {
@@ -47,7 +48,9 @@ export function aftercareActivities(db: Db) {
 
     /**
      * Projects an applied refund or chargeback: the flag and its date, once (a retry keeps the first
-     * date), with a version above every earlier projection of the transaction.
+     * date), with a version above every earlier projection of the transaction. A payin's refund also adds
+     * the crypto sent back to `refund_amount` (beside any excess returned earlier); only the first
+     * application adds it, so a retry leaves it as it is.
      */
     async markAftercare(input: {
       transactionId: string;
@@ -55,18 +58,44 @@ export function aftercareActivities(db: Db) {
       /** The acquirer's reference for a card refund. */
       reference?: string;
     }): Promise<void> {
-      const set =
-        input.kind === 'refund'
-          ? {
-              refunded: true,
-              refundedAt: sql`coalesce(${transactions.refundedAt}, now())`,
-              ...(input.reference ? { refundReference: input.reference } : {}),
-            }
-          : { chargeback: true, chargebackAt: sql`coalesce(${transactions.chargebackAt}, now())` };
-      await db
-        .update(transactions)
-        .set({ ...set, version: sql`${transactions.version} + 1`, updatedAt: sql`now()` })
-        .where(eq(transactions.id, input.transactionId));
+      await db.transaction(async (tx) => {
+        const [row] = await tx
+          .select({ kind: transactions.kind, refunded: transactions.refunded, details: transactions.details })
+          .from(transactions)
+          .where(eq(transactions.id, input.transactionId))
+          .for('update');
+        if (!row) throw new Error(`transaction ${input.transactionId} not found`);
+        const set =
+          input.kind === 'refund'
+            ? {
+                refunded: true,
+                refundedAt: sql`coalesce(${transactions.refundedAt}, now())`,
+                ...(input.reference ? { refundReference: input.reference } : {}),
+                ...(row.kind === 'crypto_payin' && !row.refunded
+                  ? { details: await withPaymentReturned(tx, input.transactionId, row.details) }
+                  : {}),
+              }
+            : { chargeback: true, chargebackAt: sql`coalesce(${transactions.chargebackAt}, now())` };
+        await tx
+          .update(transactions)
+          .set({ ...set, version: sql`${transactions.version} + 1`, updatedAt: sql`now()` })
+          .where(eq(transactions.id, input.transactionId));
+      });
     },
   };
+}
+
+/** A payin's details once its payment went back: `refund_amount` grows by what each deposit kept. */
+async function withPaymentReturned(
+  tx: Tx,
+  transactionId: string,
+  details: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const earlier = typeof details.refund_amount === 'string' ? parseUnits(details.refund_amount, 18) : 0n;
+  let returned = earlier ?? 0n;
+  for (const deposit of await countedDeposits(tx, transactionId)) {
+    const kept = keptInPayment(deposit);
+    if (kept > 0n) returned += kept;
+  }
+  return { ...details, refund_amount: formatUnits(returned, 18) };
 }

@@ -11,6 +11,7 @@ import { attempt } from './failures';
 import { sendWebhookEvent } from './webhook-delivery';
 
 export const CANNOT_REFUND = 'This transaction cannot be refunded.';
+export const CANNOT_CHARGE_BACK = 'This transaction cannot be charged back.';
 export const ALREADY_REFUNDED = 'Transaction has already been refunded.';
 export const ALREADY_CHARGED_BACK = 'Transaction has already been charged back.';
 
@@ -49,7 +50,8 @@ async function apply(transactionId: string, kind: AftercareKind): Promise<Afterc
   if (state.refunded) return { refused: ALREADY_REFUNDED };
   if (state.chargeback) return { refused: ALREADY_CHARGED_BACK };
   const payin = state.kind === 'crypto_payin';
-  if (state.status !== 'SUCCESS' || !(payin || state.kind === 'card')) return { refused: CANNOT_REFUND };
+  if (state.status !== 'SUCCESS' || !(payin || state.kind === 'card'))
+    return { refused: kind === 'refund' ? CANNOT_REFUND : CANNOT_CHARGE_BACK };
 
   let refundReference: string | undefined;
   if (kind === 'refund' && state.kind === 'card') {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { depositUpdate, type DepositDisposition } from '../contracts';
@@ -129,7 +129,7 @@ export function keptInPayment(deposit: {
 }
 
 /** A transaction's deposits counted towards its payment, in the order they were recorded. */
-export function countedDeposits(db: Db, transactionId: string) {
+export function countedDeposits(db: Db | Tx, transactionId: string) {
   return db
     .select()
     .from(cryptoDeposits)

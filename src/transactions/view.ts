@@ -72,19 +72,20 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
     customer: row.customer,
   };
   const refund = { status: row.refunded, refund_date: iso(row.refundedAt) };
+  const chargeback = { status: row.chargeback, chargeback_date: iso(row.chargebackAt) };
   switch (row.kind) {
     case 'card':
       return {
         ...base,
         refund,
-        chargeback: { status: row.chargeback, chargeback_date: iso(row.chargebackAt) },
+        chargeback,
         descriptor: row.descriptor,
         is_card_WL: detailsOf({ ...row, kind: 'card' }).is_card_WL === true,
       };
     case 'payout':
       return { ...base, wallet_id: row.walletId };
     case 'crypto_payin':
-      return { ...base, refund, ...exactNumbers(row.details) };
+      return { ...base, refund, chargeback, ...exactNumbers(row.details) };
     case 'ramp':
       return {
         transaction_id: row.id,

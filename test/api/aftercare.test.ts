@@ -143,6 +143,23 @@ describe('POST /api/v1/{mode}/refund', () => {
       { transactionId: id, hashes: [expect.any(String)] },
     ]);
     expect((await webhooksOf(id, 2))[1]!.json.data).toMatchObject({ refund: { status: true } });
+    // The status body says how much crypto went back, as the create said how much was asked.
+    const status = (await merchant.get(`/api/test/status/${id}`)).json().data;
+    expect(status).toMatchObject({ refund_amount: 40, chargeback: { status: false, chargeback_date: null } });
+  });
+
+  it('refuses a partial amount instead of refunding in full', async () => {
+    const id = await paidCard();
+    const partial = await merchant.postPlain('/api/v1/test/refund', {
+      transaction_id: id,
+      reason: 'Half of it',
+      amount: 500,
+    });
+    expect(partial.statusCode).toBe(422);
+    expect(partial.json().message).toBe(
+      'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
+    );
+    expect(await refundsAt(id)).toHaveLength(0);
   });
 
   it.each([
@@ -209,8 +226,27 @@ describe('chargebacks', () => {
     const walletId = usdWallet();
     const id = await paidPayin(25);
     const credited = await available(walletId);
-    expect((await chargeback(id)).statusCode).toBe(200);
+    const charged = await chargeback(id);
+    expect(charged.statusCode).toBe(200);
+    expect(charged.json().data.chargeback).toEqual({
+      status: true,
+      chargeback_date: expect.stringMatching(/Z$/),
+    });
     expect(await available(walletId)).toBe(credited - 2500n);
+    const [, webhook] = await webhooksOf(id, 2);
+    expect(webhook!.json.data).toMatchObject({ chargeback: { status: true } });
+    const status = (await merchant.get(`/api/test/status/${id}`)).json().data;
+    expect(status.chargeback).toEqual(charged.json().data.chargeback);
+  });
+
+  it('refuses to charge back what did not settle, in its own words', async () => {
+    const created = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4000000000000002' }),
+    );
+    const refused = await chargeback(created.json().data.transaction_id);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().message).toBe('This transaction cannot be charged back.');
   });
 
   it('is recorded by ops with `npx payments ops chargeback`, once', async () => {
