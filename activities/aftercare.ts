@@ -4,6 +4,7 @@ import { terminals, transactions } from '../src/db/schema/index';
 import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
 import { countedDeposits, keptInPayment } from '../src/transactions/deposits';
 import { formatUnits, parseUnits } from '../src/lib/units';
+import { recordOpsAction } from '../src/transactions/ops-audit';
 
 /** What a refund or chargeback needs to know of a settled transaction. */
 export interface AftercareState {
@@ -57,10 +58,18 @@ export function aftercareActivities(db: Db) {
       kind: AftercareKind;
       /** The acquirer's reference for a card refund. */
       reference?: string;
+      /** Who asked, for the audit trail, and their reason. */
+      actor?: string;
+      reason?: string;
     }): Promise<void> {
       await db.transaction(async (tx) => {
         const [row] = await tx
-          .select({ kind: transactions.kind, refunded: transactions.refunded, details: transactions.details })
+          .select({
+            kind: transactions.kind,
+            status: transactions.status,
+            refunded: transactions.refunded,
+            details: transactions.details,
+          })
           .from(transactions)
           .where(eq(transactions.id, input.transactionId))
           .for('update');
@@ -80,6 +89,17 @@ export function aftercareActivities(db: Db) {
           .update(transactions)
           .set({ ...set, version: sql`${transactions.version} + 1`, updatedAt: sql`now()` })
           .where(eq(transactions.id, input.transactionId));
+        // One refund or chargeback per transaction ever applies, so its kind keys the audit row.
+        if (input.actor)
+          await recordOpsAction(tx, {
+            transactionId: input.transactionId,
+            key: input.kind,
+            actor: input.actor,
+            action: input.kind,
+            reason: input.reason || null,
+            statusBefore: row.status,
+            statusAfter: row.status,
+          });
       });
     },
   };

@@ -5,6 +5,7 @@ import {
   type AftercareInput,
   type AftercareKind,
   type AftercareOutcome,
+  type AftercareRequest,
 } from '../src/contracts';
 import { chain, ledger, records, store } from './activities';
 import { attempt } from './failures';
@@ -26,26 +27,30 @@ export const ALREADY_CHARGED_BACK = 'Transaction has already been charged back.'
 export async function aftercare(input: AftercareInput): Promise<void> {
   let queue: Promise<unknown> = Promise.resolve();
   let received = 0;
-  const oneAtATime = (kind: AftercareKind): Promise<AftercareOutcome> => {
+  const oneAtATime = (kind: AftercareKind, request: AftercareRequest): Promise<AftercareOutcome> => {
     received += 1;
-    const run = queue.then(() => apply(input.transactionId, kind));
+    const run = queue.then(() => apply(input.transactionId, kind, request));
     queue = run.catch(() => undefined);
     return run;
   };
-  setHandler(refundUpdate, () => oneAtATime('refund'), {
+  setHandler(refundUpdate, (request) => oneAtATime('refund', request), {
     description: 'Refunds the settled transaction in full. Data: {"reason": "why"}',
     validator: ({ reason }) => {
       if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > 500)
         throw new Error('A reason of 1 to 500 characters is required.');
     },
   });
-  setHandler(chargebackUpdate, () => oneAtATime('chargeback'), {
+  setHandler(chargebackUpdate, (request) => oneAtATime('chargeback', request), {
     description: 'Records a chargeback of the settled transaction (test mode).',
   });
   await condition(() => received > 0 && allHandlersFinished());
 }
 
-async function apply(transactionId: string, kind: AftercareKind): Promise<AftercareOutcome> {
+async function apply(
+  transactionId: string,
+  kind: AftercareKind,
+  request: AftercareRequest,
+): Promise<AftercareOutcome> {
   const state = await store.aftercareState({ transactionId });
   if (state.refunded) return { refused: ALREADY_REFUNDED };
   if (state.chargeback) return { refused: ALREADY_CHARGED_BACK };
@@ -82,6 +87,7 @@ async function apply(transactionId: string, kind: AftercareKind): Promise<Afterc
     transactionId,
     kind,
     ...(refundReference ? { reference: refundReference } : {}),
+    ...(request.actor ? { actor: request.actor, reason: request.reason } : {}),
   });
   await sendWebhookEvent(transactionId, kind);
   return { applied: true };

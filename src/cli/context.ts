@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { ConfigError, loadCliConfig, type CliConfig } from '../platform/config';
 import type { Database } from '../db/client';
 import { devSecrets, readDevInstance } from '../platform/dev-instance';
+import { stringifyExact } from '../lib/json';
 import { CliError } from './errors';
 
 /** What every command gets: the parsed configuration, the database, Temporal on demand, output. */
@@ -41,13 +42,9 @@ export function cliConfig(env: NodeJS.ProcessEnv): CliConfig {
   }
 }
 
+/** JSON as the API writes it: minor units and exact decimals as exact numbers; indented unless `--json`. */
 export function print(value: unknown, json: boolean): void {
-  const text = JSON.stringify(
-    value,
-    (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v),
-    json ? 0 : 2,
-  );
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${stringifyExact(value, json ? undefined : 2)}\n`);
 }
 
 /** Who an ops action is recorded as: the operating-system user unless `--actor` says otherwise. */

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createMerchant, type WalletSpec } from '../merchants/accounts';
+import { createMerchant, merchantExists, type WalletSpec } from '../merchants/accounts';
 import { rotateMerchantKeys } from '../merchants/keys';
 import { isFiatCurrency } from '../lib/currencies';
 import { SANDBOX_TERMINALS } from '../sandbox/tables';
@@ -37,6 +37,8 @@ const feesCommand: Command = async (ctx, argv) => {
     },
   });
   if (!values.merchant) throw new CliError('--merchant is required');
+  if (!(await merchantExists(ctx.database.db, values.merchant)))
+    throw new CliError(`Merchant ${values.merchant} not found.`);
   const setting = [values.mode, values.kind, values.currency, values.percent, values.fixed];
   if (setting.some((v) => v !== undefined)) {
     if (!values.mode || !isMode(values.mode)) throw new CliError('--mode must be test or live');
@@ -44,25 +46,26 @@ const feesCommand: Command = async (ctx, argv) => {
       throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
     const currency = values.currency?.toUpperCase() ?? '';
     if (!isFiatCurrency(currency)) throw new CliError('--currency must be an ISO 4217 currency');
-    const percent = values.percent ?? '0';
-    if (!/^\d{1,3}(\.\d{1,4})?$/.test(percent) || Number(percent.split('.')[0]) > 100)
+    const { percent, fixed } = values;
+    if (percent === undefined && fixed === undefined) throw new CliError('give --percent, --fixed or both');
+    if (
+      percent !== undefined &&
+      (!/^\d{1,3}(\.\d{1,4})?$/.test(percent) || Number(percent.split('.')[0]) > 100)
+    )
       throw new CliError('--percent must be a number from 0 to 100 with at most 4 decimals');
-    const fixed = values.fixed ?? '0';
-    if (!/^\d{1,15}$/.test(fixed)) throw new CliError('--fixed must be a whole number of minor units');
+    if (fixed !== undefined && !/^\d{1,15}$/.test(fixed))
+      throw new CliError('--fixed must be a whole number of minor units');
     await setFee(ctx.database.db, {
       merchantId: values.merchant,
       mode: values.mode,
       kind: values.kind,
       currency,
-      percent,
-      fixedMinor: BigInt(fixed),
+      ...(percent === undefined ? {} : { percent }),
+      ...(fixed === undefined ? {} : { fixedMinor: BigInt(fixed) }),
     });
   }
   const schedule = await listFees(ctx.database.db, values.merchant);
-  ctx.print(
-    schedule.map((rule) => ({ ...rule, fixedMinor: rule.fixedMinor.toString() })),
-    values.json ?? false,
-  );
+  ctx.print(schedule, values.json ?? false);
 };
 
 export const commands: Record<string, Command> = {

@@ -113,7 +113,10 @@ export const commands: Record<string, Command> = {
       ctx.config.TEMPORAL_TASK_QUEUE,
       row.id,
       'chargeback',
-      '',
+      {
+        reason: values.reason ?? '',
+        actor: actorOf(values.actor),
+      },
     );
     if ('refused' in outcome) throw new CliError(outcome.refused);
     ctx.print(transactionBody((await findTransaction(ctx.database.db, row.id)) ?? row), values.json ?? false);

@@ -49,6 +49,11 @@ export type AftercareKind = 'refund' | 'chargeback';
 export interface AftercareRequest {
   /** The merchant's reason for a refund; empty for a chargeback. */
   reason: string;
+  /**
+   * Who asked (`merchant:mer_…` through the API, the operator through the CLI), written to the audit
+   * trail with the effect. Absent in requests made before the trail recorded them.
+   */
+  actor?: string;
 }
 
 /** Applied (and projected, with its webhook started), or refused with the merchant-facing message. */

@@ -11,14 +11,15 @@ export function parseJsonExact(text: string): unknown {
 }
 
 /**
- * JSON.stringify that writes JsonNumber as its exact text and bigint as a number. A value with neither
+ * JSON.stringify (indented by `indent` spaces when given) that writes JsonNumber as its exact text and
+ * bigint as a number. A value with neither
  * goes through the native JSON.stringify, byte for byte what lossless-json writes and many times faster
  * (the lists' pages are all strings: bench/README.md).
  */
-export function stringifyExact(value: unknown): string {
-  if (!holdsExactNumber(value)) return JSON.stringify(value) ?? 'null';
+export function stringifyExact(value: unknown, indent?: number): string {
+  if (!holdsExactNumber(value)) return JSON.stringify(value, undefined, indent) ?? 'null';
   return (
-    stringify(value, undefined, undefined, [
+    stringify(value, undefined, indent, [
       { test: (v: unknown) => v instanceof JsonNumber, stringify: (v: unknown) => (v as JsonNumber).text },
       { test: (v: unknown) => typeof v === 'bigint', stringify: (v: unknown) => String(v) },
     ]) ?? 'null'

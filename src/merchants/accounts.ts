@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { auditLog, encryptionKeys, merchants, secretKeys, terminals, wallets } from '../db/schema/index';
 import { encryptSecret } from '../ciphers/secrets';
@@ -99,4 +100,10 @@ export async function createMerchant(
       terminals: createdTerminals,
     };
   });
+}
+
+/** Whether a merchant of this id exists (the CLI names an unknown one instead of failing on a key). */
+export async function merchantExists(db: Db, merchantId: string): Promise<boolean> {
+  const [row] = await db.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, merchantId));
+  return row !== undefined;
 }

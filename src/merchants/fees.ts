@@ -49,14 +49,24 @@ export async function feeFor(
   return rule ? feeOf(amountMinor, rule) : 0n;
 }
 
-/** Sets (or replaces) one line of the schedule. */
-export async function setFee(db: Db, rule: FeeRule): Promise<void> {
+/**
+ * Sets one line of the schedule. A new line takes zero for what is not given; an existing one keeps it,
+ * so changing the percentage leaves the fixed fee as it was.
+ */
+export async function setFee(
+  db: Db,
+  rule: Omit<FeeRule, 'percent' | 'fixedMinor'> & Partial<Pick<FeeRule, 'percent' | 'fixedMinor'>>,
+): Promise<void> {
+  const changed = {
+    ...(rule.percent === undefined ? {} : { percent: rule.percent }),
+    ...(rule.fixedMinor === undefined ? {} : { fixedMinor: rule.fixedMinor }),
+  };
   await db
     .insert(merchantFees)
-    .values(rule)
+    .values({ ...rule, percent: rule.percent ?? '0', fixedMinor: rule.fixedMinor ?? 0n })
     .onConflictDoUpdate({
       target: [merchantFees.merchantId, merchantFees.mode, merchantFees.kind, merchantFees.currency],
-      set: { percent: rule.percent, fixedMinor: rule.fixedMinor, updatedAt: sql`now()` },
+      set: { ...changed, updatedAt: sql`now()` },
     });
 }
 

@@ -5,6 +5,7 @@ import {
   workflowIds,
   type AftercareKind,
   type AftercareOutcome,
+  type AftercareRequest,
   type WorkflowSignatures,
 } from '../contracts';
 import { ApiError, fieldError } from '../platform/errors';
@@ -25,13 +26,10 @@ export async function requestAftercare(
 ): Promise<TransactionBody> {
   const row = await lookupTransaction(deps.db, merchant, input.transaction_id);
   if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
-  const outcome = await sendAftercare(
-    deps.temporal,
-    deps.config.TEMPORAL_TASK_QUEUE,
-    row.id,
-    kind,
-    input.reason,
-  );
+  const outcome = await sendAftercare(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, row.id, kind, {
+    reason: input.reason,
+    actor: `merchant:${merchant.merchantId}`,
+  });
   if ('refused' in outcome) fieldError('transaction_id', outcome.refused);
   const after = (await lookupTransaction(deps.db, merchant, row.id)) ?? row;
   return transactionBody(after);
@@ -42,7 +40,7 @@ export async function sendAftercare(
   taskQueue: string,
   transactionId: string,
   kind: AftercareKind,
-  reason: string,
+  request: AftercareRequest,
 ): Promise<AftercareOutcome> {
   const startWorkflowOperation = new WithStartWorkflowOperation<WorkflowSignatures['aftercare']>(
     'aftercare',
@@ -56,6 +54,6 @@ export async function sendAftercare(
   );
   return client.workflow.executeUpdateWithStart(kind === 'refund' ? refundUpdate : chargebackUpdate, {
     startWorkflowOperation,
-    args: [{ reason }],
+    args: [request],
   });
 }

@@ -10,6 +10,7 @@ import {
 } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { runCliIn } from '../helpers/cli';
+import { opsTrail } from '../../src/transactions/ops-audit';
 import { ledgerEntries, sandboxOperations, wallets } from '../../src/db/schema/index';
 
 let env: TestEnv;
@@ -111,6 +112,18 @@ describe('POST /api/v1/{mode}/refund', () => {
     expect(again.statusCode).toBe(422);
     expect(again.json().message).toBe('Transaction has already been refunded.');
     expect(await refundsAt(id)).toHaveLength(1);
+  });
+
+  it("records the merchant's refund in the transaction's audit trail, with the reason", async () => {
+    const id = await paidCard();
+    expect((await refund(id, 'Damaged in transit')).statusCode).toBe(200);
+    expect(await opsTrail(env.database.db, id)).toEqual([
+      expect.objectContaining({
+        action: 'refund',
+        actor: `merchant:${merchant.credentials.merchant_id}`,
+        reason: 'Damaged in transit',
+      }),
+    ]);
   });
 
   it('takes the request in the envelope too', async () => {
@@ -237,6 +250,11 @@ describe('chargebacks', () => {
     expect(webhook!.json.data).toMatchObject({ chargeback: { status: true } });
     const status = (await merchant.get(`/api/test/status/${id}`)).json().data;
     expect(status.chargeback).toEqual(charged.json().data.chargeback);
+    // Ops see the exact decimals as the API writes them.
+    const shown = await runCliIn(env, 'ops', 'show', id, '--json');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).not.toContain('"text"');
+    expect(shown.stdout).toMatch(/"crypto_paid_amount":25[,}]/);
   });
 
   it('refuses to charge back what did not settle, in its own words', async () => {
@@ -251,12 +269,18 @@ describe('chargebacks', () => {
 
   it('is recorded by ops with `npx payments ops chargeback`, once', async () => {
     const id = await paidCard();
-    const recorded = await runCliIn(env, 'ops', 'chargeback', id, '--json');
+    const recorded = await runCliIn(env, 'ops', 'chargeback', id, '--actor', 'ops-jane', '--json');
     expect(recorded.code, recorded.stderr).toBe(0);
     expect(JSON.parse(recorded.stdout).data.chargeback.status).toBe(true);
+    // The body as the API writes it: minor units as a number.
+    expect(JSON.parse(recorded.stdout).data.amount).toBe(1050);
+    expect(await opsTrail(env.database.db, id)).toEqual([
+      expect.objectContaining({ action: 'chargeback', actor: 'ops-jane', statusBefore: 'SUCCESS' }),
+    ]);
     const again = await runCliIn(env, 'ops', 'chargeback', id);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('Transaction has already been charged back.');
+    expect(await opsTrail(env.database.db, id)).toHaveLength(1);
   });
 
   it('is test mode only', async () => {

@@ -60,7 +60,7 @@ describe('payout fees', () => {
     );
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toEqual([
-      expect.objectContaining({ kind: 'payout', currency: 'USD', percent: '1.5000', fixedMinor: '30' }),
+      expect.objectContaining({ kind: 'payout', currency: 'USD', percent: '1.5000', fixedMinor: 30 }),
     ]);
 
     // 1.5 % of 500 is 7.5, rounded up to 8, plus 30.
@@ -102,6 +102,40 @@ describe('payout fees', () => {
     const answer = await estimate(fields);
     expect(answer.statusCode).toBe(422);
     expect(answer.json().errors[field]).toContain(message);
+  });
+
+  it('changes one part of a fee line with the CLI and keeps the other; names an unknown merchant', async () => {
+    const line = ['--mode', 'test', '--kind', 'payout', '--currency', 'USD'];
+    const id = merchant.credentials.merchant_id;
+    const changed = await runCliIn(
+      env,
+      'merchants',
+      'fees',
+      '--merchant',
+      id,
+      ...line,
+      '--percent',
+      '2',
+      '--json',
+    );
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(JSON.parse(changed.stdout)).toEqual([
+      expect.objectContaining({ percent: '2.0000', fixedMinor: 30 }),
+    ]);
+    // 2 % of 500 is 10, plus the 30 kept.
+    expect((await estimate({})).json().data).toMatchObject({ total_fee: 40 });
+    const unknown = await runCliIn(
+      env,
+      'merchants',
+      'fees',
+      '--merchant',
+      'mer_nope',
+      ...line,
+      '--fixed',
+      '1',
+    );
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('Merchant mer_nope not found.');
   });
 
   it("does not estimate on another mode's wallet", async () => {
