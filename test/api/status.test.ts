@@ -124,7 +124,17 @@ describe('health', () => {
   it('serves the API reference at /docs', async () => {
     const docs = await env.app.inject({ url: '/docs' });
     expect(docs.statusCode).toBe(200);
-    expect(docs.body).toContain('/api/{mode}/status/{id}');
+    for (const path of [
+      '/api/{mode}/status/{id}',
+      '/api/v1/{mode}/refund',
+      '/api/v1/test/chargeback',
+      '/api/v1/{test|live}-transactions',
+      '/api/v1/{test|live}-wallet-transactions',
+      '/api/v1/{mode}/payout/{id}/status',
+      '/api/v1/wallet/estimate-payout',
+      '/api/v1/{mode}/webhooks/events',
+    ])
+      expect(docs.body).toContain(path);
     expect(docs.body).toContain('Encryption Key is invalid.');
   });
 

@@ -16,6 +16,43 @@ const endpoints: [string, string, string][] = [
   ['POST', '/api/v1/{mode}/crypto/payin', 'Crypto payin. Encrypted envelope.'],
   ['GET', '/api/{mode}/status/{id}', 'A transaction by transaction_id, else by order_id.'],
   ['GET', '/api/v1/wallet', "The calling mode's wallets and available balances."],
+  [
+    'POST',
+    '/api/v1/wallet/estimate-payout',
+    'What a payout would take from a wallet: amount, fee, balance. Encrypted envelope.',
+  ],
+  ['GET', '/api/v1/{mode}/payout/{id}/status', 'A payout by transaction_id or order_id.'],
+  [
+    'POST',
+    '/api/v1/{mode}/refund',
+    'Full refund of a SUCCESS card payment or payin. Plain JSON {transaction_id, reason} or envelope.',
+  ],
+  [
+    'POST',
+    '/api/v1/test/chargeback',
+    'Simulates a chargeback (test mode). Plain JSON {transaction_id} or envelope.',
+  ],
+  [
+    'POST',
+    '/api/v1/test/crypto/{id}/deposit',
+    'Simulates a crypto deposit (test mode). Plain JSON {amount, tx_hash?}.',
+  ],
+  [
+    'GET',
+    '/api/v1/{test|live}-transactions',
+    'Transactions, newest first, cursor-paged. Query: dates, status, transaction_type, order_id, limit.',
+  ],
+  [
+    'GET',
+    '/api/v1/{test|live}-wallet-transactions',
+    'Wallet ledger entries, cursor-paged. Query: dates, transaction_type (ledger step), wallet_id.',
+  ],
+  [
+    'GET',
+    '/api/v1/{mode}/webhooks/events',
+    'Webhook events with every delivery attempt. Query: transaction_id, delivered, dates.',
+  ],
+  ['POST', '/api/v1/{mode}/webhooks/events/{event_id}/redeliver', 'Sends one webhook event again now.'],
   ['GET', '/healthz, /readyz', 'Process up; Postgres and Temporal reachable.'],
 ];
 
@@ -36,7 +73,7 @@ AES-256-CBC (PKCS#7), a fresh 16-byte IV, and the UTF-8 bytes of the merchant's 
 <table>${rows(Object.values(errorCatalogue).map((e) => [String(e.status), e.message]))}</table>
 <h2>Sandbox cards</h2><table>${rows(SANDBOX_CARD_TABLE)}</table>
 <h2>Sandbox payout cards</h2><table>${rows(SANDBOX_PAYOUT_TABLE)}</table>
-<h2>Webhooks</h2><p>Sent on every final status: the status body plus <code>event_id</code>, signed in
+<h2>Webhooks</h2><p>Sent on every final status, refund and chargeback: the status body plus <code>event_id</code>, signed in
 <code>fs-webhook-hash</code> (hex HMAC-SHA256 of the body) and <code>webhook-signature</code> (<code>v1,</code> + base64
 HMAC-SHA256 of <code>webhook-id.webhook-timestamp.body</code>), keyed with the webhook secret. Retried for up to three days.</p>`,
   });
