@@ -2,7 +2,8 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { isSandboxConnector } from '../src/sandbox/tables';
 import { recordOpsAction } from '../src/transactions/ops-audit';
-import { cardVault, terminals, transactions } from '../src/db/schema/index';
+import { purgeVaultedCard } from '../src/transactions/card-vault';
+import { terminals, transactions } from '../src/db/schema/index';
 import type { Mode, TransactionKind, TransactionStatus } from '../src/contracts';
 
 export interface ProjectInput {
@@ -104,15 +105,9 @@ export function projectionActivities(
       return rows;
     },
 
-    /**
-     * Removes the card number and CVV once no step needs them. The row stays as a tombstone, so a replayed
-     * create cannot vault the card again; the maintenance sweep removes it when its hold ends.
-     */
+    /** Removes the card number and CVV once no step needs them (`purgeVaultedCard`). */
     async purgeCardData(input: { transactionId: string }): Promise<void> {
-      await db
-        .update(cardVault)
-        .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
-        .where(eq(cardVault.transactionId, input.transactionId));
+      await purgeVaultedCard(db, input.transactionId);
     },
   };
 }

@@ -1,19 +1,21 @@
 import {
+  cardEnteredUpdate,
   connectorKeys,
   failureTypes,
+  type CardEntered,
   type CardPaymentInput,
   type FirstAnswer,
   type HostedDecision,
   type Lookup,
 } from '../src/contracts';
-import { patched } from '@temporalio/workflow';
+import { condition, patched, setHandler } from '@temporalio/workflow';
 import type { AuthorizeOutcome } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
 import type { TerminalChoice } from '../activities/projection';
 import { connector, lookup, quickConnector, store } from './activities';
 import { attempt, type Outcome } from './failures';
 import { TransactionStateMachine } from './state';
-import { runTransaction } from './transaction';
+import { runTransaction, shielded } from './transaction';
 import { askUntilKnown } from './unknown-outcome';
 
 /**
@@ -33,6 +35,7 @@ type Calls = typeof connector;
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input.transactionId, 'card');
   return runTransaction(machine, async () => {
+    if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
     const local = patched(LOCAL_CONNECTOR_CALLS);
     const calls: Calls = local ? quickConnector : connector;
     const terminals = await store.listTerminals({
@@ -113,6 +116,48 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
       }
     }
   });
+}
+
+/**
+ * A hosted card payment's first step: the customer is sent to our payment page and the workflow waits, as
+ * long as for a 3DS challenge, for the card typed there. The page has put the number and CVV in the vault
+ * before it tells the workflow; the update carries only what the workflow may see, and answers with the
+ * state routing leads to. False when the transaction ended instead (abandoned, or stopped by ops).
+ */
+async function cardEntered(
+  machine: TransactionStateMachine,
+  input: CardPaymentInput,
+  pageUrl: string,
+): Promise<boolean> {
+  let entered = false;
+  let waiting = false;
+  setHandler(
+    cardEnteredUpdate,
+    shielded(async (_entered: CardEntered) => {
+      entered = true;
+      return machine.nextSnapshot();
+    }),
+    {
+      description: 'Internal: the hosted payment page has vaulted the card the customer typed.',
+      validator: (_entered: CardEntered) => {
+        if (!waiting || entered) throw new Error('This transaction awaits no card.');
+      },
+    },
+  );
+  await machine.move('REDIRECT', 'Redirect the customer to redirect_url to enter the card.', {
+    redirectUrl: pageUrl,
+  });
+  const timeoutMs = input.challengeTimeoutSeconds * 1000;
+  waiting = true;
+  machine.waiting.on('customer', 'Waiting for the card on the hosted payment page', Date.now() + timeoutMs);
+  await condition(() => entered || machine.stopReason !== undefined, timeoutMs, {
+    summary: 'Waiting for the card on the hosted payment page',
+  });
+  waiting = false;
+  if (entered) return true;
+  await store.purgeCardData({ transactionId: input.transactionId });
+  await machine.move('FAILED', machine.stopReason ?? 'Transaction abandoned.', { redirectUrl: null });
+  return false;
 }
 
 /** One terminal's authorization; a lost answer is asked for until the acquirer knows. */

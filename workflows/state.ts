@@ -40,6 +40,8 @@ export class TransactionStateMachine {
   private awaitingDecision = false;
   private stop: StopRequest | undefined;
   private stopAudited = false;
+  /** Moves projected so far: what `nextSnapshot` waits on. */
+  private moves = 0;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
@@ -132,6 +134,13 @@ export class TransactionStateMachine {
     return this.first!;
   }
 
+  /** Resolves with the next move's projected state (a hosted step's answer: what the customer sees next). */
+  async nextSnapshot(): Promise<TransactionSnapshot> {
+    const seen = this.moves;
+    await condition(() => this.moves > seen);
+    return this.projection.snapshot();
+  }
+
   /** Resolves once a final status is projected. */
   async finalAnswer(): Promise<FirstAnswer> {
     await condition(() => isFinal(this.projection.state.status));
@@ -153,6 +162,7 @@ export class TransactionStateMachine {
     if (audit) this.stopAudited = true;
     await this.projection.write(next, { ...placement, ...(audit ? { audit } : {}) });
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    this.moves += 1;
     this.first ??= this.projection.snapshot();
     if (isFinal(status)) {
       this.waiting.on('nothing', `${status}: ${message}`);

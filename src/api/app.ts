@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health';
 import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
 import { cardRoutes } from './routes/card';
+import { hostedCardPageRoutes, hostedCardRoutes } from './routes/hosted-card';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { cardReturnRoutes } from './routes/card-return';
 import { payoutRoutes } from './routes/payout';
@@ -145,9 +146,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       burst: config.PAGE_RATE_LIMIT_BURST,
     }),
     secureCookies: config.baseUrl.startsWith('https://'),
+    cardHoldSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS + 3600,
   };
   const merchantRoutes = [
     cardRoutes,
+    hostedCardRoutes,
     payoutRoutes,
     rampRoutes,
     payinRoutes,
@@ -160,7 +163,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     webhookEventRoutes,
     healthRoutes,
   ];
-  const pages = [cardCheckoutRoutes, cardReturnRoutes, payoutVerificationRoutes, cryptoCheckoutRoutes];
+  const pages = [
+    cardCheckoutRoutes,
+    hostedCardPageRoutes,
+    cardReturnRoutes,
+    payoutVerificationRoutes,
+    cryptoCheckoutRoutes,
+  ];
   for (const routes of merchantRoutes) {
     await app.register(async (scope) => {
       scope.addHook('onRequest', refuseBadParams);

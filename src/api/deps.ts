@@ -36,4 +36,6 @@ export interface PageDeps {
   pageLimiter: RateLimiter;
   /** Mark cookies Secure: the public address is https. */
   secureCookies: boolean;
+  /** How long a card typed on the hosted payment page may wait in the vault. */
+  cardHoldSeconds: number;
 }

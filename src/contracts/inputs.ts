@@ -18,7 +18,13 @@ export interface CardPaymentInput extends TransactionRef {
   currency: string;
   /** Pins one terminal: no cascading. */
   terminalId?: string;
-  card: CardSummary;
+  /** The card sent with the request; absent when the customer types it on our payment page. */
+  card?: CardSummary;
+  /**
+   * A hosted card payment (docs/hosted.md): the workflow first sends the customer to this page and waits,
+   * as long as a 3DS challenge, for the card typed there (`cardEnteredUpdate`).
+   */
+  cardEntryPageUrl?: string;
   challengeTimeoutSeconds: number;
   /** The checkout page the customer completes the 3DS challenge on. */
   hostedPageUrl: string;

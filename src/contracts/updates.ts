@@ -1,5 +1,6 @@
 import { defineUpdate } from '@temporalio/workflow';
 import type { TransactionStatus } from '../lib/vocabulary';
+import type { CardSummary } from './inputs';
 
 /** Where a transaction stands, as its workflow says it. */
 export interface FirstAnswer {
@@ -24,6 +25,16 @@ export const firstAnswerUpdate = defineUpdate<TransactionSnapshot>('firstAnswer'
 /** The customer's answer on a hosted page (3DS challenge, payout verification, ramp payment). */
 export type HostedDecision = 'approve' | 'decline';
 export const hostedDecisionUpdate = defineUpdate<FirstAnswer, [HostedDecision]>('hostedDecision');
+
+/**
+ * The card the customer typed on the hosted payment page, as the workflow may see it: the number and CVV
+ * went from the form to the encrypted vault. Answers the transaction's next state (a 3DS challenge or
+ * final) once it is projected.
+ */
+export interface CardEntered {
+  card: CardSummary;
+}
+export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, [CardEntered]>('cardEntered');
 
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {

@@ -25,3 +25,19 @@ export function cardBrand(bin: string): string | null {
   if (n(2) === 62) return 'UNIONPAY';
   return null;
 }
+
+/** The scheme as a customer reads it (`Visa`, `Mastercard`), from the BIN; `Card` when unknown. */
+export function brandName(bin: string): string {
+  const brand = cardBrand(bin.slice(0, 6));
+  return brand ? (BRAND_NAMES[brand] ?? brand) : 'Card';
+}
+
+const BRAND_NAMES: Record<string, string> = {
+  VISA: 'Visa',
+  MASTERCARD: 'Mastercard',
+  AMEX: 'American Express',
+  DISCOVER: 'Discover',
+  JCB: 'JCB',
+  DINERS: 'Diners Club',
+  UNIONPAY: 'UnionPay',
+};

@@ -60,3 +60,14 @@ export async function cardSucceededBefore(db: Db, merchant: MerchantScope, finge
     .limit(1);
   return rows.length > 0;
 }
+
+/**
+ * Removes the card number and CVV once no step needs them. The row stays as a tombstone, so a replayed
+ * create cannot vault the card again; the maintenance sweep removes it when its hold ends.
+ */
+export async function purgeVaultedCard(db: Db, transactionId: string): Promise<void> {
+  await db
+    .update(cardVault)
+    .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
+    .where(eq(cardVault.transactionId, transactionId));
+}

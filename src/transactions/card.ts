@@ -1,9 +1,14 @@
 import { createTransaction, type Created } from './create';
-import { cardSucceededBefore, summarizeCard } from './card-vault';
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { transactions } from '../db/schema/index';
+import type { CardSummary, Mode } from '../contracts';
+import { cardSucceededBefore, summarizeCard, vaultCard } from './card-vault';
 import {
   cardholderColumns,
   checkMerchantUrls,
   checkTerminal,
+  customerOf,
   requestHash,
   type CardholderFields,
 } from './request';
@@ -58,5 +63,86 @@ export async function createCardPayment(
       challengeTimeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,
       hostedPageUrl: hostedPageUrl(config, merchant.mode, 'card/checkout', transactionId),
     }),
+  });
+}
+
+/** A validated hosted card payment request: the card request without the card (docs/hosted.md). */
+export type HostedCardRequest = Omit<
+  CardPaymentRequest,
+  'card_number' | 'card_expiry_month' | 'card_expiry_year' | 'card_cvv'
+>;
+
+/**
+ * A card payment whose card the customer types on our payment page: the workflow answers `REDIRECT` to
+ * that page and waits there; the merchant never handles card data.
+ */
+export async function createHostedCardPayment(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  input: HostedCardRequest,
+): Promise<Created> {
+  const { config } = deps;
+  await checkMerchantUrls(deps, merchant, input);
+  await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
+  return createTransaction(deps, merchant, {
+    kind: 'card',
+    orderId: input.order_id ?? null,
+    requestHash: requestHash(config.MASTER_KEY, { ...input, hosted: true }),
+    row: {
+      amountMinor: input.amount,
+      currency: input.currency,
+      customer: customerOf(input),
+      country: input.country,
+      merchantRedirectUrl: input.redirect_url,
+      webhookUrl: input.webhook_url ?? null,
+      details: { is_card_WL: false },
+    },
+    workflow: 'cardPayment',
+    input: (transactionId) => ({
+      transactionId,
+      ...merchant,
+      amountMinor: input.amount.toString(),
+      currency: input.currency,
+      terminalId: input.terminal_id,
+      cardEntryPageUrl: hostedPageUrl(config, merchant.mode, 'hosted/card', transactionId),
+      challengeTimeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,
+      hostedPageUrl: hostedPageUrl(config, merchant.mode, 'card/checkout', transactionId),
+    }),
+  });
+}
+
+/**
+ * Puts the card the customer typed on the payment page in the vault and on the projection (BIN, last
+ * four, fingerprint, whether it paid this merchant before), in one database transaction and only once:
+ * false when a card was already entered for this transaction (a second tab, a double submit).
+ */
+export async function enterHostedCard(
+  db: Db,
+  masterKey: string,
+  row: { id: string; merchantId: string; mode: Mode },
+  card: { pan: string; cvv: string; expiryMonth: string; expiryYear: string; holdSeconds: number },
+): Promise<CardSummary | undefined> {
+  const summary = summarizeCard(card.pan, masterKey);
+  const whitelisted = await cardSucceededBefore(db, row, summary.fingerprint);
+  return db.transaction(async (tx) => {
+    const claimed = await tx
+      .update(transactions)
+      .set({
+        cardBin: summary.bin,
+        cardLast4: summary.last4,
+        cardFingerprint: summary.fingerprint,
+        details: { is_card_WL: whitelisted },
+      })
+      .where(
+        and(
+          eq(transactions.id, row.id),
+          eq(transactions.status, 'REDIRECT'),
+          isNull(transactions.cardFingerprint),
+        ),
+      )
+      .returning({ id: transactions.id });
+    if (claimed.length === 0) return undefined;
+    await vaultCard(tx, masterKey, row.id, card);
+    return summary;
   });
 }

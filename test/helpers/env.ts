@@ -25,6 +25,7 @@ export interface TestEnv {
   /** Every log line the API and activities wrote, for checking what never reaches logs. */
   logs: string[];
   createMerchant(options?: {
+    name?: string;
     wallets?: { currency: string; amount: bigint }[];
   }): Promise<MerchantCredentials>;
   stopWorker(): Promise<void>;
@@ -112,7 +113,7 @@ export async function startTestEnv(
     logs,
     createMerchant: (options = {}) =>
       createMerchant(database.db, config.MASTER_KEY, {
-        name: 'Test merchant',
+        name: options.name ?? 'Test merchant',
         wallets: options.wallets ?? [
           { currency: 'USD', amount: 1_000_000n },
           { currency: 'EUR', amount: 1_000_000n },

@@ -16,10 +16,17 @@ export async function insertCardTransaction(
   db: Db,
   masterKey: string,
   merchant: MerchantCredentials,
-  options: { pan: string; webhookUrl?: string; challengeTimeoutSeconds?: number },
+  options: {
+    pan: string;
+    webhookUrl?: string;
+    challengeTimeoutSeconds?: number;
+    /** A hosted card payment: nothing of the card yet, the customer types it on the page. */
+    hosted?: boolean;
+  },
 ): Promise<CardPaymentInput> {
   const transactionId = newTransactionId();
   const card = summarizeCard(options.pan, masterKey);
+  const hosted = options.hosted ?? false;
   await db.transaction(async (tx) => {
     await tx.insert(transactions).values({
       id: transactionId,
@@ -33,10 +40,9 @@ export async function insertCardTransaction(
       customer: { first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com' },
       merchantRedirectUrl: 'https://merchant.example/return',
       webhookUrl: options.webhookUrl ?? null,
-      cardBin: card.bin,
-      cardLast4: card.last4,
-      cardFingerprint: card.fingerprint,
+      ...(hosted ? {} : { cardBin: card.bin, cardLast4: card.last4, cardFingerprint: card.fingerprint }),
     });
+    if (hosted) return;
     await vaultCard(tx, masterKey, transactionId, {
       pan: options.pan,
       expiryMonth: '12',
@@ -51,7 +57,9 @@ export async function insertCardTransaction(
     mode: 'test',
     amountMinor: '1050',
     currency: 'USD',
-    card,
+    ...(hosted
+      ? { cardEntryPageUrl: `http://payments.test/api/v1/test/hosted/card/${transactionId}` }
+      : { card }),
     challengeTimeoutSeconds: options.challengeTimeoutSeconds ?? 15 * 60,
     hostedPageUrl: `http://payments.test/api/v1/test/card/checkout/${transactionId}`,
   };

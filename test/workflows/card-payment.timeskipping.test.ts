@@ -48,6 +48,29 @@ describe('card payment workflow (time-skipping)', () => {
     ]);
   });
 
+  it('abandons a hosted card payment whose card nobody types, after the challenge timeout', async () => {
+    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+      hosted: true,
+      challengeTimeoutSeconds: 600,
+    });
+    const handle = await ts.env.client.workflow.start(cardPayment, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    expect(await handle.result()).toEqual({ status: 'FAILED', message: 'Transaction abandoned.' });
+    const history = await handle.fetchHistory();
+    const timer = history.events?.find((e) => e.timerStartedEventAttributes);
+    expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(600);
+    const [row] = await ts.database.db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.id, input.transactionId));
+    // It waited on the payment page, then ended without a terminal, a card or a page to go to.
+    expect(row).toMatchObject({ status: 'FAILED', redirectUrl: null, terminalId: null, cardBin: null });
+  });
+
   it('honours a configured challenge timeout', async () => {
     const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
       pan: '5555555555554444',

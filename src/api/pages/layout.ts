@@ -19,6 +19,12 @@ button,.button{flex:1;min-width:8rem;font-size:1rem;padding:.8rem 1rem;border-ra
 table{border-collapse:collapse;width:100%;margin-bottom:1rem;font-size:.9rem}td{border-top:1px solid #e7e9ee;padding:.35rem .5rem;vertical-align:top}
 code{background:#eef0f4;padding:0 .2rem;border-radius:4px}
 input{font-size:1rem;padding:.6rem;border:1px solid #c9ced8;border-radius:8px;width:100%;box-sizing:border-box;margin-bottom:.75rem}
+label{display:block;font-weight:600;margin-bottom:.3rem}
+.field input{margin-bottom:.2rem}.field{margin-bottom:.8rem}
+.row{display:flex;gap:.75rem}.row .field{flex:1;min-width:0}
+.invalid input{border-color:#cf222e;border-width:2px}
+.error{color:#cf222e;font-size:.9rem;margin:.2rem 0 0}.alert{margin:0 0 1rem;font-weight:600}
+input:focus,button:focus,.button:focus{outline:3px solid #0969da;outline-offset:2px}
 `;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerDecisionPage } from '../pages/decision-page';
 import type { PageDeps } from '../deps';
 import { formatMinor } from '../../lib/money';
+import { brandName } from '../../lib/cards';
 
 /** The sandbox issuer's 3DS challenge: approve or decline. */
 export async function cardCheckoutRoutes(app: FastifyInstance, deps: PageDeps): Promise<void> {
@@ -14,7 +15,7 @@ export async function cardCheckoutRoutes(app: FastifyInstance, deps: PageDeps): 
     details: (row) => [
       ['Merchant', row.descriptor ?? ''],
       ['Amount', `${formatMinor(row.amountMinor ?? 0n, row.currency)} ${row.currency}`],
-      ['Card', `•••• ${row.cardLast4 ?? ''}`],
+      ['Card', `${row.cardBin ? `${brandName(row.cardBin)} ` : ''}•••• ${row.cardLast4 ?? ''}`],
     ],
     approve: 'Approve',
     decline: 'Decline',

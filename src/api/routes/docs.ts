@@ -11,6 +11,11 @@ const endpoints: [string, string, string][] = [
     'Crypto currencies and networks for a country and amount. Plain JSON {country, amount}.',
   ],
   ['POST', '/api/v1/{mode}/card', 'Card payment from raw card data. Encrypted envelope.'],
+  [
+    'POST',
+    '/api/v1/{mode}/hosted/card',
+    'Card payment whose card the customer types on our page: REDIRECT to it. Encrypted envelope.',
+  ],
   ['POST', '/api/v1/{mode}/payout', 'Card payout from a merchant wallet. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto', 'Crypto ramp, ONRAMP or OFFRAMP. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto/payin', 'Crypto payin. Encrypted envelope.'],
