@@ -16,6 +16,8 @@ import { opsActivities } from './ops';
 import { aftercareActivities } from './aftercare';
 import { sandboxChain } from './connectors/sandbox-chain';
 import { evmChain } from './connectors/evm-chain';
+import { sandboxApm } from './connectors/sandbox-apm';
+import { apmActivities } from './apm';
 
 export interface ActivityDeps {
   db: Db;
@@ -47,6 +49,10 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
       },
     ),
     ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
+    ...apmActivities(db, config.MASTER_KEY, {
+      'sandbox-bank': sandboxApm(db, 'sandbox-bank'),
+      'sandbox-wallet': sandboxApm(db, 'sandbox-wallet'),
+    }),
     ...ledgerActivities(db),
     ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),

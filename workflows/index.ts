@@ -5,12 +5,14 @@ import { cryptoPayin } from './crypto-payin';
 import { cryptoRamp } from './crypto-ramp';
 import { webhookDelivery } from './webhook-delivery';
 import { aftercare } from './aftercare';
+import { apmPayment } from './apm-payment';
 
-export { aftercare, cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
+export { aftercare, apmPayment, cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
 
 // Every start names a key of WorkflowSignatures: a workflow renamed or retyped here fails to compile,
 // and with it every start that names it.
 const registered = {
+  apmPayment,
   cardPayment,
   cardPayout,
   cryptoPayin,

@@ -125,3 +125,28 @@ export interface ChainConnector {
 export interface FiatPayouts {
   payout(request: { idempotencyKey: string; currency: string; amount: string }): Promise<string>;
 }
+
+/**
+ * The connector interface every alternative-payment-method provider implements (a bank redirect, a
+ * wallet): the payment starts at the provider, the customer approves or declines there, and the provider
+ * gives the outcome. Both calls carry the payment's idempotency key: a repeat gets the first answer.
+ */
+export interface ApmProvider {
+  /** Opens the payment at the provider; `redirectUrl` is its page, when it has one of its own. */
+  start(request: {
+    idempotencyKey: string;
+    transactionId: string;
+    mode: Mode;
+    method: string;
+    amountMinor: bigint;
+    currency: string;
+    terminal: TerminalAccess;
+  }): Promise<{ reference: string; redirectUrl?: string }>;
+  /** The customer's answer at the provider, and the payment's outcome. */
+  complete(request: {
+    idempotencyKey: string;
+    reference: string;
+    decision: 'approve' | 'decline';
+    terminal: TerminalAccess;
+  }): Promise<{ outcome: 'approved' } | { outcome: 'declined'; message: string }>;
+}

@@ -19,6 +19,7 @@ import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
 import { cardRoutes } from './routes/card';
 import { hostedCardPageRoutes, hostedCardRoutes } from './routes/hosted-card';
+import { apmPageRoutes, apmRoutes } from './routes/apm';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { cardReturnRoutes } from './routes/card-return';
 import { payoutRoutes } from './routes/payout';
@@ -151,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const merchantRoutes = [
     cardRoutes,
     hostedCardRoutes,
+    apmRoutes,
     payoutRoutes,
     rampRoutes,
     payinRoutes,
@@ -166,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const pages = [
     cardCheckoutRoutes,
     hostedCardPageRoutes,
+    apmPageRoutes,
     cardReturnRoutes,
     payoutVerificationRoutes,
     cryptoCheckoutRoutes,

@@ -40,8 +40,14 @@ export type RampDetails = Partial<CryptoSettlementDetails> & {
   fiat_payout_reference?: string;
 };
 
+/** The method the customer picked, once picked. */
+export type ApmDetails = {
+  payment_method: string;
+};
+
 export interface TransactionDetails {
   card: CardDetails;
+  apm: ApmDetails;
   payout: Record<string, never>;
   ramp: RampDetails;
   crypto_payin: PayinDetails;

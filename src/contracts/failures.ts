@@ -22,6 +22,7 @@ export type Lookup<Result> = Result | { outcome: 'not_found' } | { outcome: 'pen
 export const connectorKeys = {
   authorization: (transactionId: string, terminalId: string) => `${transactionId}:authorize:${terminalId}`,
   payout: (transactionId: string, terminalId: string) => `${transactionId}:payout:${terminalId}`,
+  apm: (transactionId: string, terminalId: string) => `${transactionId}:apm:${terminalId}`,
   /** A payment is refunded at most once, whichever terminal took it. */
   refund: (transactionId: string) => `${transactionId}:refund`,
 };

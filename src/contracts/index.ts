@@ -10,7 +10,16 @@ export * from './updates';
 export * from './workflows';
 export * from './failures';
 export * from './ops';
-export { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../lib/vocabulary';
+export {
+  APM_CONNECTOR_METHODS,
+  APM_METHODS,
+  isApmMethod,
+  isFinal,
+  type ApmMethod,
+  type Mode,
+  type TransactionKind,
+  type TransactionStatus,
+} from '../lib/vocabulary';
 
 /** Search attributes: identifiers and state only, never personal data. */
 export const searchAttributes = {

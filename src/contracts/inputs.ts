@@ -30,6 +30,20 @@ export interface CardPaymentInput extends TransactionRef {
   hostedPageUrl: string;
 }
 
+/** A payment by an alternative method the customer picks on our page (docs/hosted.md). */
+export interface ApmPaymentInput extends TransactionRef {
+  amountMinor: string;
+  currency: string;
+  /** Pins one terminal: its connector's methods only. */
+  terminalId?: string;
+  /** Our page listing the methods. */
+  methodPageUrl: string;
+  /** Our page standing in for the provider's, for providers without their own (the sandboxes). */
+  providerPageUrl: string;
+  /** How long the customer has for each page. */
+  timeoutSeconds: number;
+}
+
 export interface CardPayoutInput extends TransactionRef {
   walletId: string;
   amountMinor: string;

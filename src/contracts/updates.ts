@@ -1,5 +1,5 @@
 import { defineUpdate } from '@temporalio/workflow';
-import type { TransactionStatus } from '../lib/vocabulary';
+import type { ApmMethod, TransactionStatus } from '../lib/vocabulary';
 import type { CardSummary } from './inputs';
 
 /** Where a transaction stands, as its workflow says it. */
@@ -35,6 +35,9 @@ export interface CardEntered {
   card: CardSummary;
 }
 export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, [CardEntered]>('cardEntered');
+
+/** The method the customer picked on the APM page; answers the provider page to send them to. */
+export const apmMethodUpdate = defineUpdate<TransactionSnapshot, [{ method: ApmMethod }]>('apmMethod');
 
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {

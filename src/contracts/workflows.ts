@@ -5,6 +5,7 @@ import type {
   CryptoRampInput,
   WebhookDeliveryInput,
   AftercareInput,
+  ApmPaymentInput,
 } from './inputs';
 import type { FirstAnswer } from './updates';
 
@@ -16,6 +17,7 @@ import type { FirstAnswer } from './updates';
 export interface WorkflowSignatures {
   cardPayment(input: CardPaymentInput): Promise<FirstAnswer>;
   cardPayout(input: CardPayoutInput): Promise<FirstAnswer>;
+  apmPayment(input: ApmPaymentInput): Promise<FirstAnswer>;
   cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer>;
   cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>;
   webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'>;

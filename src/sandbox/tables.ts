@@ -60,4 +60,6 @@ export const SANDBOX_TERMINALS: TerminalSpec[] = [
     priority: 10,
     descriptor: 'SANDBOX*CRYPTO',
   },
+  { connector: 'sandbox-bank', kinds: ['apm'], priority: 10, descriptor: 'SANDBOX*BANK' },
+  { connector: 'sandbox-wallet', kinds: ['apm'], priority: 20, descriptor: 'SANDBOX*WALLET' },
 ];

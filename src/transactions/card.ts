@@ -146,3 +146,42 @@ export async function enterHostedCard(
     return summary;
   });
 }
+
+/**
+ * A payment by an alternative method (docs/hosted.md): the `apmPayment` workflow answers `REDIRECT` to our
+ * page listing the methods, routes the one picked to a terminal whose provider takes it, and waits for the
+ * customer's answer at the provider.
+ */
+export async function createApmPayment(
+  deps: TransactionDeps,
+  merchant: MerchantScope,
+  input: HostedCardRequest,
+): Promise<Created> {
+  const { config } = deps;
+  await checkMerchantUrls(deps, merchant, input);
+  await checkTerminal(deps.db, merchant, 'apm', input.terminal_id);
+  return createTransaction(deps, merchant, {
+    kind: 'apm',
+    orderId: input.order_id ?? null,
+    requestHash: requestHash(config.MASTER_KEY, { ...input, apm: true }),
+    row: {
+      amountMinor: input.amount,
+      currency: input.currency,
+      customer: customerOf(input),
+      country: input.country,
+      merchantRedirectUrl: input.redirect_url,
+      webhookUrl: input.webhook_url ?? null,
+    },
+    workflow: 'apmPayment',
+    input: (transactionId) => ({
+      transactionId,
+      ...merchant,
+      amountMinor: input.amount.toString(),
+      currency: input.currency,
+      terminalId: input.terminal_id,
+      methodPageUrl: hostedPageUrl(config, merchant.mode, 'apm', transactionId),
+      providerPageUrl: hostedPageUrl(config, merchant.mode, 'apm/provider', transactionId),
+      timeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,
+    }),
+  });
+}

@@ -74,6 +74,7 @@ const KIND_NAMES = {
   payout: 'Card payout',
   ramp: 'Crypto ramp',
   crypto_payin: 'Crypto payin',
+  apm: 'APM payment',
 } as const;
 
 /**

@@ -38,7 +38,7 @@ export interface MerchantScope {
 export function hostedPageUrl(
   config: Pick<Config, 'baseUrl'>,
   mode: Mode,
-  page: 'card/checkout' | 'hosted/card' | 'payout/verification' | 'crypto/checkout',
+  page: 'card/checkout' | 'hosted/card' | 'apm' | 'apm/provider' | 'payout/verification' | 'crypto/checkout',
   transactionId: string,
 ): string {
   return `${config.baseUrl}/api/v1/${mode}/${page}/${transactionId}`;

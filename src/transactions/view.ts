@@ -84,6 +84,14 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
       };
     case 'payout':
       return { ...base, wallet_id: row.walletId };
+    case 'apm':
+      return {
+        ...base,
+        refund,
+        chargeback,
+        descriptor: row.descriptor,
+        payment_method: detailsOf({ ...row, kind: 'apm' }).payment_method ?? null,
+      };
     case 'crypto_payin':
       return { ...base, refund, chargeback, ...exactNumbers(row.details) };
     case 'ramp':

@@ -130,3 +130,24 @@ export function originOf(url: string | null): string[] {
 export function parseForm(body: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(body));
 }
+
+/**
+ * Where the customer goes from a hosted page: the next page the transaction waits on (3-D Secure, a
+ * provider), the merchant once it is final, or the state while it is processed.
+ */
+export function sendOnward(reply: FastifyReply, row: TransactionRow): FastifyReply {
+  if (row.status === 'REDIRECT' && row.redirectUrl) return reply.redirect(row.redirectUrl, 303);
+  if (row.status === 'PENDING') {
+    return sendPage(
+      reply,
+      renderPage({
+        title: 'Processing the payment',
+        refreshSeconds: 2,
+        body: `<h1>Processing the payment</h1><p role="status">${escapeHtml(row.message)}</p>
+<p class="note">This page refreshes by itself.</p>`,
+      }),
+    );
+  }
+  const back = merchantReturnUrl(row);
+  return back ? reply.redirect(back, 303) : finalStatePage(reply, row);
+}

@@ -25,6 +25,9 @@ label{display:block;font-weight:600;margin-bottom:.3rem}
 .invalid input{border-color:#cf222e;border-width:2px}
 .error{color:#cf222e;font-size:.9rem;margin:.2rem 0 0}.alert{margin:0 0 1rem;font-weight:600}
 input:focus,button:focus,.button:focus{outline:3px solid #0969da;outline-offset:2px}
+.methods{display:flex;flex-direction:column;gap:.75rem}
+.method{display:block;width:100%;text-align:left;background:#fff;color:#1d2433;border:1px solid #c9ced8}
+.method .label{display:block;font-weight:700}.method .hint{display:block;color:#5b6475;font-size:.9rem;margin-top:.2rem}
 `;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 

@@ -16,6 +16,11 @@ const endpoints: [string, string, string][] = [
     '/api/v1/{mode}/hosted/card',
     'Card payment whose card the customer types on our page: REDIRECT to it. Encrypted envelope.',
   ],
+  [
+    'POST',
+    '/api/v1/{mode}/apm',
+    'Payment by bank transfer or wallet, picked on our page: REDIRECT to it. Encrypted envelope.',
+  ],
   ['POST', '/api/v1/{mode}/payout', 'Card payout from a merchant wallet. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto', 'Crypto ramp, ONRAMP or OFFRAMP. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto/payin', 'Crypto payin. Encrypted envelope.'],

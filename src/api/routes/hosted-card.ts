@@ -16,12 +16,11 @@ import { brandName } from '../../lib/cards';
 import { formatMinor } from '../../lib/money';
 import {
   expiredPage,
-  finalStatePage,
   issueCsrf,
   limitPageRate,
-  merchantReturnUrl,
   notFoundPage,
   originOf,
+  sendOnward,
   sendPage,
   verifyCsrf,
 } from '../pages/hosted';
@@ -76,7 +75,7 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
     const { mode, id } = request.params;
     const row = await findHostedTransaction(deps.db, mode, ['card'], id);
     if (!row) return notFoundPage(reply);
-    if (!awaitsCard(row)) return onward(reply, row);
+    if (!awaitsCard(row)) return sendOnward(reply, row);
     return cardPage(reply, deps, row, pathOf(mode, id), {}, {});
   });
 
@@ -87,7 +86,7 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
     if (!row) return notFoundPage(reply);
     const body = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, id, body.csrf)) return expiredPage(reply);
-    if (!awaitsCard(row)) return onward(reply, row);
+    if (!awaitsCard(row)) return sendOnward(reply, row);
 
     const parsed = CardForm.safeParse({
       card_number: body.card_number ?? '',
@@ -134,31 +133,13 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
       await purgeVaultedCard(deps.db, id);
     }
     const after = (await findTransaction(deps.db, id)) ?? row;
-    return onward(reply, after);
+    return sendOnward(reply, after);
   });
 }
 
 /** Waiting on this page: sent here, and no card entered yet. */
 function awaitsCard(row: TransactionRow): boolean {
   return row.status === 'REDIRECT' && row.cardFingerprint === null;
-}
-
-/** Where the customer goes from here: the 3DS page, the merchant, or the state while it is processed. */
-function onward(reply: FastifyReply, row: TransactionRow): FastifyReply {
-  if (row.status === 'REDIRECT' && row.redirectUrl) return reply.redirect(row.redirectUrl, 303);
-  if (row.status === 'PENDING') {
-    return sendPage(
-      reply,
-      renderPage({
-        title: 'Processing the payment',
-        refreshSeconds: 2,
-        body: `<h1>Processing the payment</h1><p role="status">${escapeHtml(row.message)}</p>
-<p class="note">This page refreshes by itself.</p>`,
-      }),
-    );
-  }
-  const back = merchantReturnUrl(row);
-  return back ? reply.redirect(back, 303) : finalStatePage(reply, row);
 }
 
 function refusalSummary(count: number): string {
