@@ -18,6 +18,7 @@ import { sandboxChain } from './connectors/sandbox-chain';
 import { evmChain } from './connectors/evm-chain';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
+import { linkActivities } from './links';
 
 export interface ActivityDeps {
   db: Db;
@@ -57,6 +58,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
     ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
+    ...linkActivities(db),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -6,8 +6,18 @@ import { cryptoRamp } from './crypto-ramp';
 import { webhookDelivery } from './webhook-delivery';
 import { aftercare } from './aftercare';
 import { apmPayment } from './apm-payment';
+import { paymentLink } from './payment-link';
 
-export { aftercare, apmPayment, cardPayment, cardPayout, cryptoPayin, cryptoRamp, webhookDelivery };
+export {
+  aftercare,
+  apmPayment,
+  cardPayment,
+  cardPayout,
+  cryptoPayin,
+  cryptoRamp,
+  paymentLink,
+  webhookDelivery,
+};
 
 // Every start names a key of WorkflowSignatures: a workflow renamed or retyped here fails to compile,
 // and with it every start that names it.
@@ -19,5 +29,6 @@ const registered = {
   cryptoRamp,
   webhookDelivery,
   aftercare,
+  paymentLink,
 } satisfies WorkflowSignatures;
 void registered;

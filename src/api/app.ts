@@ -20,6 +20,7 @@ import { docsRoutes } from './routes/docs';
 import { cardRoutes } from './routes/card';
 import { hostedCardPageRoutes, hostedCardRoutes } from './routes/hosted-card';
 import { apmPageRoutes, apmRoutes } from './routes/apm';
+import { linkPageRoutes, linkRoutes } from './routes/links';
 import { cardCheckoutRoutes } from './routes/card-checkout';
 import { cardReturnRoutes } from './routes/card-return';
 import { payoutRoutes } from './routes/payout';
@@ -148,11 +149,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
     secureCookies: config.baseUrl.startsWith('https://'),
     cardHoldSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS + 3600,
+    transactions: routeDeps.transactions,
+    log,
   };
   const merchantRoutes = [
     cardRoutes,
     hostedCardRoutes,
     apmRoutes,
+    linkRoutes,
     payoutRoutes,
     rampRoutes,
     payinRoutes,
@@ -169,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cardCheckoutRoutes,
     hostedCardPageRoutes,
     apmPageRoutes,
+    linkPageRoutes,
     cardReturnRoutes,
     payoutVerificationRoutes,
     cryptoCheckoutRoutes,

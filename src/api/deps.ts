@@ -38,4 +38,7 @@ export interface PageDeps {
   secureCookies: boolean;
   /** How long a card typed on the hosted payment page may wait in the vault. */
   cardHoldSeconds: number;
+  /** The transaction services, for pages that create a transaction (payment links). */
+  transactions: TransactionDeps;
+  log?: Logger;
 }

@@ -1,5 +1,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { isHttpUrl } from '../lib/urls';
+
+export { isHttpUrl };
 import { countryAlpha2 } from '../lib/countries';
 import { isFiatCurrency } from '../lib/currencies';
 import { JsonNumber } from '../lib/json';
@@ -84,16 +87,6 @@ export const phoneNumber = (field = 'phone_number') =>
 /** Letters of any script, no spaces or punctuation. */
 export const personName = (field: string) =>
   text(field, { min: 3, max: 191, check: (v) => /^\p{L}+$/u.test(v), rule: 'letters only' });
-
-export function isHttpUrl(value: string): boolean {
-  if (value.length > 2048) return false;
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
-  } catch {
-    return false;
-  }
-}
 
 export const httpUrl = (field: string) =>
   text(field, { max: 2048, check: isHttpUrl, rule: 'an absolute http or https URL' });

@@ -5,6 +5,7 @@ import { commands as walletCommands } from './wallets';
 import { commands as chainCommands } from './chains';
 import { commands as webhookCommands } from './webhooks';
 import { commands as opsCommands } from './ops';
+import { commands as templateCommands } from './templates';
 import { cliConfig, print, type CliContext, type Command } from './context';
 import { CliError } from './errors';
 
@@ -31,7 +32,11 @@ const USAGE = `Usage: payments <command>
   ops show TRANSACTION_ID [--json]
   ops retry TRANSACTION_ID [--actor NAME]
   ops fail TRANSACTION_ID --reason TEXT [--actor NAME]
-  ops chargeback TRANSACTION_ID
+  ops chargeback TRANSACTION_ID [--reason TEXT] [--actor NAME]
+  templates add --merchant ID --mode test|live --name NAME --redirect-url URL [--webhook-url URL]
+                [--screenshot-url URL] [--json]   (a payment page template for payment links)
+  templates list --merchant ID --mode test|live [--json]
+  templates links --merchant ID --mode test|live [--json]   (the latest payment links and their state)
   db migrate
 
 Reads the same configuration as the service: DATABASE_URL and MASTER_KEY (PAYLOAD_KEYS and
@@ -44,6 +49,7 @@ const groups: Record<string, Record<string, Command>> = {
   chains: chainCommands,
   webhooks: webhookCommands,
   ops: opsCommands,
+  templates: templateCommands,
   db: {
     async migrate(ctx) {
       await runMigrations(ctx.database.pool);

@@ -106,3 +106,10 @@ export interface WebhookDeliveryInput {
 export interface AftercareInput {
   transactionId: string;
 }
+
+/** A payment link's workflow: open until a customer pays through it once, or until it expires. */
+export interface PaymentLinkInput {
+  linkId: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}

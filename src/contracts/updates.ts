@@ -39,6 +39,12 @@ export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, [CardEntered]
 /** The method the customer picked on the APM page; answers the provider page to send them to. */
 export const apmMethodUpdate = defineUpdate<TransactionSnapshot, [{ method: ApmMethod }]>('apmMethod');
 
+/**
+ * A customer paid through a payment link: the transaction it created. Refused once the link was used by
+ * another transaction or has expired; the same transaction again is answered as before.
+ */
+export const linkUsedUpdate = defineUpdate<'used', [{ transactionId: string }]>('linkUsed');
+
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {
   txHash: string;

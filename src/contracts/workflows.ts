@@ -6,6 +6,7 @@ import type {
   WebhookDeliveryInput,
   AftercareInput,
   ApmPaymentInput,
+  PaymentLinkInput,
 } from './inputs';
 import type { FirstAnswer } from './updates';
 
@@ -22,11 +23,12 @@ export interface WorkflowSignatures {
   cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>;
   webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'>;
   aftercare(input: AftercareInput): Promise<void>;
+  paymentLink(input: PaymentLinkInput): Promise<'used' | 'expired'>;
 }
 
 export type WorkflowName = keyof WorkflowSignatures;
 /** The workflows that carry a transaction, started by update-with-start. */
-export type TransactionWorkflow = Exclude<WorkflowName, 'webhookDelivery' | 'aftercare'>;
+export type TransactionWorkflow = Exclude<WorkflowName, 'webhookDelivery' | 'aftercare' | 'paymentLink'>;
 export type WorkflowInput<Name extends WorkflowName> = Parameters<WorkflowSignatures[Name]>[0];
 
 export const workflowIds = {
@@ -35,4 +37,6 @@ export const workflowIds = {
   webhook: (eventId: string, run: number) => `webhook-${eventId}-${run}`,
   /** Refunds and chargebacks of a settled transaction, one at a time. */
   aftercare: (transactionId: string) => `aftercare-${transactionId}`,
+  /** A payment link, open until used once or expired. */
+  paymentLink: (linkId: string) => `link-${linkId}`,
 };

@@ -80,6 +80,8 @@ export async function createHostedCardPayment(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: HostedCardRequest,
+  /** The payment link the customer came through, when one creates it. */
+  origin: { paymentLinkId?: string } = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -87,7 +89,7 @@ export async function createHostedCardPayment(
   return createTransaction(deps, merchant, {
     kind: 'card',
     orderId: input.order_id ?? null,
-    requestHash: requestHash(config.MASTER_KEY, { ...input, hosted: true }),
+    requestHash: requestHash(config.MASTER_KEY, { ...input, hosted: true, link: origin.paymentLinkId }),
     row: {
       amountMinor: input.amount,
       currency: input.currency,
@@ -96,6 +98,7 @@ export async function createHostedCardPayment(
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
       details: { is_card_WL: false },
+      paymentLinkId: origin.paymentLinkId ?? null,
     },
     workflow: 'cardPayment',
     input: (transactionId) => ({

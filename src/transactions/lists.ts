@@ -261,6 +261,7 @@ export async function listTransactions(
         refund_date: iso(row.refundedAt),
         suspicious_date: null,
         merchant_connector: { name: connector ?? null },
+        payment_link_id: row.paymentLinkId,
         user,
       };
     }),
@@ -336,6 +337,7 @@ const listed = {
   updatedAt: transactions.updatedAt,
   refundedAt: transactions.refundedAt,
   chargebackAt: transactions.chargebackAt,
+  paymentLinkId: transactions.paymentLinkId,
 };
 
 /** An exact decimal without the column's trailing zeros (`25.000000000000000000` is `25`). */

@@ -166,6 +166,7 @@ describe('GET /api/v1/{test|live}-transactions', () => {
         refund_date: null,
         suspicious_date: null,
         merchant_connector: { name: 'sandbox-acquirer' },
+        payment_link_id: null,
         user: { name: expect.any(String), user_kyc: { name: expect.any(String) } },
       },
     ]);

@@ -91,6 +91,7 @@ describe("the vendor SDK's calls, as it sends them", () => {
         'last_name',
         'merchant_connector',
         'order_id',
+        'payment_link_id',
         'refund_date',
         'status',
         'suspicious_date',

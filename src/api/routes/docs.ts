@@ -21,6 +21,12 @@ const endpoints: [string, string, string][] = [
     '/api/v1/{mode}/apm',
     'Payment by bank transfer or wallet, picked on our page: REDIRECT to it. Encrypted envelope.',
   ],
+  ['GET', '/api/v1/payment-templates', "The key's mode's payment page templates."],
+  [
+    'POST',
+    '/api/v1/payment-link',
+    'A card payment link on a template: {payment_template_id, amount?, currency?, expiry_date?}. Plain or envelope.',
+  ],
   ['POST', '/api/v1/{mode}/payout', 'Card payout from a merchant wallet. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto', 'Crypto ramp, ONRAMP or OFFRAMP. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto/payin', 'Crypto payin. Encrypted envelope.'],

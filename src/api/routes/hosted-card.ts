@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { httpUrl, parseInput } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
@@ -11,13 +10,13 @@ import { findHostedTransaction, findTransaction } from '../../transactions/looku
 import type { TransactionRow } from '../../transactions/view';
 import { cardEnteredUpdate } from '../../contracts';
 import { sendUpdate } from '../../temporal/client';
-import { merchants } from '../../db/schema/index';
 import { brandName } from '../../lib/cards';
 import { formatMinor } from '../../lib/money';
 import {
   expiredPage,
   issueCsrf,
   limitPageRate,
+  merchantName,
   notFoundPage,
   originOf,
   sendOnward,
@@ -146,14 +145,6 @@ function refusalSummary(count: number): string {
   return count === 1 ? 'Check the highlighted field below.' : `Check the ${count} highlighted fields below.`;
 }
 
-async function merchantName(deps: PageDeps, merchantId: string): Promise<string> {
-  const [merchant] = await deps.db
-    .select({ name: merchants.name })
-    .from(merchants)
-    .where(eq(merchants.id, merchantId));
-  return merchant?.name ?? '';
-}
-
 /** The card form, with each refusal next to its field. */
 async function cardPage(
   reply: FastifyReply,
@@ -176,7 +167,7 @@ ${error ? `<p class="error" id="${name}-error">${escapeHtml(error)}</p>` : ''}
 </div>`;
   };
   const first = Object.values(errors).length > 0;
-  const merchant = await merchantName(deps, row.merchantId);
+  const merchant = await merchantName(deps.db, row.merchantId);
   const body = `<h1>Pay ${escapeHtml(merchant)}</h1>
 <dl>
 <dt>Amount</dt><dd>${escapeHtml(amount)}</dd>

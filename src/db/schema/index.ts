@@ -8,3 +8,4 @@ export * from './crypto';
 export * from './sandbox';
 export * from './ops';
 export * from './chain';
+export * from './links';

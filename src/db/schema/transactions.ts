@@ -56,6 +56,8 @@ export const transactions = pgTable(
     refundedAt: timestamp('refunded_at', { withTimezone: true }),
     /** The acquirer's reference for a card payment's refund. */
     refundReference: text('refund_reference'),
+    /** The payment link the customer paid through (docs/hosted.md), when one created the transaction. */
+    paymentLinkId: text('payment_link_id'),
     chargeback: boolean('chargeback').notNull().default(false),
     chargebackAt: timestamp('chargeback_at', { withTimezone: true }),
     /** Kind-specific fields (ramp quote, crypto settlement...), exact decimals as strings. */

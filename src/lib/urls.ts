@@ -1,0 +1,10 @@
+/** An absolute http or https URL of sane length (merchant redirect and webhook addresses). */
+export function isHttpUrl(value: string): boolean {
+  if (value.length > 2048) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}

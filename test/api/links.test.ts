@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { merchantClient, type MerchantClient } from '../helpers/merchant-client';
+import { startWebhookReceiver } from '../helpers/webhook-receiver';
+import { runCliIn } from '../helpers/cli';
+import { paymentLinks } from '../../src/db/schema/index';
+
+/** Payment templates and card payment links, as the vendor SDK's `PaymentLink` calls send them. */
+let env: TestEnv;
+let merchant: MerchantClient;
+let other: MerchantClient;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+let templateId: string;
+
+beforeAll(async () => {
+  env = await startTestEnv();
+  merchant = merchantClient(env.app, await env.createMerchant());
+  other = merchantClient(env.app, await env.createMerchant());
+  receiver = await startWebhookReceiver();
+  const added = await runCliIn(
+    env,
+    'templates',
+    'add',
+    '--merchant',
+    merchant.credentials.merchant_id,
+    '--mode',
+    'test',
+    '--name',
+    'Spring sale',
+    '--redirect-url',
+    'https://merchant.example/thanks',
+    '--webhook-url',
+    receiver.url,
+    '--json',
+  );
+  expect(added.code, added.stderr).toBe(0);
+  templateId = JSON.parse(added.stdout).payment_template_id;
+});
+afterAll(async () => {
+  await receiver?.close();
+  await env?.close();
+});
+
+const customer = {
+  first_name: 'Ana',
+  last_name: 'Lopez',
+  email: 'ana@example.com',
+  phone_number: '+34911234567',
+  address: 'Calle Mayor 1',
+  city: 'Madrid',
+  state: 'Madrid',
+  zip: '28013',
+  country: 'ES',
+};
+
+async function openForm(url: string) {
+  const path = new URL(url).pathname;
+  const page = await env.app.inject({ url: path });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1];
+  return { path, page, csrf, cookie: String(page.headers['set-cookie']).split(';')[0]! };
+}
+
+async function submit(url: string, fields: Record<string, string>) {
+  const { path, csrf, cookie } = await openForm(url);
+  return env.app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    payload: new URLSearchParams({ csrf: csrf ?? '', ...fields }).toString(),
+  });
+}
+
+async function createLink(body: Record<string, unknown>) {
+  const answer = await merchant.postPlain('/api/v1/payment-link', {
+    payment_template_id: templateId,
+    ...body,
+  });
+  expect(answer.statusCode, answer.body).toBe(200);
+  expect(answer.json().message).toBe('Payment link created successfully.');
+  return answer.json().data as string;
+}
+
+describe('payment templates', () => {
+  it("lists the key's mode's templates with the SDK's fields, and no one else's", async () => {
+    const listed = await merchant.get('/api/v1/payment-templates');
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data).toEqual([
+      {
+        template_id: 'standard',
+        template_name: 'Spring sale',
+        payment_template_id: templateId,
+        template_screenshot: null,
+        redirect_url: 'https://merchant.example/thanks',
+        webhook_url: receiver.url,
+      },
+    ]);
+    expect((await other.get('/api/v1/payment-templates')).json().data).toEqual([]);
+    const live = await merchant.get('/api/v1/payment-templates', { key: merchant.key('live') });
+    expect(live.json().data).toEqual([]);
+  });
+});
+
+describe('POST /api/v1/payment-link and the link page', () => {
+  it('is paid once: customer details, then the card page, then back to the template URL; a second use is refused', async () => {
+    const url = await createLink({ amount: 2599, currency: 'EUR', order_id: 'link-1' });
+    expect(url).toMatch(/\/api\/v1\/test\/link\/lnk_/);
+    const { page } = await openForm(url);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('25.99 EUR');
+
+    const details = await submit(url, customer);
+    expect(details.statusCode).toBe(303);
+    expect(details.headers.location).toMatch(/\/api\/v1\/test\/hosted\/card\/PA/);
+    const card = await submit(details.headers.location!, {
+      card_number: '4242424242424242',
+      card_expiry_month: '10',
+      card_expiry_year: String(new Date().getUTCFullYear() + 2),
+      card_cvv: '123',
+    });
+    const back = new URL(card.headers.location!);
+    expect(back.origin + back.pathname).toBe('https://merchant.example/thanks');
+    expect(back.searchParams.get('status')).toBe('SUCCESS');
+    expect(back.searchParams.get('order_id')).toBe('link-1');
+    const id = back.searchParams.get('transaction_id')!;
+
+    const status = await merchant.get(`/api/test/status/${id}`);
+    expect(status.json()).toMatchObject({
+      status: 'SUCCESS',
+      data: { amount: 2599, currency: 'EUR', customer: { first_name: 'Ana', email: 'ana@example.com' } },
+    });
+    const [link] = await env.database.db
+      .select()
+      .from(paymentLinks)
+      .where(eq(paymentLinks.orderId, 'link-1'));
+    expect(link).toMatchObject({ status: 'used', transactionId: id });
+    const listed = await merchant.get('/api/v1/test-transactions?order_id=link-1');
+    expect(listed.json().data[0]).toMatchObject({ transaction_id: id, payment_link_id: link!.id });
+
+    const again = await env.app.inject({ url: new URL(url).pathname });
+    expect(again.statusCode).toBe(410);
+    expect(again.body).toContain('This payment link has already been used.');
+    const links = await runCliIn(
+      env,
+      'templates',
+      'links',
+      '--merchant',
+      merchant.credentials.merchant_id,
+      '--mode',
+      'test',
+      '--json',
+    );
+    expect(JSON.parse(links.stdout)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ link_id: link!.id, status: 'used', transaction_id: id }),
+      ]),
+    );
+  });
+
+  it('asks for the amount when the link has none, with errors next to the fields', async () => {
+    const url = await createLink({ currency: 'USD' });
+    const refused = await submit(url, { ...customer, amount: '12.345', email: 'nope' });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body).toContain('id="amount-error"');
+    expect(refused.body).toContain('id="email-error"');
+    expect(refused.body).toContain('value="Ana"');
+    const details = await submit(url, { ...customer, amount: '12.30' });
+    expect(details.statusCode).toBe(303);
+    const id = new URL(details.headers.location!).pathname.split('/').at(-1)!;
+    const status = await merchant.get(`/api/test/status/${id}`);
+    expect(status.json()).toMatchObject({ status: 'REDIRECT', data: { amount: 1230, currency: 'USD' } });
+  });
+
+  it('expires at expiry_date: the page refuses it and the workflow closes it', async () => {
+    const url = await createLink({
+      amount: 500,
+      currency: 'USD',
+      expiry_date: new Date(Date.now() + 1500).toISOString(),
+    });
+    const linkId = new URL(url).pathname.split('/').at(-1)!;
+    const deadline = Date.now() + 20_000;
+    let link;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      [link] = await env.database.db.select().from(paymentLinks).where(eq(paymentLinks.id, linkId));
+    } while (link?.status !== 'expired' && Date.now() < deadline);
+    expect(link?.status).toBe('expired');
+    const page = await env.app.inject({ url: new URL(url).pathname });
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain('This payment link has expired.');
+  });
+
+  it('refuses what it cannot make a link of, with clear messages', async () => {
+    const refused = async (body: Record<string, unknown>, field: string, message: string) => {
+      const answer = await merchant.postPlain('/api/v1/payment-link', {
+        payment_template_id: templateId,
+        ...body,
+      });
+      expect(answer.statusCode).toBe(422);
+      expect(answer.json().errors[field]).toContain(message);
+    };
+    await refused(
+      { payment_template_id: 'ptm_nope' },
+      'payment_template_id',
+      'The selected payment template id is invalid.',
+    );
+    await refused({ amount: 100 }, 'currency', 'The currency field is required with an amount.');
+    await refused(
+      { expiry_date: '2020-01-01' },
+      'expiry_date',
+      'The expiry date field must be in the future and within 90 days.',
+    );
+    await refused(
+      { expiry_date: '2026-02-30' },
+      'expiry_date',
+      'The expiry date field must be a date (YYYY-MM-DD) or an ISO 8601 time.',
+    );
+    // Another merchant cannot make links on this template.
+    const foreign = await other.postPlain('/api/v1/payment-link', { payment_template_id: templateId });
+    expect(foreign.statusCode).toBe(422);
+  });
+});

@@ -1,0 +1,42 @@
+import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
+import { linkUsedUpdate, type PaymentLinkInput } from '../src/contracts';
+import { records } from './activities';
+
+export const LINK_USED = 'This payment link has already been used.';
+export const LINK_EXPIRED = 'This payment link has expired.';
+
+/**
+ * A payment link (docs/hosted.md): open until a customer pays through it, once, or until it expires. The
+ * link page creates the transaction (its order id is the link's, so a link can only ever make one) and
+ * tells this workflow, which projects the link as used; at `expiresAt` an unused link is projected as
+ * expired and refuses every later use.
+ */
+export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'expired'> {
+  let usedBy: string | undefined;
+  let expired = false;
+  setHandler(
+    linkUsedUpdate,
+    async ({ transactionId }) => {
+      if (usedBy === undefined) {
+        usedBy = transactionId;
+        await records.markLinkUsed({ linkId: input.linkId, transactionId });
+      }
+      return 'used' as const;
+    },
+    {
+      description: 'Internal: the link page created the transaction paid through this link.',
+      validator: ({ transactionId }) => {
+        if (expired) throw new Error(LINK_EXPIRED);
+        if (usedBy !== undefined && usedBy !== transactionId) throw new Error(LINK_USED);
+      },
+    },
+  );
+  const remaining = Date.parse(input.expiresAt) - Date.now();
+  if (remaining > 0) await condition(() => usedBy !== undefined, remaining);
+  if (usedBy === undefined) {
+    expired = true;
+    await records.markLinkExpired({ linkId: input.linkId });
+  }
+  await condition(allHandlersFinished);
+  return usedBy === undefined ? 'expired' : 'used';
+}
