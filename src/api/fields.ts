@@ -188,7 +188,9 @@ export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z
   const errors: Record<string, string[]> = {};
   for (const issue of result.error.issues) {
     const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-    (errors[field] ??= []).push(issue.message);
+    // The whole input is not an object (a JSON array, a string): say so, not the validator's wording.
+    const message = field === 'body' ? 'The request body must be a JSON object.' : issue.message;
+    (errors[field] ??= []).push(message);
   }
   throw validationError(errors);
 }

@@ -45,6 +45,7 @@ const feesCommand: Command = async (ctx, argv) => {
     if (!values.kind || !isTransactionKind(values.kind))
       throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
     const currency = values.currency?.toUpperCase() ?? '';
+    if (!currency) throw new CliError('--currency is required to set a fee');
     if (!isFiatCurrency(currency)) throw new CliError('--currency must be an ISO 4217 currency');
     const { percent, fixed } = values;
     if (percent === undefined && fixed === undefined) throw new CliError('give --percent, --fixed or both');

@@ -1,3 +1,4 @@
+import { merchantExists } from '../merchants/accounts';
 import { webhookSchedule } from '../platform/config';
 import { startWebhookDelivery } from '../temporal/client';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,8 @@ export const commands: Record<string, Command> = {
     });
     if (!values.merchant) throw new CliError('--merchant is required');
     if (!values.mode || !isMode(values.mode)) throw new CliError('--mode must be test or live');
+    if (!(await merchantExists(ctx.database.db, values.merchant)))
+      throw new CliError(`Merchant ${values.merchant} not found.`);
     if (values.delivered !== undefined && values.delivered !== 'true' && values.delivered !== 'false')
       throw new CliError('--delivered must be true or false');
     const limit = values.limit === undefined ? 20 : Number(values.limit);

@@ -10,7 +10,9 @@ import {
 } from '../contracts';
 import { ApiError, fieldError } from '../platform/errors';
 import { lookupTransaction } from './lookup';
-import { transactionBody, type TransactionBody } from './view';
+import { transactionBody, type TransactionBody, type TransactionRow } from './view';
+import { JsonNumber } from '../lib/json';
+import { canonicalDecimal } from '../lib/units';
 import type { MerchantScope, TransactionDeps } from './deps';
 
 /**
@@ -22,10 +24,15 @@ export async function requestAftercare(
   deps: Pick<TransactionDeps, 'db' | 'temporal' | 'config'>,
   merchant: MerchantScope,
   kind: AftercareKind,
-  input: { transaction_id: string; reason: string },
+  input: { transaction_id: string; reason: string; amount?: unknown },
 ): Promise<TransactionBody> {
   const row = await lookupTransaction(deps.db, merchant, input.transaction_id);
   if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
+  if (input.amount !== undefined && !isWholeAmount(input.amount, row))
+    fieldError(
+      'amount',
+      'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
+    );
   const outcome = await sendAftercare(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, row.id, kind, {
     reason: input.reason,
     actor: `merchant:${merchant.merchantId}`,
@@ -56,4 +63,14 @@ export async function sendAftercare(
     startWorkflowOperation,
     args: [request],
   });
+}
+
+/** Whether an `amount` sent with a refund is the transaction's whole amount, as its body states it. */
+function isWholeAmount(given: unknown, row: TransactionRow): boolean {
+  const text =
+    given instanceof JsonNumber ? given.text : typeof given === 'string' ? given.trim() : undefined;
+  if (text === undefined) return false;
+  if (row.amountMinor !== null) return /^\d+$/.test(text) && BigInt(text) === row.amountMinor;
+  const stated = canonicalDecimal(text);
+  return stated !== undefined && row.amountDecimal !== null && stated === canonicalDecimal(row.amountDecimal);
 }

@@ -161,7 +161,7 @@ describe('POST /api/v1/{mode}/refund', () => {
     expect(status).toMatchObject({ refund_amount: 40, chargeback: { status: false, chargeback_date: null } });
   });
 
-  it('refuses a partial amount instead of refunding in full', async () => {
+  it('refuses a partial amount instead of refunding in full, and takes the whole one', async () => {
     const id = await paidCard();
     const partial = await merchant.postPlain('/api/v1/test/refund', {
       transaction_id: id,
@@ -173,6 +173,17 @@ describe('POST /api/v1/{mode}/refund', () => {
       'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
     );
     expect(await refundsAt(id)).toHaveLength(0);
+    // The whole amount, stated, is a refund like any other.
+    const whole = await merchant.postPlain('/api/v1/test/refund', {
+      transaction_id: id,
+      reason: 'All of it',
+      amount: 1050,
+    });
+    expect(whole.statusCode).toBe(200);
+    expect(await refundsAt(id)).toHaveLength(1);
+    const notAnObject = await merchant.postPlain('/api/v1/test/refund', []);
+    expect(notAnObject.statusCode).toBe(422);
+    expect(notAnObject.json().message).toBe('The request body must be a JSON object.');
   });
 
   it.each([

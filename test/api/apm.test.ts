@@ -180,6 +180,9 @@ describe('POST /api/v1/{mode}/apm and its pages', () => {
       payload: 'method=wallet',
     });
     expect(forged.statusCode).toBe(403);
+    const unknown = await submit('crypto');
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.body).toContain('Choose one of the payment methods offered.');
     const status = await merchant.get(`/api/test/status/${created.data.transaction_id}`);
     expect(status.json().data.payment_method).toBe('wallet');
   });

@@ -190,12 +190,19 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     expect(failedPayouts.body.meta.totalCount).toBe(84);
     expect((await list(alice, 'status=LOST')).status).toBe(422);
     expect((await list(alice, 'limit=101')).status).toBe(422);
-    for (const day of ['2026-13-01', '2026-02-30', '2026-04-31', '0000-01-01', '2026-1-05'])
+    for (const day of [
+      '2026-13-01',
+      '2026-02-30',
+      '2026-04-31',
+      '0000-01-01',
+      '2026-1-05',
+      '2026-11-24T00:00:00Z',
+    ])
       for (const path of ['/api/v1/test-transactions', '/api/v1/test-wallet-transactions']) {
         const refused = await list(alice, `transaction_start_date=${day}`, path);
         expect(refused.status).toBe(422);
         expect(refused.body).toMatchObject({
-          message: 'The transaction start date field must be a date as YYYY-MM-DD.',
+          message: 'The transaction start date field must be a calendar day that exists, as YYYY-MM-DD.',
         });
       }
     expect((await list(alice, 'transaction_end_date=2028-02-29')).status).toBe(200);

@@ -5,21 +5,12 @@ import { parseInput, text } from '../fields';
 import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 
-/** A refund is always of the whole amount; an `amount` is refused rather than ignored. */
-const RefundRequest = z
-  .object({
-    transaction_id: text('transaction_id', { max: 191 }),
-    reason: text('reason', { max: 500 }),
-    amount: z.unknown().optional(),
-  })
-  .superRefine((input, ctx) => {
-    if (input.amount !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['amount'],
-        message: 'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
-      });
-  });
+/** A refund is always of the whole amount: an `amount` must be that amount (checked against the transaction). */
+const RefundRequest = z.object({
+  transaction_id: text('transaction_id', { max: 191 }),
+  reason: text('reason', { max: 500 }),
+  amount: z.unknown().optional(),
+});
 
 const ChargebackRequest = z.object({
   transaction_id: text('transaction_id', { max: 191 }),
@@ -32,8 +23,12 @@ const ChargebackRequest = z.object({
 export async function aftercareRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const options = { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped };
   app.post('/api/v1/:mode/refund', options, async (request) => {
-    const { transaction_id, reason } = parseInput(RefundRequest, request.body ?? {});
-    return requestAftercare(deps.transactions, request.merchant, 'refund', { transaction_id, reason });
+    const { transaction_id, reason, amount } = parseInput(RefundRequest, request.body ?? {});
+    return requestAftercare(deps.transactions, request.merchant, 'refund', {
+      transaction_id,
+      reason,
+      ...(amount === undefined ? {} : { amount }),
+    });
   });
   app.post('/api/v1/:mode/chargeback', options, async (request) => {
     if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');

@@ -20,6 +20,7 @@ import { formatMinor } from '../../lib/money';
 import { registerDecisionPage } from '../pages/decision-page';
 import {
   expiredPage,
+  formErrorPage,
   issueCsrf,
   limitPageRate,
   notFoundPage,
@@ -77,7 +78,9 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
     const row = await findHostedTransaction(deps.db, mode, ['apm'], id);
     if (!row) return notFoundPage(reply);
     const { method, csrf } = request.body ?? {};
-    if (!verifyCsrf(request, deps.masterKey, id, csrf) || !isApmMethod(method)) return expiredPage(reply);
+    if (!verifyCsrf(request, deps.masterKey, id, csrf)) return expiredPage(reply);
+    if (!isApmMethod(method))
+      return formErrorPage(reply, 'Choose one of the payment methods offered.', pathOf(mode, id));
     if (awaitsMethod(row)) await sendUpdate(deps.temporal, id, apmMethodUpdate, { method });
     return sendOnward(reply, (await findTransaction(deps.db, id)) ?? row);
   });

@@ -86,7 +86,14 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
 AES-256-CBC (PKCS#7), a fresh 16-byte IV, and the UTF-8 bytes of the merchant's 32-character encryption key.</p>
 <h2>Endpoints</h2><table>${rows(endpoints)}</table>
 <h2>Errors</h2><p>Every error body has a <code>message</code>; validation errors add <code>errors</code>, each failing field with its messages.</p>
-<table>${rows(Object.values(errorCatalogue).map((e) => [String(e.status), e.message]))}</table>
+<table>${rows(
+      Object.entries(errorCatalogue).map(([code, e]) => [
+        String(e.status),
+        code === 'VALIDATION'
+          ? "The first failing field's message, e.g. The amount field is required."
+          : e.message,
+      ]),
+    )}</table>
 <h2>Sandbox cards</h2><table>${rows(SANDBOX_CARD_TABLE)}</table>
 <h2>Sandbox payout cards</h2><table>${rows(SANDBOX_PAYOUT_TABLE)}</table>
 <h2>Webhooks</h2><p>Sent on every final status, refund and chargeback: the status body plus <code>event_id</code>, signed in

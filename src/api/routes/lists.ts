@@ -20,9 +20,9 @@ import type { RouteDeps } from '../deps';
 /** A calendar day that exists: `2026-02-30` and year 0 are refused, not rolled over or sent to Postgres. */
 export const isoDate = (field: string) =>
   text(field, {
-    max: 10,
+    max: 64,
     check: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && v >= '0001-01-01' && dayExists(v),
-    rule: 'a date as YYYY-MM-DD',
+    rule: 'a calendar day that exists, as YYYY-MM-DD',
   });
 
 function dayExists(day: string): boolean {
