@@ -3,6 +3,8 @@ CREATE TABLE "payment_links" (
 	"merchant_id" text NOT NULL,
 	"mode" text NOT NULL,
 	"template_id" text NOT NULL,
+	"kind" text DEFAULT 'card' NOT NULL,
+	"crypto" jsonb,
 	"amount_minor" bigint,
 	"currency" text,
 	"order_id" text,

@@ -1,7 +1,9 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
-import { paymentLinks, paymentTemplates } from '../db/schema/index';
+import { paymentLinks, paymentTemplates, type CryptoLinkTerms } from '../db/schema/index';
+import { resolveAsset } from './crypto-pricing';
+import { networksOf } from '../crypto/catalogue';
 import { newId } from '../ciphers/ids';
 import { workflowIds, type Mode, type WorkflowSignatures } from '../contracts';
 import { fieldError } from '../platform/errors';
@@ -57,6 +59,8 @@ export const LINK_MAX_DAYS = 90;
 
 export interface NewLink {
   payment_template_id: string;
+  /** A crypto link's terms (`POST /api/v1/crypto/payment-link`); a card link has none. */
+  crypto?: CryptoLinkTerms;
   amount?: bigint | undefined;
   currency?: string | undefined;
   expiry_date?: Date | undefined;
@@ -89,7 +93,17 @@ export async function createLink(
       ),
     );
   if (!template) fieldError('payment_template_id', 'The selected payment template id is invalid.');
-  await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
+  const kind = input.crypto ? 'crypto' : 'card';
+  if (input.crypto?.crypto_network)
+    await resolveAsset(deps.db, input.crypto.crypto_currency, input.crypto.crypto_network);
+  else if (input.crypto && (await networksOf(deps.db, input.crypto.crypto_currency)).length === 0)
+    fieldError('crypto_currency', 'The selected crypto currency is not supported.');
+  await checkTerminal(
+    deps.db,
+    merchant,
+    !input.crypto ? 'card' : input.crypto.transaction_type === 'PAYIN' ? 'crypto_payin' : 'ramp',
+    input.terminal_id,
+  );
   const expiresAt = input.expiry_date ?? new Date(Date.now() + LINK_DEFAULT_DAYS * 86_400_000);
   const linkId = newId('lnk');
   await deps.db.insert(paymentLinks).values({
@@ -97,6 +111,8 @@ export async function createLink(
     merchantId: merchant.merchantId,
     mode: merchant.mode,
     templateId: template.id,
+    kind,
+    crypto: input.crypto ?? null,
     amountMinor: input.amount ?? null,
     currency: input.currency ?? null,
     orderId: input.order_id ?? null,

@@ -37,6 +37,8 @@ export async function createPayin(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: PayinRequest,
+  /** The payment link the customer came through, when one creates it (docs/hosted.md). */
+  origin: { paymentLinkId?: string } = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -63,6 +65,7 @@ export async function createPayin(
       country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
+      paymentLinkId: origin.paymentLinkId ?? null,
       walletId: wallet.id,
       details: {
         crypto_currency: asset.code,

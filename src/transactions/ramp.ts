@@ -39,6 +39,8 @@ export async function createRamp(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: RampRequest,
+  /** The payment link the customer came through, when one creates it (docs/hosted.md). */
+  origin: { paymentLinkId?: string } = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -77,6 +79,7 @@ export async function createRamp(
       country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
+      paymentLinkId: origin.paymentLinkId ?? null,
       details: {
         transaction_type: input.transaction_type,
         fiat: input.fiat_currency,

@@ -219,4 +219,109 @@ describe('POST /api/v1/payment-link and the link page', () => {
     const foreign = await other.postPlain('/api/v1/payment-link', { payment_template_id: templateId });
     expect(foreign.statusCode).toBe(422);
   });
+
+  it('makes a crypto payin link: the customer gives their details and goes to the crypto checkout', async () => {
+    const answer = await merchant.postPlain('/api/v1/crypto/payment-link', {
+      payment_template_id: templateId,
+      transaction_type: 'PAYIN',
+      fiat_amount: '40',
+      fiat_currency: 'USD',
+      crypto_currency: 'USDT',
+      order_id: 'crypto-link-1',
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    const url = answer.json().data as string;
+    const { page } = await openForm(url);
+    expect(page.body).toContain('Pay with crypto');
+    expect(page.body).toContain('40 USD in USDT');
+    // USDT is on several networks and the link names none: the customer picks one.
+    expect(page.body).toMatch(/<label for="crypto_network">USDT network \(.*TRON.*\)<\/label>/);
+    const { first_name, last_name, email, phone_number, country, address } = customer;
+    const refused = await submit(url, {
+      first_name,
+      last_name,
+      email: 'nope',
+      phone_number,
+      country,
+      address,
+    });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body).toContain('id="email-error"');
+    const noNetwork = await submit(url, { first_name, last_name, email, phone_number, country, address });
+    expect(noNetwork.statusCode).toBe(422);
+    expect(noNetwork.body).toContain('id="crypto_network-error"');
+    const made = await submit(url, {
+      first_name,
+      last_name,
+      email,
+      phone_number,
+      country,
+      address,
+      crypto_network: 'TRON',
+    });
+    expect(made.statusCode).toBe(303);
+    expect(made.headers.location).toMatch(/\/api\/v1\/test\/crypto\/checkout\/PA/);
+    const listed = await merchant.get('/api/v1/test-transactions?order_id=crypto-link-1');
+    expect(listed.json().data[0]).toMatchObject({
+      transaction_type: 'crypto_payin',
+      amount: '40',
+      currency: 'USD',
+    });
+    expect(listed.json().data[0].payment_link_id).toMatch(/^lnk_/);
+  });
+
+  it('makes ramp links, asking for the wallet address, and refuses a link without its amount', async () => {
+    const answer = await merchant.postPlain('/api/v1/crypto/payment-link', {
+      payment_template_id: templateId,
+      transaction_type: 'ONRAMP',
+      fiat_amount: '50',
+      fiat_currency: 'USD',
+      crypto_currency: 'USDT',
+      crypto_network: 'TRON',
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    const url = answer.json().data as string;
+    const { first_name, last_name, email, phone_number, country } = customer;
+    const bad = await submit(url, {
+      first_name,
+      last_name,
+      email,
+      phone_number,
+      country,
+      wallet_address: 'x',
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.body).toContain('id="wallet_address-error"');
+    const made = await submit(url, {
+      first_name,
+      last_name,
+      email,
+      phone_number,
+      country,
+      wallet_address: 'TQ5NqkgNzG8mJvFz6cWh2hKq6dNeXyGiXb',
+    });
+    expect(made.statusCode, made.body).toBe(303);
+
+    const missing = await merchant.postPlain('/api/v1/crypto/payment-link', {
+      payment_template_id: templateId,
+      transaction_type: 'OFFRAMP',
+      fiat_amount: '50',
+      fiat_currency: 'USD',
+      crypto_currency: 'USDT',
+    });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().errors).toMatchObject({
+      crypto_amount: ['The crypto amount field is required when transaction type is OFFRAMP.'],
+      fiat_amount: ['The fiat amount field is not allowed when transaction type is OFFRAMP.'],
+    });
+    const unknownCoin = await merchant.postPlain('/api/v1/crypto/payment-link', {
+      payment_template_id: templateId,
+      transaction_type: 'PAYIN',
+      fiat_amount: '50',
+      fiat_currency: 'USD',
+      crypto_currency: 'NOPE',
+    });
+    expect(unknownCoin.statusCode).toBe(422);
+    expect(unknownCoin.json().errors.crypto_currency).toBeDefined();
+  });
 });

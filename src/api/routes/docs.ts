@@ -27,6 +27,11 @@ const endpoints: [string, string, string][] = [
     '/api/v1/payment-link',
     'A card payment link on a template: {payment_template_id, amount?, currency?, expiry_date?}. Plain or envelope.',
   ],
+  [
+    'POST',
+    '/api/v1/crypto/payment-link',
+    'A crypto link (ONRAMP, OFFRAMP, PAYIN) on a template: the ramp or payin it makes. Plain or envelope.',
+  ],
   ['POST', '/api/v1/{mode}/payout', 'Card payout from a merchant wallet. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto', 'Crypto ramp, ONRAMP or OFFRAMP. Encrypted envelope.'],
   ['POST', '/api/v1/{mode}/crypto/payin', 'Crypto payin. Encrypted envelope.'],

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   country,
+  decimalAmount,
   email,
   fiatCurrency,
   minorAmount,
@@ -11,13 +12,20 @@ import {
   phoneNumber,
   terminalId,
   text,
+  upperCode,
 } from '../fields';
 import type { PageDeps, RouteDeps } from '../deps';
 import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
 import { createHostedCardPayment } from '../../transactions/card';
+import { createPayin } from '../../transactions/payin';
+import { createRamp } from '../../transactions/ramp';
+import type { Created } from '../../transactions/create';
+import { PayinRequest } from './payin';
+import { RampRequest } from './ramp';
 import { linkUsedUpdate, workflowIds } from '../../contracts';
 import { ApiError } from '../../platform/errors';
 import { currencyExponent, isFiatCurrency } from '../../lib/currencies';
+import { networksOf } from '../../crypto/catalogue';
 import { formatMinor } from '../../lib/money';
 import { parseUnits } from '../../lib/units';
 import {
@@ -72,6 +80,42 @@ const LinkRequest = z
   });
 
 /**
+ * A crypto link fixes the transaction's type, currencies and its one amount: ONRAMP and PAYIN the fiat
+ * amount, OFFRAMP the crypto amount (as the create requests do).
+ */
+const CryptoLinkRequest = z
+  .object({
+    payment_template_id: text('payment_template_id', { max: 64 }),
+    transaction_type: z.enum(['ONRAMP', 'OFFRAMP', 'PAYIN'], {
+      error: 'The transaction type field must be ONRAMP, OFFRAMP or PAYIN.',
+    }),
+    fiat_amount: optional(decimalAmount('fiat_amount')),
+    crypto_amount: optional(decimalAmount('crypto_amount')),
+    fiat_currency: fiatCurrency('fiat_currency'),
+    crypto_currency: upperCode('crypto_currency', 10),
+    crypto_network: optional(upperCode('crypto_network', 40)),
+    expiry_date: optional(expiryDate),
+    terminal_id: optional(terminalId()),
+    order_id: optional(orderId()),
+  })
+  .superRefine((input, ctx) => {
+    const needed = input.transaction_type === 'OFFRAMP' ? 'crypto_amount' : 'fiat_amount';
+    const refused = needed === 'fiat_amount' ? 'crypto_amount' : 'fiat_amount';
+    if (input[needed] === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [needed],
+        message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${input.transaction_type}.`,
+      });
+    if (input[refused] !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [refused],
+        message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${input.transaction_type}.`,
+      });
+  });
+
+/**
  * Payment page templates (`GET /api/v1/payment-templates`) and card payment links
  * (`POST /api/v1/payment-link`, plain or in the envelope) for the key's mode (docs/hosted.md).
  */
@@ -95,6 +139,39 @@ export async function linkRoutes(app: FastifyInstance, deps: RouteDeps): Promise
         },
         request.merchant,
         input,
+      );
+      return { message: 'Payment link created successfully.', data: url };
+    },
+  );
+
+  app.post(
+    '/api/v1/crypto/payment-link',
+    { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped },
+    async (request) => {
+      const input = parseInput(CryptoLinkRequest, request.body ?? {});
+      const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;
+      const url = await createLink(
+        {
+          db: deps.db,
+          temporal: deps.temporal,
+          taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+          baseUrl: deps.config.baseUrl,
+        },
+        request.merchant,
+        {
+          payment_template_id: input.payment_template_id,
+          expiry_date: input.expiry_date,
+          terminal_id: input.terminal_id,
+          order_id: input.order_id,
+          crypto: {
+            transaction_type,
+            fiat_currency,
+            crypto_currency,
+            ...(input.crypto_network === undefined ? {} : { crypto_network: input.crypto_network }),
+            ...(fiat_amount === undefined ? {} : { fiat_amount }),
+            ...(crypto_amount === undefined ? {} : { crypto_amount }),
+          },
+        },
       );
       return { message: 'Payment link created successfully.', data: url };
     },
@@ -128,6 +205,37 @@ const CUSTOMER_FIELDS: [keyof z.infer<typeof CustomerForm>, string, string][] = 
 
 type Link = NonNullable<Awaited<ReturnType<typeof findLink>>>;
 
+const CRYPTO_KINDS = { ONRAMP: 'Buy crypto', OFFRAMP: 'Sell crypto', PAYIN: 'Pay with crypto' } as const;
+
+/** What the link page asks the customer: a card link the card request's customer; a crypto link its request's. */
+function fieldsOf(link: Link['link'], networks: string[] = []): [string, string, string][] {
+  if (link.kind !== 'crypto' || !link.crypto) return CUSTOMER_FIELDS;
+  const network: [string, string, string][] =
+    !link.crypto.crypto_network && networks.length > 1
+      ? [['crypto_network', `${link.crypto.crypto_currency} network (${networks.join(', ')})`, 'off']]
+      : [];
+  const common: [string, string, string][] = [
+    ['first_name', 'First name', 'given-name'],
+    ['last_name', 'Last name', 'family-name'],
+    ['email', 'Email', 'email'],
+    ['phone_number', 'Phone number (with country code)', 'tel'],
+    ['country', 'Country (two letters, e.g. US)', 'country'],
+  ];
+  if (link.crypto.transaction_type === 'PAYIN')
+    return [...common, ['address', 'Address', 'street-address'], ...network];
+  return [
+    ...common,
+    ...network,
+    ['wallet_address', `Your ${link.crypto.crypto_currency} wallet address`, 'off'],
+  ];
+}
+
+/** The networks a crypto link's currency is offered on, when the link leaves the network to the customer. */
+async function networksFor(db: PageDeps['db'], link: Link['link']): Promise<string[]> {
+  if (link.kind !== 'crypto' || !link.crypto || link.crypto.crypto_network) return [];
+  return networksOf(db, link.crypto.crypto_currency);
+}
+
 /**
  * The link page: collects what the link lacks (the customer, and the amount when it is open), creates the
  * hosted card payment (order id: the link's, so one link makes one transaction) and sends the customer to
@@ -156,40 +264,13 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
     const closed = closedReason(found);
     if (closed) return closedPage(reply, closed);
 
-    const errors: Record<string, string> = {};
-    const customer = CustomerForm.safeParse(
-      Object.fromEntries(CUSTOMER_FIELDS.map(([name]) => [name, body[name] ?? ''])),
-    );
-    if (!customer.success)
-      for (const issue of customer.error.issues) errors[String(issue.path[0])] ??= issue.message;
-    const amount = amountOf(found, body, errors);
-    if (!customer.success || !amount) {
-      return linkPage(reply, deps, found, pathOf(found.link.mode, found.link.id), errors, body, 422);
+    const attempt = await createFromLink(deps, found, body, clientAddress(request));
+    if ('closed' in attempt) return closedPage(reply, attempt.closed);
+    if ('errors' in attempt) {
+      return linkPage(reply, deps, found, pathOf(found.link.mode, found.link.id), attempt.errors, body, 422);
     }
-
-    const { link, template } = found;
-    let created;
-    try {
-      created = await createHostedCardPayment(
-        deps.transactions,
-        { merchantId: link.merchantId, mode: link.mode },
-        {
-          ...customer.data,
-          ip_address: clientAddress(request),
-          amount: amount.minor,
-          currency: amount.currency,
-          redirect_url: template.redirectUrl,
-          ...(template.webhookUrl ? { webhook_url: template.webhookUrl } : {}),
-          order_id: link.orderId ?? link.id,
-          ...(link.terminalId ? { terminal_id: link.terminalId } : {}),
-        },
-        { paymentLinkId: link.id },
-      );
-    } catch (error) {
-      // The link's order id already made a transaction with other details: the link was used.
-      if (error instanceof ApiError && error.status === 409) return closedPage(reply, 'used');
-      throw error;
-    }
+    const { created } = attempt;
+    const { link } = found;
     const transactionId = String(created.body.data.transaction_id);
     const told = await deps.temporal.workflow
       .getHandle(workflowIds.paymentLink(link.id))
@@ -204,6 +285,75 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
       ? reply.redirect(created.body.redirect_url, 303)
       : closedPage(reply, 'used');
   });
+}
+
+type Attempt = { created: Created } | { errors: Record<string, string> } | { closed: 'used' };
+
+/**
+ * Creates the link's transaction from what the customer typed: a hosted card payment for a card link, the
+ * ramp or payin a crypto link fixes otherwise, each validated as its create request is (the customer's
+ * mistakes come back by field), with the link's order id, so a link only ever makes one.
+ */
+async function createFromLink(
+  deps: PageDeps,
+  { link, template }: Link,
+  body: Record<string, string>,
+  ipAddress: string,
+): Promise<Attempt> {
+  const merchant = { merchantId: link.merchantId, mode: link.mode };
+  const closing = {
+    redirect_url: template.redirectUrl,
+    ...(template.webhookUrl ? { webhook_url: template.webhookUrl } : {}),
+    order_id: link.orderId ?? link.id,
+    ...(link.terminalId ? { terminal_id: link.terminalId } : {}),
+  };
+  const origin = { paymentLinkId: link.id };
+  const fields = fieldsOf(link, await networksFor(deps.db, link));
+  const typed = Object.fromEntries(fields.map(([name]) => [name, String(body[name] ?? '')]));
+  try {
+    if (link.kind === 'crypto' && link.crypto) {
+      const { transaction_type: type, ...terms } = link.crypto;
+      const request = { ...typed, ...terms, ip_address: ipAddress, ...closing };
+      if (type === 'PAYIN') {
+        const { fiat_amount, fiat_currency, ...rest } = request as typeof request & { fiat_amount: string };
+        const input = parseInput(PayinRequest, { ...rest, amount: fiat_amount, currency: fiat_currency });
+        return { created: await createPayin(deps.transactions, merchant, input, origin) };
+      }
+      const input = parseInput(RampRequest, { ...request, transaction_type: type });
+      return { created: await createRamp(deps.transactions, merchant, input, origin) };
+    }
+    const errors: Record<string, string> = {};
+    const customer = CustomerForm.safeParse(typed);
+    if (!customer.success)
+      for (const issue of customer.error.issues) errors[String(issue.path[0])] ??= issue.message;
+    const amount = amountOf({ link, template }, body, errors);
+    if (!customer.success || !amount) return { errors };
+    const input = {
+      ...customer.data,
+      ip_address: ipAddress,
+      amount: amount.minor,
+      currency: amount.currency,
+    };
+    return {
+      created: await createHostedCardPayment(deps.transactions, merchant, { ...input, ...closing }, origin),
+    };
+  } catch (error) {
+    // The link's order id already made a transaction with other details: the link was used.
+    if (error instanceof ApiError && error.status === 409) return { closed: 'used' };
+    if (error instanceof ApiError && error.code === 'VALIDATION')
+      return { errors: formErrors(error, fields) };
+    throw error;
+  }
+}
+
+/** A create's refusal as the form shows it: by field where the customer typed it, else in the alert. */
+function formErrors(error: ApiError, fields: [string, string, string][]): Record<string, string> {
+  const shown = new Set(fields.map(([name]) => name));
+  const errors: Record<string, string> = {};
+  for (const [field, messages] of Object.entries(error.extra.errors ?? {}))
+    errors[shown.has(field) ? field : 'form'] ??= messages[0] ?? error.message;
+  if (Object.keys(errors).length === 0) errors.form = error.message;
+  return errors;
 }
 
 function closedReason({ link }: Link): 'used' | 'expired' | undefined {
@@ -275,21 +425,42 @@ async function linkPage(
 ${error ? `<p class="error" id="${name}-error">${escapeHtml(error)}</p>` : ''}
 </div>`;
   };
-  const fixed = link.amountMinor !== null && link.currency;
-  const count = Object.keys(errors).length;
+  const crypto = link.kind === 'crypto' ? link.crypto : null;
+  const fixed = crypto ? true : link.amountMinor !== null && link.currency;
+  const { form: formError, ...fieldErrors } = errors;
+  const count = Object.keys(fieldErrors).length;
+  const alert = formError
+    ? formError
+    : count === 1
+      ? 'Check the highlighted field below.'
+      : count > 1
+        ? `Check the ${count} highlighted fields below.`
+        : '';
   const merchant = await merchantName(deps.db, link.merchantId);
+  const terms: [string, string][] = crypto
+    ? [
+        ['Payment', CRYPTO_KINDS[crypto.transaction_type]],
+        crypto.fiat_amount
+          ? ['Amount', `${crypto.fiat_amount} ${crypto.fiat_currency} in ${crypto.crypto_currency}`]
+          : ['Amount', `${crypto.crypto_amount ?? ''} ${crypto.crypto_currency} for ${crypto.fiat_currency}`],
+      ]
+    : fixed
+      ? [['Amount', `${formatMinor(link.amountMinor!, link.currency!)} ${link.currency}`]]
+      : [];
+  if (link.orderId) terms.push(['Order', link.orderId]);
   const body = `<h1>${escapeHtml(merchant ? `Pay ${merchant}` : 'Payment')}</h1>
 <dl>
-${fixed ? `<dt>Amount</dt><dd>${escapeHtml(`${formatMinor(link.amountMinor!, link.currency!)} ${link.currency}`)}</dd>` : ''}
-${link.orderId ? `<dt>Order</dt><dd>${escapeHtml(link.orderId)}</dd>` : ''}
+${terms.map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`).join('\n')}
 </dl>
-${count ? `<p class="error alert" role="alert">${count === 1 ? 'Check the highlighted field below.' : `Check the ${count} highlighted fields below.`}</p>` : ''}
+${alert ? `<p class="error alert" role="alert">${escapeHtml(alert)}</p>` : ''}
 <form method="post" action="${escapeHtml(path)}" novalidate>
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 ${fixed ? '' : field('amount', link.currency ? `Amount (${link.currency})` : 'Amount', 'transaction-amount', 'type="text" inputmode="decimal" required')}
 ${fixed || link.currency ? '' : field('currency', 'Currency (e.g. USD)', 'off', 'type="text" maxlength="3" required')}
-${CUSTOMER_FIELDS.map(([name, label, autocomplete]) => field(name, label, autocomplete, 'type="text" required')).join('\n')}
-<div class="actions"><button class="approve" type="submit">Continue to card details</button></div>
+${fieldsOf(link, await networksFor(deps.db, link))
+  .map(([name, label, autocomplete]) => field(name, label, autocomplete, 'type="text" required'))
+  .join('\n')}
+<div class="actions"><button class="approve" type="submit">${crypto ? 'Continue to payment' : 'Continue to card details'}</button></div>
 </form>`;
   return sendPage(reply, renderPage({ title: 'Payment', body }), status);
 }

@@ -1,4 +1,4 @@
-import { bigint, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { MODES } from '../../lib/vocabulary';
 import { merchants } from './merchants';
 
@@ -26,6 +26,17 @@ export const paymentTemplates = pgTable(
   (t) => [index('payment_templates_merchant_idx').on(t.merchantId, t.mode)],
 );
 
+/** What a crypto payment link fixes of the ramp or payin it creates. */
+export interface CryptoLinkTerms {
+  transaction_type: 'ONRAMP' | 'OFFRAMP' | 'PAYIN';
+  fiat_currency: string;
+  crypto_currency: string;
+  /** Left to the customer when absent and the currency is on several networks. */
+  crypto_network?: string;
+  fiat_amount?: string;
+  crypto_amount?: string;
+}
+
 /**
  * A payment link: open until a customer pays through it once, or until `expires_at`. Its workflow
  * (`paymentLink`) holds it open and closes it; `status` and `transaction_id` are its projection.
@@ -41,6 +52,12 @@ export const paymentLinks = pgTable(
     templateId: text('template_id')
       .notNull()
       .references(() => paymentTemplates.id),
+    /** `card` (`POST /api/v1/payment-link`) or `crypto` (`POST /api/v1/crypto/payment-link`). */
+    kind: text('kind', { enum: ['card', 'crypto'] })
+      .notNull()
+      .default('card'),
+    /** A crypto link's transaction: type, currencies and the one amount it fixes (exact decimals). */
+    crypto: jsonb('crypto').$type<CryptoLinkTerms>(),
     /** A fixed amount in minor units and its currency, or null: the customer enters them. */
     amountMinor: bigint('amount_minor', { mode: 'bigint' }),
     currency: text('currency'),
