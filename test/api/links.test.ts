@@ -268,6 +268,18 @@ describe('POST /api/v1/payment-link and the link page', () => {
       currency: 'USD',
     });
     expect(listed.json().data[0].payment_link_id).toMatch(/^lnk_/);
+    // The customer pays at the checkout: the payin settles and the template's webhook URL hears of it.
+    const id = new URL(made.headers.location!).pathname.split('/').at(-1)!;
+    const crypto = (await merchant.get(`/api/test/status/${id}`)).json().data.crypto_amount;
+    const paid = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: crypto });
+    expect(paid.json()).toMatchObject({ status: 'SUCCESS' });
+    const deadline = Date.now() + 20_000;
+    while (
+      !receiver.received.some((w) => (w.json.data as { transaction_id?: string }).transaction_id === id)
+    ) {
+      if (Date.now() > deadline) throw new Error('no webhook for the link payin');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   it('makes ramp links, asking for the wallet address, and refuses a link without its amount', async () => {

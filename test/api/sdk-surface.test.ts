@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, encryptForMerchant, payinRequest } from '../helpers/merchant-client';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { paymentTemplates } from '../../src/db/schema/index';
 
 /**
  * The vendor SDK's post-payment calls, sent as its API client sends them (docs/api.md): a JSON
@@ -149,5 +150,68 @@ describe("the vendor SDK's calls, as it sends them", () => {
     const payin = await sdk('POST', '/api/v1/test/crypto/payin', { data: request });
     expect(payin.status).toBe(200);
     expect(payin.body.data).toMatchObject({ order_id: null, crypto_currency: expect.any(String) });
+  });
+
+  it('Payment.hosted and Payment.APM (encrypted): REDIRECT to our pages', async () => {
+    const {
+      card_number: _n,
+      card_expiry_month: _m,
+      card_expiry_year: _y,
+      card_cvv: _c,
+      ...request
+    } = cardRequest();
+    for (const path of ['/api/v1/test/hosted/card', '/api/v1/test/apm']) {
+      const created = await sdk('POST', path, { data: request });
+      expect(created.status).toBe(200);
+      expect(created.body.status).toBe('REDIRECT');
+      expect(created.body.redirect_url).toMatch(/^http/);
+      expect(keysOf(created.body.data)).toEqual(expect.arrayContaining(STATUS_DATA));
+      const status = await sdk('GET', `/api/test/status/${created.body.data.transaction_id}`);
+      expect(status.body.status).toBe('REDIRECT');
+    }
+  });
+
+  it('PaymentLink.templates, PaymentLink.create and Crypto.payment_link (encrypted)', async () => {
+    await env.database.db.insert(paymentTemplates).values({
+      id: 'ptm_sdk_surface_0001',
+      merchantId: merchant.merchant_id,
+      mode: 'test',
+      name: 'SDK',
+      redirectUrl: 'https://merchant.example/return',
+    });
+    const templates = await sdk('GET', '/api/v1/payment-templates');
+    expect(templates.status).toBe(200);
+    expect(keysOf(templates.body.data[0])).toEqual([
+      'payment_template_id',
+      'redirect_url',
+      'template_id',
+      'template_name',
+      'template_screenshot',
+      'webhook_url',
+    ]);
+    const id = templates.body.data[0].payment_template_id;
+    const link = await sdk('POST', '/api/v1/payment-link', {
+      data: { payment_template_id: id, amount: 1000, currency: 'USD' },
+    });
+    expect(link.status).toBe(200);
+    expect(keysOf(link.body)).toEqual(['data', 'message']);
+    expect(typeof link.body.data).toBe('string');
+    for (const [type, amount] of [
+      ['ONRAMP', { fiat_amount: 50 }],
+      ['OFFRAMP', { crypto_amount: 20 }],
+      ['PAYIN', { fiat_amount: 50 }],
+    ] as const) {
+      const crypto = await sdk('POST', '/api/v1/crypto/payment-link', {
+        data: {
+          payment_template_id: id,
+          transaction_type: type,
+          ...amount,
+          fiat_currency: 'USD',
+          crypto_currency: 'USDT',
+        },
+      });
+      expect(crypto.status, JSON.stringify(crypto.body)).toBe(200);
+      expect(typeof crypto.body.data).toBe('string');
+    }
   });
 });

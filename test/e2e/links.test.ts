@@ -88,6 +88,35 @@ describe('payment links in Chromium', () => {
     await page.close();
   });
 
+  it('is filled with the keyboard only at desktop width', async () => {
+    const url = await link({ amount: 1500, currency: 'EUR' });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    await shot(page, 'link-details-desktop');
+    for (const value of [
+      'Ana',
+      'Lopez',
+      'ana@example.com',
+      '+34911234567',
+      'Calle Mayor 1',
+      'Madrid',
+      'Madrid',
+      '28013',
+      'ES',
+    ]) {
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(value);
+    }
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate<string>('document.activeElement.textContent')).resolves.toBe(
+      'Continue to card details',
+    );
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/hosted\/card\//);
+    await expect(page.getByText('15.00 EUR').first().isVisible()).resolves.toBe(true);
+    await page.close();
+  });
+
   it('says an expired link has expired', async () => {
     const url = await link({
       amount: 900,
