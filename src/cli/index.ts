@@ -8,6 +8,8 @@ import { commands as opsCommands } from './ops';
 import { commands as templateCommands } from './templates';
 import { cliConfig, print, type CliContext, type Command } from './context';
 import { CliError } from './errors';
+import { merchantTools } from './merchant-tools';
+import { readFileSync } from 'node:fs';
 
 export { CliError };
 
@@ -39,6 +41,12 @@ const USAGE = `Usage: payments <command>
   templates links --merchant ID --mode test|live [--json]   (the latest payment links and their state)
   db migrate
 
+Merchant tools (no configuration needed):
+  encrypt --key ENCRYPTION_KEY [--data JSON | --file F]      (else stdin) prints the body {"payload": …}
+  decrypt --key ENCRYPTION_KEY [--data PAYLOAD | --file F]   prints the fields; takes the body or the payload
+  webhooks verify --secret WEBHOOK_SECRET --id EVT --timestamp T --signature "v1,…" [--hash HEX]
+                  [--data BODY | --file F] [--tolerance 300]   exit status 1 unless it verifies
+
 Reads the same configuration as the service: DATABASE_URL and MASTER_KEY (PAYLOAD_KEYS and
 TEMPORAL_ADDRESS for commands that reach Temporal), or the running \`npm run dev\` instance when unset.`;
 
@@ -60,6 +68,20 @@ const groups: Record<string, Record<string, Command>> = {
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [group, name, ...rest] = argv;
+  // The merchant's tools need no configuration: they run before any is read.
+  const tool = merchantTools[group ?? ''] ?? merchantTools[`${group} ${name}`];
+  if (tool && !argv.includes('--help')) {
+    try {
+      tool(merchantTools[group ?? ''] ? argv.slice(1) : rest, {
+        stdin: () => readFileSync(0, 'utf8'),
+        out: (text) => process.stdout.write(text),
+      });
+      return 0;
+    } catch (error) {
+      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  }
   const command = group ? groups[group]?.[name ?? ''] : undefined;
   const help = argv.includes('--help') || argv.includes('-h');
   if (!command || help) {
