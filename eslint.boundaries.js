@@ -8,6 +8,7 @@ export const layers = [
   ['contracts', ['src/contracts']],
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
+  ['client', ['src/client']],
   ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/chain', 'src/sandbox']],
   ['api', ['src/api']],
   ['cli', ['src/cli']],
@@ -23,6 +24,8 @@ export const allowed = {
   contracts: ['lib'],
   base: ['lib', 'contracts'],
   temporal: ['base', 'lib', 'contracts'],
+  // The merchant's typed client: the envelope and webhook signatures, nothing of the service.
+  client: ['base', 'lib'],
   domain: ['temporal', 'base', 'lib', 'contracts'],
   api: ['domain', 'temporal', 'base', 'lib', 'contracts'],
   cli: ['domain', 'temporal', 'base', 'lib', 'contracts'],
@@ -30,6 +33,7 @@ export const allowed = {
   workflows: ['lib', 'contracts'],
   process: ['api', 'cli', 'activities', 'workflows', 'domain', 'temporal', 'base', 'lib', 'contracts'],
   tools: [
+    'client',
     'process',
     'api',
     'cli',

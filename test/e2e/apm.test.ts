@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startServedEnv, startShop } from '../helpers/browser';
+import { PaymentsClient } from '../../src/client/index';
 
 /** The APM pages in Chromium: pick a method, approve or decline at the provider, land at the merchant. */
 let env: TestEnv;
@@ -12,6 +13,7 @@ let merchant: MerchantClient;
 let browser: Browser;
 let served: Awaited<ReturnType<typeof startServedEnv>>;
 let shop: Awaited<ReturnType<typeof startShop>>;
+let client: PaymentsClient;
 
 const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 360, height: 740 } };
 
@@ -19,6 +21,11 @@ beforeAll(async () => {
   served = await startServedEnv();
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant());
+  client = new PaymentsClient({
+    baseUrl: env.config.baseUrl,
+    secretKey: merchant.credentials.test_secret_key,
+    encryptionKey: merchant.credentials.encryption_key,
+  });
   shop = await startShop();
 });
 afterAll(async () => {
@@ -34,9 +41,9 @@ async function apmPayment(orderId: string): Promise<string> {
     card_cvv: _c,
     ...request
   } = cardRequest({ redirect_url: shop.url, order_id: orderId });
-  const created = await merchant.post('/api/v1/test/apm', request);
-  expect(created.json().status).toBe('REDIRECT');
-  return created.json().redirect_url;
+  const created = await client.apm(request);
+  expect(created.status).toBe('REDIRECT');
+  return created.redirect_url!;
 }
 
 async function shot(page: Page, name: string): Promise<void> {

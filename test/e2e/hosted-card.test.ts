@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
-import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
+import { startWebhookReceiver } from '../helpers/webhook-receiver';
+import { PaymentsClient, PaymentsError } from '../../src/client/index';
 import { startServedEnv, startShop } from '../helpers/browser';
 import { cardDataScan } from '../helpers/card-scan';
 
@@ -19,6 +20,7 @@ let browser: Browser;
 let served: Awaited<ReturnType<typeof startServedEnv>>;
 let shop: Awaited<ReturnType<typeof startShop>>;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+let client: PaymentsClient;
 
 const CVV = '6402';
 const YEAR = String(new Date().getUTCFullYear() + 4);
@@ -28,6 +30,12 @@ beforeAll(async () => {
   served = await startServedEnv();
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant({ name: 'Corner Books' }));
+  // The typed client merchants use, over real HTTP.
+  client = new PaymentsClient({
+    baseUrl: env.config.baseUrl,
+    secretKey: merchant.credentials.test_secret_key,
+    encryptionKey: merchant.credentials.encryption_key,
+  });
   shop = await startShop();
   receiver = await startWebhookReceiver();
 });
@@ -45,9 +53,9 @@ async function hostedPayment(orderId: string): Promise<{ url: string; id: string
     card_cvv: _c,
     ...request
   } = cardRequest({ redirect_url: shop.url, webhook_url: receiver.url, order_id: orderId });
-  const created = await merchant.post('/api/v1/test/hosted/card', request);
-  expect(created.json().status).toBe('REDIRECT');
-  return { url: created.json().redirect_url, id: created.json().data.transaction_id };
+  const created = await client.hostedCard(request);
+  expect(created.status).toBe('REDIRECT');
+  return { url: created.redirect_url!, id: created.data.transaction_id };
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -92,9 +100,12 @@ describe('hosted payment page in Chromium', () => {
 
       const webhook = await webhookFor(id);
       expect(webhook.json).toMatchObject({ status: 'SUCCESS', data: { transaction_id: id } });
-      expect(verifyWebhook(webhook, merchant.credentials.webhook_secret)).toEqual({
-        hash: true,
-        signature: true,
+      expect(
+        PaymentsClient.verifyWebhook(webhook.body, webhook.headers, merchant.credentials.webhook_secret),
+      ).toEqual({ valid: true, signature: true, hash: true, fresh: true });
+      expect(await client.status(id)).toMatchObject({
+        status: 'SUCCESS',
+        data: { amount: 1050, currency: 'USD' },
       });
     });
   }
@@ -162,8 +173,12 @@ describe('hosted payment page in Chromium', () => {
     await page.waitForURL((u) => u.toString().startsWith(shop.url));
     expect(landedStatus(page)).toBe('FAILED');
     await page.close();
-    const status = await merchant.get(`/api/test/status/${id}`);
-    expect(status.json()).toMatchObject({ status: 'FAILED', message: 'Card declined.' });
+    expect(await client.status(id)).toMatchObject({ status: 'FAILED', message: 'Card declined.' });
+    // A refusal comes back as a PaymentsError with the contract's message and the failing fields.
+    const refused = await client.hostedCard({ amount: 1050 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PaymentsError);
+    expect((refused as PaymentsError).status).toBe(422);
+    expect((refused as PaymentsError).errors.first_name).toBeDefined();
   });
 
   it('leaves no card number or CVV in any log line, table or decoded history', async () => {

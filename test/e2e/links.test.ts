@@ -6,6 +6,7 @@ import type { TestEnv } from '../helpers/env';
 import { merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startServedEnv, startShop } from '../helpers/browser';
 import { runCliIn } from '../helpers/cli';
+import { PaymentsClient } from '../../src/client/index';
 
 /** A payment link in Chromium: paid once through its pages, refused the second time; an expired link. */
 let env: TestEnv;
@@ -14,11 +15,17 @@ let browser: Browser;
 let served: Awaited<ReturnType<typeof startServedEnv>>;
 let shop: Awaited<ReturnType<typeof startShop>>;
 let templateId: string;
+let client: PaymentsClient;
 
 beforeAll(async () => {
   served = await startServedEnv();
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant());
+  client = new PaymentsClient({
+    baseUrl: env.config.baseUrl,
+    secretKey: merchant.credentials.test_secret_key,
+    encryptionKey: merchant.credentials.encryption_key,
+  });
   shop = await startShop();
   const added = await runCliIn(
     env,
@@ -40,12 +47,9 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 async function link(body: Record<string, unknown>): Promise<string> {
-  const created = await merchant.postPlain('/api/v1/payment-link', {
-    payment_template_id: templateId,
-    ...body,
-  });
-  expect(created.statusCode, created.body).toBe(200);
-  return created.json().data;
+  const created = await client.paymentLink({ payment_template_id: templateId, ...body });
+  expect(created.message).toBe('Payment link created successfully.');
+  return created.data;
 }
 
 describe('payment links in Chromium', () => {
