@@ -66,6 +66,23 @@ export async function createCardPayment(
   });
 }
 
+/** The projection columns a hosted payment (card or APM) knows when it is created. */
+function hostedRow(input: HostedCardRequest) {
+  return {
+    amountMinor: input.amount,
+    currency: input.currency,
+    customer: customerOf(input),
+    country: input.country,
+    merchantRedirectUrl: input.redirect_url,
+    webhookUrl: input.webhook_url ?? null,
+  };
+}
+
+/** What a hosted payment's workflow is told of the amount and routing. */
+function hostedAmount(input: HostedCardRequest) {
+  return { amountMinor: input.amount.toString(), currency: input.currency, terminalId: input.terminal_id };
+}
+
 /** A validated hosted card payment request: the card request without the card (docs/hosted.md). */
 export type HostedCardRequest = Omit<
   CardPaymentRequest,
@@ -90,23 +107,12 @@ export async function createHostedCardPayment(
     kind: 'card',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, hosted: true, link: origin.paymentLinkId }),
-    row: {
-      amountMinor: input.amount,
-      currency: input.currency,
-      customer: customerOf(input),
-      country: input.country,
-      merchantRedirectUrl: input.redirect_url,
-      webhookUrl: input.webhook_url ?? null,
-      details: { is_card_WL: false },
-      paymentLinkId: origin.paymentLinkId ?? null,
-    },
+    row: { ...hostedRow(input), details: { is_card_WL: false }, paymentLinkId: origin.paymentLinkId ?? null },
     workflow: 'cardPayment',
     input: (transactionId) => ({
       transactionId,
       ...merchant,
-      amountMinor: input.amount.toString(),
-      currency: input.currency,
-      terminalId: input.terminal_id,
+      ...hostedAmount(input),
       cardEntryPageUrl: hostedPageUrl(config, merchant.mode, 'hosted/card', transactionId),
       challengeTimeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,
       hostedPageUrl: hostedPageUrl(config, merchant.mode, 'card/checkout', transactionId),
@@ -167,21 +173,12 @@ export async function createApmPayment(
     kind: 'apm',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, apm: true }),
-    row: {
-      amountMinor: input.amount,
-      currency: input.currency,
-      customer: customerOf(input),
-      country: input.country,
-      merchantRedirectUrl: input.redirect_url,
-      webhookUrl: input.webhook_url ?? null,
-    },
+    row: hostedRow(input),
     workflow: 'apmPayment',
     input: (transactionId) => ({
       transactionId,
       ...merchant,
-      amountMinor: input.amount.toString(),
-      currency: input.currency,
-      terminalId: input.terminal_id,
+      ...hostedAmount(input),
       methodPageUrl: hostedPageUrl(config, merchant.mode, 'apm', transactionId),
       providerPageUrl: hostedPageUrl(config, merchant.mode, 'apm/provider', transactionId),
       timeoutSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS,

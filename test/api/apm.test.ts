@@ -3,6 +3,13 @@ import { and, eq } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
+import {
+  openForm,
+  postOpenedForm,
+  submitForm,
+  webhookFor as webhookOf,
+  withoutCard,
+} from '../helpers/hosted-pages';
 import { sandboxOperations, terminals } from '../../src/db/schema/index';
 
 /**
@@ -23,16 +30,8 @@ afterAll(async () => {
   await env?.close();
 });
 
-function apmRequest(overrides: Record<string, unknown> = {}) {
-  const {
-    card_number: _number,
-    card_expiry_month: _month,
-    card_expiry_year: _year,
-    card_cvv: _cvv,
-    ...request
-  } = cardRequest({ webhook_url: receiver.url, ...overrides });
-  return request;
-}
+const apmRequest = (overrides: Record<string, unknown> = {}) =>
+  withoutCard(cardRequest({ webhook_url: receiver.url, ...overrides }));
 
 async function createApm(overrides: Record<string, unknown> = {}) {
   const created = await merchant.post('/api/v1/test/apm', apmRequest(overrides));
@@ -40,34 +39,9 @@ async function createApm(overrides: Record<string, unknown> = {}) {
   return created.json() as { status: string; redirect_url: string; data: { transaction_id: string } };
 }
 
-async function openPage(url: string) {
-  const path = new URL(url).pathname;
-  const page = await env.app.inject({ url: path });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1];
-  return { path, page, csrf, cookie: String(page.headers['set-cookie']).split(';')[0]! };
-}
-
-async function post(url: string, fields: Record<string, string>) {
-  const { path, csrf, cookie } = await openPage(url);
-  return env.app.inject({
-    method: 'POST',
-    url: path,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    payload: new URLSearchParams({ csrf: csrf!, ...fields }).toString(),
-  });
-}
-
-async function webhookFor(transactionId: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const found = receiver.received.find(
-      (w) => (w.json.data as { transaction_id?: string } | undefined)?.transaction_id === transactionId,
-    );
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no webhook for ${transactionId}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const openPage = (url: string) => openForm(env.app, url);
+const post = (url: string, fields: Record<string, string>) => submitForm(env.app, url, fields);
+const webhookFor = (transactionId: string) => webhookOf(receiver, transactionId);
 
 describe('POST /api/v1/{mode}/apm and its pages', () => {
   it('pays by bank redirect: methods page, provider page, approve, back to the merchant with SUCCESS', async () => {
@@ -161,14 +135,8 @@ describe('POST /api/v1/{mode}/apm and its pages', () => {
   it('takes one method: a second pick and a forged form change nothing', async () => {
     const created = await createApm();
     // The same open page submitted twice (a double click, a second tab).
-    const { path, csrf, cookie } = await openPage(created.redirect_url);
-    const submit = (method: string) =>
-      env.app.inject({
-        method: 'POST',
-        url: path,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-        payload: new URLSearchParams({ csrf: csrf!, method }).toString(),
-      });
+    const opened = await openPage(created.redirect_url);
+    const submit = (method: string) => postOpenedForm(env.app, opened, { method });
     const first = await submit('wallet');
     const again = await submit('bank_redirect');
     // The methods page now sends the customer on to the provider picked first.

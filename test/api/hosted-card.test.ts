@@ -3,6 +3,13 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
 import { cardDataScan } from '../helpers/card-scan';
+import {
+  openForm,
+  postOpenedForm,
+  submitForm,
+  webhookFor as webhookOf,
+  withoutCard,
+} from '../helpers/hosted-pages';
 
 /**
  * The hosted card payment as the vendor SDK's `Payment.hosted` sends it (the card request without the
@@ -25,16 +32,8 @@ afterAll(async () => {
 const CVV = '7391';
 const year = String(new Date().getUTCFullYear() + 3);
 
-function hostedRequest(overrides: Record<string, unknown> = {}) {
-  const {
-    card_number: _number,
-    card_expiry_month: _month,
-    card_expiry_year: _year,
-    card_cvv: _cvv,
-    ...request
-  } = cardRequest({ webhook_url: receiver.url, ...overrides });
-  return request;
-}
+const hostedRequest = (overrides: Record<string, unknown> = {}) =>
+  withoutCard(cardRequest({ webhook_url: receiver.url, ...overrides }));
 
 async function createHosted(overrides: Record<string, unknown> = {}) {
   const created = await merchant.post('/api/v1/test/hosted/card', hostedRequest(overrides));
@@ -42,23 +41,8 @@ async function createHosted(overrides: Record<string, unknown> = {}) {
   return created.json() as { status: string; redirect_url: string; data: { transaction_id: string } };
 }
 
-/** Opens the page as a browser would: the form's CSRF token and its cookie. */
-async function openPage(url: string) {
-  const path = new URL(url).pathname;
-  const page = await env.app.inject({ url: path });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1];
-  return { path, page, csrf, cookie: String(page.headers['set-cookie']).split(';')[0]! };
-}
-
-async function submit(url: string, card: Record<string, string>) {
-  const { path, csrf, cookie } = await openPage(url);
-  return env.app.inject({
-    method: 'POST',
-    url: path,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    payload: new URLSearchParams({ csrf: csrf!, ...card }).toString(),
-  });
-}
+const openPage = (url: string) => openForm(env.app, url);
+const submit = (url: string, fields: Record<string, string>) => submitForm(env.app, url, fields);
 
 const card = (number: string, overrides: Record<string, string> = {}) => ({
   card_number: number,
@@ -159,14 +143,8 @@ describe('POST /api/v1/{mode}/hosted/card and the payment page', () => {
 
   it('takes one card per payment: a second submission shows where the first one went', async () => {
     const created = await createHosted();
-    const { path, csrf, cookie } = await openPage(created.redirect_url);
-    const post = (number: string) =>
-      env.app.inject({
-        method: 'POST',
-        url: path,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-        payload: new URLSearchParams({ csrf: csrf!, ...card(number) }).toString(),
-      });
+    const opened = await openPage(created.redirect_url);
+    const post = (number: string) => postOpenedForm(env.app, opened, card(number));
     const [first, second] = await Promise.all([post('4242424242424242'), post('4000000000000002')]);
     const statuses = [first, second].map((r) => r.statusCode);
     expect(statuses.every((s) => s === 303)).toBe(true);
@@ -212,25 +190,5 @@ describe('POST /api/v1/{mode}/hosted/card and the payment page', () => {
   });
 });
 
-/** The first webhook received for a transaction. */
-async function webhookFor(transactionId: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const found = receiver.received.find(
-      (w) => (w.json.data as { transaction_id?: string } | undefined)?.transaction_id === transactionId,
-    );
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no webhook for ${transactionId}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function submitDecision(url: string, decision: 'approve' | 'decline') {
-  const { path, csrf, cookie } = await openPage(url);
-  return env.app.inject({
-    method: 'POST',
-    url: path,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    payload: new URLSearchParams({ decision, csrf: csrf! }).toString(),
-  });
-}
+const webhookFor = (transactionId: string) => webhookOf(receiver, transactionId);
+const submitDecision = (url: string, decision: 'approve' | 'decline') => submit(url, { decision });

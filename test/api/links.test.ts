@@ -5,6 +5,7 @@ import { merchantClient, type MerchantClient } from '../helpers/merchant-client'
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { runCliIn } from '../helpers/cli';
 import { paymentLinks } from '../../src/db/schema/index';
+import { openForm, submitForm } from '../helpers/hosted-pages';
 
 /** Payment templates and card payment links, as the vendor SDK's `PaymentLink` calls send them. */
 let env: TestEnv;
@@ -54,22 +55,8 @@ const customer = {
   country: 'ES',
 };
 
-async function openForm(url: string) {
-  const path = new URL(url).pathname;
-  const page = await env.app.inject({ url: path });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1];
-  return { path, page, csrf, cookie: String(page.headers['set-cookie']).split(';')[0]! };
-}
-
-async function submit(url: string, fields: Record<string, string>) {
-  const { path, csrf, cookie } = await openForm(url);
-  return env.app.inject({
-    method: 'POST',
-    url: path,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    payload: new URLSearchParams({ csrf: csrf ?? '', ...fields }).toString(),
-  });
-}
+const open = (url: string) => openForm(env.app, url);
+const submit = (url: string, fields: Record<string, string>) => submitForm(env.app, url, fields);
 
 async function createLink(body: Record<string, unknown>) {
   const answer = await merchant.postPlain('/api/v1/payment-link', {
@@ -105,7 +92,7 @@ describe('POST /api/v1/payment-link and the link page', () => {
   it('is paid once: customer details, then the card page, then back to the template URL; a second use is refused', async () => {
     const url = await createLink({ amount: 2599, currency: 'EUR', order_id: 'link-1' });
     expect(url).toMatch(/\/api\/v1\/test\/link\/lnk_/);
-    const { page } = await openForm(url);
+    const { page } = await open(url);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('25.99 EUR');
 
@@ -231,7 +218,7 @@ describe('POST /api/v1/payment-link and the link page', () => {
     });
     expect(answer.statusCode, answer.body).toBe(200);
     const url = answer.json().data as string;
-    const { page } = await openForm(url);
+    const { page } = await open(url);
     expect(page.body).toContain('Pay with crypto');
     expect(page.body).toContain('40 USD in USDT');
     // USDT is on several networks and the link names none: the customer picks one.

@@ -6,6 +6,7 @@ import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startServedEnv, startShop } from '../helpers/browser';
 import { PaymentsClient } from '../../src/client/index';
+import { withoutCard } from '../helpers/hosted-pages';
 
 /** The APM pages in Chromium: pick a method, approve or decline at the provider, land at the merchant. */
 let env: TestEnv;
@@ -34,13 +35,7 @@ afterAll(async () => {
 });
 
 async function apmPayment(orderId: string): Promise<string> {
-  const {
-    card_number: _n,
-    card_expiry_month: _m,
-    card_expiry_year: _y,
-    card_cvv: _c,
-    ...request
-  } = cardRequest({ redirect_url: shop.url, order_id: orderId });
+  const request = withoutCard(cardRequest({ redirect_url: shop.url, order_id: orderId }));
   const created = await client.apm(request);
   expect(created.status).toBe('REDIRECT');
   return created.redirect_url!;

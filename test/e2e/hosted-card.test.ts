@@ -8,6 +8,7 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { PaymentsClient, PaymentsError } from '../../src/client/index';
 import { startServedEnv, startShop } from '../helpers/browser';
 import { cardDataScan } from '../helpers/card-scan';
+import { webhookFor as webhookOf, withoutCard } from '../helpers/hosted-pages';
 
 /**
  * The hosted payment page in Chromium, as a customer uses it: at desktop and phone widths, with the
@@ -46,13 +47,9 @@ afterAll(async () => {
 });
 
 async function hostedPayment(orderId: string): Promise<{ url: string; id: string }> {
-  const {
-    card_number: _n,
-    card_expiry_month: _m,
-    card_expiry_year: _y,
-    card_cvv: _c,
-    ...request
-  } = cardRequest({ redirect_url: shop.url, webhook_url: receiver.url, order_id: orderId });
+  const request = withoutCard(
+    cardRequest({ redirect_url: shop.url, webhook_url: receiver.url, order_id: orderId }),
+  );
   const created = await client.hostedCard(request);
   expect(created.status).toBe('REDIRECT');
   return { url: created.redirect_url!, id: created.data.transaction_id };
@@ -193,15 +190,4 @@ describe('hosted payment page in Chromium', () => {
   });
 });
 
-/** The first webhook received for a transaction. */
-async function webhookFor(transactionId: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const found = receiver.received.find(
-      (w) => (w.json.data as { transaction_id?: string } | undefined)?.transaction_id === transactionId,
-    );
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no webhook for ${transactionId}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const webhookFor = (transactionId: string) => webhookOf(receiver, transactionId);
