@@ -33,4 +33,5 @@ ALTER TABLE "payment_links" ADD CONSTRAINT "payment_links_merchant_id_merchants_
 ALTER TABLE "payment_links" ADD CONSTRAINT "payment_links_template_id_payment_templates_id_fk" FOREIGN KEY ("template_id") REFERENCES "public"."payment_templates"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "payment_templates" ADD CONSTRAINT "payment_templates_merchant_id_merchants_id_fk" FOREIGN KEY ("merchant_id") REFERENCES "public"."merchants"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "payment_links_merchant_idx" ON "payment_links" USING btree ("merchant_id","mode","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "payment_links_order_idx" ON "payment_links" USING btree ("merchant_id","mode","order_id") WHERE "payment_links"."order_id" is not null;--> statement-breakpoint
 CREATE INDEX "payment_templates_merchant_idx" ON "payment_templates" USING btree ("merchant_id","mode");

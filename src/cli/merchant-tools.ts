@@ -33,11 +33,14 @@ export const merchantTools: Record<string, MerchantTool> = {
     });
     const key = encryptionKey(values.key);
     const text = input(values, io.stdin).trim();
+    let fields: unknown;
     try {
-      JSON.parse(text);
+      fields = JSON.parse(text);
     } catch {
-      throw new CliError('the fields to encrypt must be JSON (an object of the request fields)');
+      fields = undefined;
     }
+    if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+      throw new CliError('the fields to encrypt must be a JSON object of the request fields');
     io.out(`${JSON.stringify({ payload: encryptEnvelope(text, key) })}\n`);
   },
 

@@ -29,6 +29,18 @@ export async function resolveAsset(db: Db, code: string, network: string | undef
   return asset;
 }
 
+/**
+ * The catalogue limits some assets to some countries, or blocks them in others (the currencies list leaves
+ * them out there); a ramp or
+ * payin from such a country is refused as the list would suggest, naming what is unavailable where.
+ */
+export function checkCountry(asset: CryptoAsset, country: string): void {
+  const code = country.toUpperCase();
+  const allowed = asset.allowedCountries === null || asset.allowedCountries.includes(code);
+  if (!allowed || asset.blockedCountries.includes(code))
+    fieldError('country', `${asset.code} on ${asset.network} is not available in ${code}.`);
+}
+
 /** The fiat currency's ISO 4217 exponent, once the rate source is known to price it. */
 export async function pricedFiat(rates: RateSource, field: string, currency: string) {
   const usdRate = await rates.fiatUsd(currency);

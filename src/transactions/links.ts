@@ -1,14 +1,14 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
-import { paymentLinks, paymentTemplates, type CryptoLinkTerms } from '../db/schema/index';
-import { resolveAsset } from './crypto-pricing';
+import { paymentLinks, paymentTemplates, transactions, type CryptoLinkTerms } from '../db/schema/index';
+import { checkCryptoLimits, checkDecimals, checkLimits, pricedFiat, resolveAsset } from './crypto-pricing';
+import { findWalletFor } from '../wallets/wallets';
 import { networksOf } from '../crypto/catalogue';
 import { newId } from '../ciphers/ids';
 import { workflowIds, type Mode, type WorkflowSignatures } from '../contracts';
-import { fieldError } from '../platform/errors';
-import { checkTerminal } from './request';
-import type { MerchantScope } from './deps';
+import { ApiError, fieldError } from '../platform/errors';
+import { checkMerchantUrls, checkTerminal } from './request';
+import type { MerchantScope, TransactionDeps } from './deps';
 
 /** A payment page template as the vendor SDK's `PaymentLink.templates` shows it. */
 export function templateView(row: typeof paymentTemplates.$inferSelect) {
@@ -75,15 +75,19 @@ export function linkUrl(baseUrl: string, mode: Mode, linkId: string): string {
 
 /**
  * Creates a payment link on one of the merchant's templates of the key's mode and starts its workflow,
- * which keeps it open until it is used once or expires (docs/hosted.md).
+ * which keeps it open until it is used once or expires (docs/hosted.md). What the customer cannot change
+ * is checked now, as the create request will check it, so a link that could never be paid is refused
+ * here rather than on the customer's page: the template's URLs, the terminal, the order id (unused by any
+ * transaction or other link), and a crypto link's currencies, decimals, limits and wallet.
  */
 export async function createLink(
-  deps: { db: Db; temporal: Client; taskQueue: string; baseUrl: string },
+  deps: TransactionDeps,
   merchant: MerchantScope,
   input: NewLink,
 ): Promise<string> {
-  const [template] = await deps.db
-    .select({ id: paymentTemplates.id })
+  const { db } = deps;
+  const [template] = await db
+    .select()
     .from(paymentTemplates)
     .where(
       and(
@@ -93,39 +97,98 @@ export async function createLink(
       ),
     );
   if (!template) fieldError('payment_template_id', 'The selected payment template id is invalid.');
+  await checkMerchantUrls(deps, merchant, {
+    redirect_url: template.redirectUrl,
+    ...(template.webhookUrl ? { webhook_url: template.webhookUrl } : {}),
+  }).catch((error: unknown) => {
+    if (error instanceof ApiError && error.code === 'VALIDATION')
+      fieldError('payment_template_id', `The template cannot take payments: ${error.message}`);
+    throw error;
+  });
   const kind = input.crypto ? 'crypto' : 'card';
-  if (input.crypto?.crypto_network)
-    await resolveAsset(deps.db, input.crypto.crypto_currency, input.crypto.crypto_network);
-  else if (input.crypto && (await networksOf(deps.db, input.crypto.crypto_currency)).length === 0)
-    fieldError('crypto_currency', 'The selected crypto currency is not supported.');
+  if (input.crypto) await checkCryptoTerms(deps, merchant, input.crypto);
   await checkTerminal(
-    deps.db,
+    db,
     merchant,
     !input.crypto ? 'card' : input.crypto.transaction_type === 'PAYIN' ? 'crypto_payin' : 'ramp',
     input.terminal_id,
   );
+  if (input.order_id !== undefined && (await orderIdTaken(db, merchant, input.order_id)))
+    throw new ApiError('ORDER_CONFLICT');
   const expiresAt = input.expiry_date ?? new Date(Date.now() + LINK_DEFAULT_DAYS * 86_400_000);
   const linkId = newId('lnk');
-  await deps.db.insert(paymentLinks).values({
-    id: linkId,
-    merchantId: merchant.merchantId,
-    mode: merchant.mode,
-    templateId: template.id,
-    kind,
-    crypto: input.crypto ?? null,
-    amountMinor: input.amount ?? null,
-    currency: input.currency ?? null,
-    orderId: input.order_id ?? null,
-    terminalId: input.terminal_id ?? null,
-    expiresAt,
-  });
+  const inserted = await db
+    .insert(paymentLinks)
+    .values({
+      id: linkId,
+      merchantId: merchant.merchantId,
+      mode: merchant.mode,
+      templateId: template.id,
+      kind,
+      crypto: input.crypto ?? null,
+      amountMinor: input.amount ?? null,
+      currency: input.currency ?? null,
+      orderId: input.order_id ?? null,
+      terminalId: input.terminal_id ?? null,
+      expiresAt,
+    })
+    .onConflictDoNothing()
+    .returning({ id: paymentLinks.id });
+  // Two links created at once with one order id: the unique index lets one in.
+  if (inserted.length === 0) throw new ApiError('ORDER_CONFLICT');
   await deps.temporal.workflow.start<WorkflowSignatures['paymentLink']>('paymentLink', {
     workflowId: workflowIds.paymentLink(linkId),
-    taskQueue: deps.taskQueue,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     args: [{ linkId, expiresAt: expiresAt.toISOString() }],
     staticSummary: `Payment link ${linkId} · ${merchant.mode}`,
   });
-  return linkUrl(deps.baseUrl, merchant.mode, linkId);
+  return linkUrl(deps.config.baseUrl, merchant.mode, linkId);
+}
+
+/** Whether a transaction or another link of the merchant and mode already has this order id. */
+async function orderIdTaken(db: Db, merchant: MerchantScope, orderId: string): Promise<boolean> {
+  const scope = (table: typeof transactions | typeof paymentLinks) =>
+    and(eq(table.merchantId, merchant.merchantId), eq(table.mode, merchant.mode), eq(table.orderId, orderId));
+  const [transaction] = await db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(scope(transactions));
+  const [link] = await db.select({ id: paymentLinks.id }).from(paymentLinks).where(scope(paymentLinks));
+  return transaction !== undefined || link !== undefined;
+}
+
+/**
+ * A crypto link's terms, checked as the ramp or payin create will check them: the currencies, the amount's
+ * decimals and limits (when the network is known: given, or the currency's only one), and for a payin the
+ * wallet it will credit.
+ */
+async function checkCryptoTerms(deps: TransactionDeps, merchant: MerchantScope, terms: CryptoLinkTerms) {
+  const networks = await networksOf(deps.db, terms.crypto_currency);
+  if (networks.length === 0) fieldError('crypto_currency', 'The selected crypto currency is not supported.');
+  const fiat = await pricedFiat(deps.rates, 'fiat_currency', terms.fiat_currency);
+  const network = terms.crypto_network ?? (networks.length === 1 ? networks[0] : undefined);
+  const asset = network ? await resolveAsset(deps.db, terms.crypto_currency, network) : undefined;
+  if (terms.fiat_amount !== undefined) {
+    checkDecimals('fiat_amount', terms.fiat_amount, fiat.decimals);
+    if (asset) checkLimits('fiat_amount', terms.fiat_amount, terms.fiat_currency, asset);
+  }
+  if (terms.crypto_amount !== undefined && asset) {
+    checkDecimals('crypto_amount', terms.crypto_amount, asset.decimals);
+    await checkCryptoLimits(deps.rates, 'crypto_amount', terms.crypto_amount, asset, {
+      ...fiat,
+      currency: terms.fiat_currency,
+    });
+  }
+  if (terms.transaction_type === 'PAYIN') {
+    const wallet = await findWalletFor(deps.db, merchant, terms.fiat_currency);
+    if (!wallet)
+      fieldError(
+        'fiat_currency',
+        `There is no ${terms.fiat_currency} wallet to credit in ${merchant.mode} mode.`,
+      );
+    if (wallet.status !== 'Active')
+      fieldError('fiat_currency', `The ${terms.fiat_currency} wallet to credit is inactive.`);
+  }
 }
 
 /** A link with its template, by id and mode (the page's lookup). */

@@ -10,6 +10,7 @@ import {
   priceQuote,
   pricedFiat,
   resolveAsset,
+  checkCountry,
 } from './crypto-pricing';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
@@ -43,6 +44,7 @@ export async function createPayin(
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
+  checkCountry(asset, input.country);
   await checkLiveCrypto(deps, merchant, 'crypto_payin', asset.network);
   const fiat = await pricedFiat(deps.rates, 'currency', input.currency);
   checkDecimals('amount', input.amount, fiat.decimals);

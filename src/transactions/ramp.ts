@@ -13,6 +13,7 @@ import {
   priceQuote,
   pricedFiat,
   resolveAsset,
+  checkCountry,
 } from './crypto-pricing';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
@@ -45,6 +46,7 @@ export async function createRamp(
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
+  checkCountry(asset, input.country);
   await checkLiveCrypto(deps, merchant, 'ramp', asset.network);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';

@@ -99,6 +99,17 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     expect(response.json().message).toBe('The USD wallet to credit is inactive.');
   });
 
+  it('refuses an asset the catalogue blocks in the customer country, as the currencies list leaves it out', async () => {
+    for (const [path, request] of [
+      ['/api/v1/test/crypto/payin', payinRequest({ crypto_network: 'BINANCE_SMART_CHAIN', country: 'US' })],
+      ['/api/v1/test/crypto', rampRequest({ crypto_network: 'BINANCE_SMART_CHAIN', country: 'US' })],
+    ] as const) {
+      const response = await merchant.post(path, request);
+      expect(response.statusCode).toBe(422);
+      expect(response.json().errors.country).toEqual(['USDT on BINANCE_SMART_CHAIN is not available in US.']);
+    }
+  });
+
   it('adds up two deposits and reports OVERPAID when more arrives', async () => {
     const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 10 }))).json();
     const id = created.data.transaction_id;

@@ -323,4 +323,54 @@ describe('POST /api/v1/payment-link and the link page', () => {
     expect(unknownCoin.statusCode).toBe(422);
     expect(unknownCoin.json().errors.crypto_currency).toBeDefined();
   });
+
+  it('refuses at creation what could never be paid, and a second link with an order id', async () => {
+    const refused = async (path: string, body: Record<string, unknown>, field: string, message: string) => {
+      const answer = await merchant.postPlain(path, { payment_template_id: templateId, ...body });
+      expect(answer.statusCode, answer.body).toBe(422);
+      expect(answer.json().errors[field]).toContain(message);
+    };
+    const payin = { transaction_type: 'PAYIN', crypto_currency: 'USDT', crypto_network: 'TRON' };
+    await refused(
+      '/api/v1/crypto/payment-link',
+      { ...payin, fiat_amount: '25', fiat_currency: 'GBP' },
+      'fiat_currency',
+      'There is no GBP wallet to credit in test mode.',
+    );
+    await refused(
+      '/api/v1/crypto/payment-link',
+      { ...payin, fiat_amount: '25.123', fiat_currency: 'USD' },
+      'fiat_amount',
+      'The fiat amount field must have at most 2 decimal places.',
+    );
+    const tooMuch = await merchant.postPlain('/api/v1/crypto/payment-link', {
+      payment_template_id: templateId,
+      ...payin,
+      transaction_type: 'ONRAMP',
+      fiat_amount: '1000000',
+      fiat_currency: 'USD',
+    });
+    expect(tooMuch.statusCode).toBe(422);
+    expect(tooMuch.json().errors.fiat_amount[0]).toMatch(/must be between/);
+
+    await createLink({ amount: 100, currency: 'USD', order_id: 'once-only' });
+    const second = await merchant.postPlain('/api/v1/payment-link', {
+      payment_template_id: templateId,
+      amount: 100,
+      currency: 'USD',
+      order_id: 'once-only',
+    });
+    expect(second.statusCode).toBe(409);
+    expect(second.json().message).toBe('The order id has already been taken.');
+  });
+
+  it('refuses an amount past what the API takes, on the page, instead of failing', async () => {
+    const url = await createLink({ currency: 'USD' });
+    const huge = await submit(url, { ...customer, amount: '99999999999999999' });
+    expect(huge.statusCode).toBe(422);
+    expect(huge.body).toContain('id="amount-error"');
+    const unknown = await env.app.inject({ url: '/api/v1/test/link/lnk_nope' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('Payment link not found');
+  });
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { startWebhookReceiver } from './webhook-receiver';
+import { openHostedPage } from './hosted-form';
 
 /** A card request without the card: what hosted payments (card page, APM) are created with. */
 export function withoutCard(request: Record<string, unknown>): Record<string, unknown> {
@@ -13,31 +14,24 @@ export function withoutCard(request: Record<string, unknown>): Record<string, un
   return rest;
 }
 
-/** A hosted page opened as a browser opens it: its form's CSRF token and the cookie it is bound to. */
+/** A hosted page opened by its full URL (as a create answers it), through `openHostedPage`. */
 export async function openForm(app: FastifyInstance, url: string) {
   const path = new URL(url, 'http://x').pathname;
-  const page = await app.inject({ url: path });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1];
-  return { path, page, csrf, cookie: String(page.headers['set-cookie']).split(';')[0]! };
+  return { path, ...(await openHostedPage(app, path)) };
 }
 
 /** Posts a form opened with `openForm`, as a browser without JavaScript posts it. */
 export function postOpenedForm(
-  app: FastifyInstance,
+  _app: FastifyInstance,
   opened: Awaited<ReturnType<typeof openForm>>,
   fields: Record<string, string>,
 ) {
-  return app.inject({
-    method: 'POST',
-    url: opened.path,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: opened.cookie },
-    payload: new URLSearchParams({ csrf: opened.csrf ?? '', ...fields }).toString(),
-  });
+  return opened.submit(fields);
 }
 
 /** Opens a hosted page and submits its form with these fields. */
 export async function submitForm(app: FastifyInstance, url: string, fields: Record<string, string>) {
-  return postOpenedForm(app, await openForm(app, url), fields);
+  return (await openForm(app, url)).submit(fields);
 }
 
 /** The first webhook the receiver got for a transaction, waiting for it up to 30 s. */

@@ -41,7 +41,8 @@ describe('merchant tools', () => {
     expect((await payments('encrypt', '--key', 'short', '--data', '{}')).stderr).toContain(
       '--key must be 32 bytes',
     );
-    expect((await payments('encrypt', '--key', KEY, '--data', 'amount=5')).stderr).toContain('must be JSON');
+    expect((await payments('encrypt', '--key', KEY, '--data', 'amount=5')).stderr).toContain('JSON object');
+    expect((await payments('encrypt', '--key', KEY, '--data', '[1]')).stderr).toContain('JSON object');
   });
 
   it('verifies a webhook as sent, and refuses a changed body, another secret and an old delivery', async () => {

@@ -28,15 +28,7 @@ import { currencyExponent, isFiatCurrency } from '../../lib/currencies';
 import { networksOf } from '../../crypto/catalogue';
 import { formatMinor } from '../../lib/money';
 import { parseUnits } from '../../lib/units';
-import {
-  expiredPage,
-  issueCsrf,
-  limitPageRate,
-  merchantName,
-  notFoundPage,
-  sendPage,
-  verifyCsrf,
-} from '../pages/hosted';
+import { expiredPage, issueCsrf, limitPageRate, merchantName, sendPage, verifyCsrf } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
 
 /** `expiry_date`: a day (`YYYY-MM-DD`, the link closes at its end, UTC) or an ISO 8601 time, in the future. */
@@ -51,7 +43,9 @@ const expiryDate = text('expiry_date', { max: 40 }).transform((value, ctx) => {
     });
     return z.NEVER;
   }
-  if (at.getTime() <= Date.now() || at.getTime() > Date.now() + LINK_MAX_DAYS * 86_400_000) {
+  // A day closes at its end, so the 90th day from today is still within 90 days.
+  const latest = Date.now() + LINK_MAX_DAYS * 86_400_000 + (day ? 86_400_000 : 0);
+  if (at.getTime() <= Date.now() || at.getTime() > latest) {
     ctx.addIssue({
       code: 'custom',
       message: `The expiry date field must be in the future and within ${LINK_MAX_DAYS} days.`,
@@ -130,16 +124,7 @@ export async function linkRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped },
     async (request) => {
       const input = parseInput(LinkRequest, request.body ?? {});
-      const url = await createLink(
-        {
-          db: deps.db,
-          temporal: deps.temporal,
-          taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-          baseUrl: deps.config.baseUrl,
-        },
-        request.merchant,
-        input,
-      );
+      const url = await createLink(deps.transactions, request.merchant, input);
       return { message: 'Payment link created successfully.', data: url };
     },
   );
@@ -150,29 +135,20 @@ export async function linkRoutes(app: FastifyInstance, deps: RouteDeps): Promise
     async (request) => {
       const input = parseInput(CryptoLinkRequest, request.body ?? {});
       const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;
-      const url = await createLink(
-        {
-          db: deps.db,
-          temporal: deps.temporal,
-          taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-          baseUrl: deps.config.baseUrl,
+      const url = await createLink(deps.transactions, request.merchant, {
+        payment_template_id: input.payment_template_id,
+        expiry_date: input.expiry_date,
+        terminal_id: input.terminal_id,
+        order_id: input.order_id,
+        crypto: {
+          transaction_type,
+          fiat_currency,
+          crypto_currency,
+          ...(input.crypto_network === undefined ? {} : { crypto_network: input.crypto_network }),
+          ...(fiat_amount === undefined ? {} : { fiat_amount }),
+          ...(crypto_amount === undefined ? {} : { crypto_amount }),
         },
-        request.merchant,
-        {
-          payment_template_id: input.payment_template_id,
-          expiry_date: input.expiry_date,
-          terminal_id: input.terminal_id,
-          order_id: input.order_id,
-          crypto: {
-            transaction_type,
-            fiat_currency,
-            crypto_currency,
-            ...(input.crypto_network === undefined ? {} : { crypto_network: input.crypto_network }),
-            ...(fiat_amount === undefined ? {} : { fiat_amount }),
-            ...(crypto_amount === undefined ? {} : { crypto_amount }),
-          },
-        },
-      );
+      });
       return { message: 'Payment link created successfully.', data: url };
     },
   );
@@ -249,7 +225,7 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
   app.get<Params>(path, async (request, reply) => {
     await limitPageRate(deps, request);
     const found = await findLink(deps.db, request.params.mode, request.params.id);
-    if (!found) return notFoundPage(reply);
+    if (!found) return linkNotFound(reply);
     const closed = closedReason(found);
     if (closed) return closedPage(reply, closed);
     return linkPage(reply, deps, found, pathOf(found.link.mode, found.link.id), {}, {});
@@ -258,7 +234,7 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
   app.post<Params & { Body: Record<string, string> }>(path, async (request, reply) => {
     await limitPageRate(deps, request);
     const found = await findLink(deps.db, request.params.mode, request.params.id);
-    if (!found) return notFoundPage(reply);
+    if (!found) return linkNotFound(reply);
     const body = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, found.link.id, body.csrf)) return expiredPage(reply);
     const closed = closedReason(found);
@@ -362,6 +338,17 @@ function closedReason({ link }: Link): 'used' | 'expired' | undefined {
   return undefined;
 }
 
+function linkNotFound(reply: FastifyReply): FastifyReply {
+  return sendPage(
+    reply,
+    renderPage({
+      title: 'Payment link',
+      body: '<h1>Payment link not found</h1><p>Check the address you were given.</p>',
+    }),
+    404,
+  );
+}
+
 function closedPage(reply: FastifyReply, reason: 'used' | 'expired'): FastifyReply {
   const message =
     reason === 'used' ? 'This payment link has already been used.' : 'This payment link has expired.';
@@ -398,7 +385,8 @@ function amountOf(
   }
   const exponent = currencyExponent(currency) ?? 2;
   const minor = parseUnits(String(body.amount ?? '').trim(), exponent);
-  if (minor === undefined || minor <= 0n) {
+  // At most what the API takes in minor units (18 digits).
+  if (minor === undefined || minor <= 0n || minor >= 10n ** 18n) {
     errors.amount = `The amount field must be a positive amount with at most ${exponent} decimals.`;
     return undefined;
   }

@@ -1,4 +1,5 @@
-import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { MODES } from '../../lib/vocabulary';
 import { merchants } from './merchants';
 
@@ -72,5 +73,11 @@ export const paymentLinks = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('payment_links_merchant_idx').on(t.merchantId, t.mode, t.createdAt)],
+  (t) => [
+    index('payment_links_merchant_idx').on(t.merchantId, t.mode, t.createdAt),
+    // A link's order id becomes its transaction's: one link per order id.
+    uniqueIndex('payment_links_order_idx')
+      .on(t.merchantId, t.mode, t.orderId)
+      .where(sql`${t.orderId} is not null`),
+  ],
 );
