@@ -7,6 +7,7 @@ import Fastify, {
 import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '../platform/log';
 import { ApiError } from '../platform/errors';
+import { createApiMetrics } from '../platform/metrics';
 import { parseJsonExact, stringifyExact } from '../lib/json';
 import { sandboxRates } from '../crypto/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
@@ -76,6 +77,20 @@ const refuseBadPageParams = async (request: FastifyRequest, reply: FastifyReply)
   if (badParam(request) !== undefined) return notFoundPage(reply);
 };
 
+/** The create routes and the kind each creates, for the transactions counter. */
+const CREATE_ROUTES: Record<string, string> = {
+  '/api/v1/:mode/card': 'card',
+  '/api/v1/:mode/hosted/card': 'card',
+  '/api/v1/:mode/apm': 'apm',
+  '/api/v1/:mode/payout': 'payout',
+  '/api/v1/:mode/crypto': 'ramp',
+  '/api/v1/:mode/crypto/payin': 'crypto_payin',
+};
+
+/** The hosted pages' routes, which have their own rate limit. */
+const PAGE_ROUTE =
+  /^\/api\/v1\/:mode\/(card\/checkout|card\/return|hosted\/card|apm|link|payout\/verification|crypto\/checkout)\//;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
@@ -93,6 +108,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  const metrics = createApiMetrics();
+  app.addHook('onResponse', async (request, reply) => {
+    // The route's template (`/api/:mode/status/:id`), never the raw URL; unmatched requests share one label.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
+    metrics.httpDuration.observe(
+      { method: request.method, route, status_code: String(status) },
+      reply.elapsedTime / 1000,
+    );
+    if (status === 429) metrics.rateLimited.inc({ scope: PAGE_ROUTE.test(route) ? 'hosted_page' : 'api' });
+    const kind = CREATE_ROUTES[route];
+    if (kind && request.method === 'POST' && status === 200) metrics.transactionsCreated.inc({ kind });
+  });
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   // Every JSON body keeps its numbers exact; responses write them back the same way.
   app.removeContentTypeParser('application/json');
