@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
-import { startServedEnv, startShop } from '../helpers/browser';
-import { PaymentsClient } from '../../src/client/index';
+import { startServedEnv, startShop, typedClient } from '../helpers/browser';
+import type { PaymentsClient } from '../../src/client/index';
 import { withoutCard } from '../helpers/hosted-pages';
 
 /** The APM pages in Chromium: pick a method, approve or decline at the provider, land at the merchant. */
@@ -22,11 +22,7 @@ beforeAll(async () => {
   served = await startServedEnv();
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant());
-  client = new PaymentsClient({
-    baseUrl: env.config.baseUrl,
-    secretKey: merchant.credentials.test_secret_key,
-    encryptionKey: merchant.credentials.encryption_key,
-  });
+  client = typedClient(env, merchant.credentials);
   shop = await startShop();
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import type { TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { PaymentsClient, PaymentsError } from '../../src/client/index';
-import { startServedEnv, startShop } from '../helpers/browser';
+import { startServedEnv, startShop, typedClient } from '../helpers/browser';
 import { cardDataScan } from '../helpers/card-scan';
 import { webhookFor as webhookOf, withoutCard } from '../helpers/hosted-pages';
 
@@ -32,11 +32,7 @@ beforeAll(async () => {
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant({ name: 'Corner Books' }));
   // The typed client merchants use, over real HTTP.
-  client = new PaymentsClient({
-    baseUrl: env.config.baseUrl,
-    secretKey: merchant.credentials.test_secret_key,
-    encryptionKey: merchant.credentials.encryption_key,
-  });
+  client = typedClient(env, merchant.credentials);
   shop = await startShop();
   receiver = await startWebhookReceiver();
 });

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { merchantClient, type MerchantClient } from '../helpers/merchant-client';
-import { startServedEnv, startShop } from '../helpers/browser';
+import { startServedEnv, startShop, typedClient } from '../helpers/browser';
 import { runCliIn } from '../helpers/cli';
-import { PaymentsClient } from '../../src/client/index';
+import type { PaymentsClient } from '../../src/client/index';
 
 /** A payment link in Chromium: paid once through its pages, refused the second time; an expired link. */
 let env: TestEnv;
@@ -21,11 +21,7 @@ beforeAll(async () => {
   served = await startServedEnv();
   ({ env, browser } = served);
   merchant = merchantClient(env.app, await env.createMerchant());
-  client = new PaymentsClient({
-    baseUrl: env.config.baseUrl,
-    secretKey: merchant.credentials.test_secret_key,
-    encryptionKey: merchant.credentials.encryption_key,
-  });
+  client = typedClient(env, merchant.credentials);
   shop = await startShop();
   const added = await runCliIn(
     env,

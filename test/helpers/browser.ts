@@ -1,4 +1,6 @@
 import { createServer, type Server } from 'node:http';
+import { PaymentsClient } from '../../src/client/index';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { chromium, type Browser } from 'playwright-core';
 import { startTestEnv, type TestEnv } from './env';
 import { freePort } from '../../src/dev/postgres';
@@ -49,4 +51,13 @@ export async function startShop(): Promise<{ url: string; close(): void }> {
     url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/return`,
     close: () => shop.close(),
   };
+}
+
+/** The typed client a merchant would use, over real HTTP to the served environment, with test keys. */
+export function typedClient(env: TestEnv, credentials: MerchantCredentials): PaymentsClient {
+  return new PaymentsClient({
+    baseUrl: env.config.baseUrl,
+    secretKey: credentials.test_secret_key,
+    encryptionKey: credentials.encryption_key,
+  });
 }
