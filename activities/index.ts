@@ -19,6 +19,7 @@ import { evmChain } from './connectors/evm-chain';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
+import type { WorkerMetrics } from '../src/platform/metrics';
 
 export interface ActivityDeps {
   db: Db;
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   payoutConnectors?: Record<string, PayoutProcessor>;
   /** Resolves merchant host names (webhook delivery); the system resolver unless a test replaces it. */
   resolve?: Resolver;
+  /** Where the worker's metrics are counted (docs/operations.md, metrics); none in most tests. */
+  metrics?: WorkerMetrics;
   /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
   wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
 }
@@ -37,10 +40,36 @@ export function createActivities(deps: ActivityDeps) {
   return { ...activities, ...deps.wrap?.(activities) };
 }
 
-function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve }: ActivityDeps) {
+/** The ledger activities that change a balance, and the operation each is counted as. */
+const LEDGER_OPERATIONS: Record<string, string> = {
+  creditFunds: 'credit',
+  reserveFunds: 'reserve',
+  releaseFunds: 'release',
+  settleFunds: 'settle',
+  reverseCredit: 'reverse',
+};
+
+/** The same activities, counting each completion under the activity's name. */
+function countCompletions<T extends Record<string, (input: never) => Promise<unknown>>>(
+  activities: T,
+  count: ((name: string) => void) | undefined,
+): T {
+  if (!count) return activities;
+  const counted: Record<string, (input: never) => Promise<unknown>> = {};
+  for (const [name, run] of Object.entries(activities)) {
+    counted[name] = async (input) => {
+      const result = await run(input);
+      count(name);
+      return result;
+    };
+  }
+  return counted as T;
+}
+
+function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve, metrics }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
-    ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE }),
+    ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE, metrics }),
     ...cardActivities(
       db,
       { masterKey: config.MASTER_KEY, baseUrl: config.baseUrl },
@@ -54,7 +83,14 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
       'sandbox-bank': sandboxApm(db, 'sandbox-bank'),
       'sandbox-wallet': sandboxApm(db, 'sandbox-wallet'),
     }),
-    ...ledgerActivities(db),
+    ...countCompletions(
+      ledgerActivities(db),
+      metrics &&
+        ((name) => {
+          const operation = LEDGER_OPERATIONS[name];
+          if (operation) metrics.ledgerOperations.inc({ operation });
+        }),
+    ),
     ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
@@ -64,6 +100,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       allowPrivateUrls: config.ALLOW_PRIVATE_URLS,
       resolve,
+      metrics,
       ...schedule,
     }),
   };

@@ -4,7 +4,8 @@ import { isSandboxConnector } from '../src/sandbox/tables';
 import { recordOpsAction } from '../src/transactions/ops-audit';
 import { purgeVaultedCard } from '../src/transactions/card-vault';
 import { terminals, transactions } from '../src/db/schema/index';
-import type { Mode, TransactionKind, TransactionStatus } from '../src/contracts';
+import { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../src/contracts';
+import type { WorkerMetrics } from '../src/platform/metrics';
 
 export interface ProjectInput {
   transactionId: string;
@@ -30,10 +31,15 @@ export interface TerminalChoice {
   descriptor: string | null;
 }
 
-/** `allowSandboxInLive`: whether live transactions may be routed to sandbox connectors (docs/connectors.md). */
+/**
+ * `allowSandboxInLive`: whether live transactions may be routed to sandbox connectors (docs/connectors.md).
+ * `metrics`: counts each transaction once, when its final status is first written.
+ */
 export function projectionActivities(
   db: Db,
-  options: { allowSandboxInLive: boolean } = { allowSandboxInLive: false },
+  options: { allowSandboxInLive: boolean; metrics?: Pick<WorkerMetrics, 'transactionsFinal'> } = {
+    allowSandboxInLive: false,
+  },
 ) {
   return {
     /** Writes the workflow's state to the status table; a replay or a late retry is a no-op. */
@@ -52,7 +58,7 @@ export function projectionActivities(
         set.refunded = true;
         set.refundedAt = new Date();
       }
-      return db.transaction(async (tx) => {
+      const row = await db.transaction(async (tx) => {
         const updated = await tx
           .update(transactions)
           .set({
@@ -62,7 +68,11 @@ export function projectionActivities(
               : {}),
           })
           .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
-          .returning({ id: transactions.id });
+          .returning({
+            kind: transactions.kind,
+            // A sub-select in RETURNING reads the row as it was before this statement changed it.
+            previous: sql<TransactionStatus>`(select t.status from ${transactions} t where t.id = ${input.transactionId})`,
+          });
         if (input.audit) {
           await recordOpsAction(tx, {
             transactionId: input.transactionId,
@@ -70,8 +80,13 @@ export function projectionActivities(
             statusAfter: input.status,
           });
         }
-        return updated.length > 0;
+        return updated[0];
       });
+      // Counted once committed: a commit that fails is retried and counted then.
+      if (row && isFinal(input.status) && !isFinal(row.previous)) {
+        options.metrics?.transactionsFinal.inc({ kind: row.kind, status: input.status });
+      }
+      return row !== undefined;
     },
 
     /** Active terminals for the kind by priority, or just the pinned one. */

@@ -8,6 +8,7 @@ import { merchantWebhookSecret } from '../src/merchants/keys';
 import { PrivateAddressError, type Resolver } from '../src/net/address-policy';
 import { PostTimeoutError, postToMerchant } from '../src/net/post';
 import { webhookHeaders } from '../src/webhooks/signing';
+import type { WorkerMetrics } from '../src/platform/metrics';
 
 export interface WebhookConfig {
   masterKey: string;
@@ -17,6 +18,8 @@ export interface WebhookConfig {
   windowSeconds: number;
   /** How host names are resolved for delivery; the system resolver unless a test replaces it. */
   resolve?: Resolver;
+  /** Counts attempts and give-ups (docs/operations.md, metrics). */
+  metrics?: Pick<WorkerMetrics, 'webhookAttempts' | 'webhooksUndelivered'>;
 }
 
 export interface RecordedEvent {
@@ -121,6 +124,7 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
             .where(eq(webhookEvents.id, event.id));
         }
       });
+      config.metrics?.webhookAttempts.inc({ outcome: error === null ? 'delivered' : 'failed' });
       return { delivered: error === null, error };
     },
 
@@ -129,6 +133,7 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
         .update(webhookEvents)
         .set({ status: input.status, deliveredAt: input.status === 'delivered' ? new Date() : null })
         .where(eq(webhookEvents.id, input.eventId));
+      if (input.status === 'undelivered') config.metrics?.webhooksUndelivered.inc();
     },
   };
 }

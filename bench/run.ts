@@ -87,6 +87,7 @@ async function main(): Promise<void> {
       HOST: '127.0.0.1',
       BASE_URL: base,
       LOG_LEVEL: 'warn',
+      SHUTDOWN_DRAIN_SECONDS: '0',
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
       PAGE_RATE_LIMIT_PER_SECOND: '1000000',

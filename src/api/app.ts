@@ -121,9 +121,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const kind = CREATE_ROUTES[route];
     if (kind && request.method === 'POST' && status === 200) metrics.transactionsCreated.inc({ kind });
   });
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  app.get('/metrics', async (_request, reply) => {
+    const extra = deps.extraMetrics ? await deps.extraMetrics() : '';
+    return reply.type(metrics.registry.contentType).send(`${await metrics.registry.metrics()}${extra}`);
+  });
+  // While draining, every answer tells the client to reconnect: its next request goes to another process.
+  const draining = deps.draining;
+  if (draining) {
+    app.addHook('onSend', async (_request, reply) => {
+      if (draining()) void reply.header('connection', 'close');
+    });
+  }
 
   // Every JSON body keeps its numbers exact; responses write them back the same way.
   app.removeContentTypeParser('application/json');
@@ -161,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     db: deps.db,
     temporal: deps.temporal,
+    draining: deps.draining,
     transactions: {
       db: deps.db,
       temporal: deps.temporal,

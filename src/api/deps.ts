@@ -17,6 +17,10 @@ export interface AppDeps {
   rates?: RateSource;
   /** Resolves merchant host names when URLs are checked; the system resolver unless a test replaces it. */
   resolve?: Resolver;
+  /** True once the process is shutting down: `/readyz` answers 503 and connections are not kept alive. */
+  draining?: () => boolean;
+  /** More Prometheus text for `/metrics`: the worker's, when this process runs one too (`ROLE=all`). */
+  extraMetrics?: () => Promise<string>;
 }
 
 /** What merchant routes use: the storage and Temporal handles, and the transaction services' own bag. */
@@ -25,6 +29,8 @@ export interface RouteDeps {
   db: Db;
   temporal: Client;
   transactions: TransactionDeps;
+  /** See AppDeps. */
+  draining?: () => boolean;
 }
 
 /** What the hosted pages use. */

@@ -93,6 +93,8 @@ async function main(): Promise<void> {
       PAYLOAD_KEYS: secrets.payload_keys,
       CODEC_TOKEN: secrets.codec_token,
       CODEC_ALLOW_LOOPBACK: 'true',
+      // Ctrl-C stops at once: no load balancer to drain away from.
+      SHUTDOWN_DRAIN_SECONDS: '0',
       ALLOW_SANDBOX_IN_LIVE: 'true',
       ...process.env,
       DATABASE_URL: databaseUrl,

@@ -74,6 +74,20 @@ const schema = z.object({
   ALLOW_PRIVATE_URLS: bool.default(false),
   /** Which processes this one runs. */
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  /**
+   * After SIGTERM the API answers `/readyz` 503 but keeps serving for this long, so a load balancer stops
+   * sending it requests before it stops accepting them (docs/operations.md, shutdown). `npm run dev` uses 0.
+   */
+  SHUTDOWN_DRAIN_SECONDS: z.coerce.number().int().min(0).default(5),
+  /** How long in-flight requests and activities get to finish after a stop signal before the process exits. */
+  SHUTDOWN_GRACE_SECONDS: duration.default(30),
+  /** Where a `ROLE=worker` process serves `/metrics`, `/healthz` and `/readyz` (0 picks a free port). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** Trace API requests, workflows and activities with OpenTelemetry, exported over OTLP/HTTP. */
+  TRACING: bool.default(false),
+  /** Where traces go when TRACING is on (the OpenTelemetry variable of the same name). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().default('http://127.0.0.1:4318'),
+  OTEL_SERVICE_NAME: z.string().min(1).default('payments'),
 });
 
 export type Config = z.infer<typeof schema> & { baseUrl: string };

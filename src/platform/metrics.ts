@@ -33,3 +33,40 @@ export function createApiMetrics() {
 }
 
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;
+
+/**
+ * The worker's Prometheus metrics (docs/operations.md, metrics): what the activities did, counted where it
+ * happened. A `ROLE=worker` process serves them with the Temporal SDK's own metrics on `METRICS_PORT`; with
+ * `ROLE=all` they are part of the API's `/metrics`.
+ */
+export function createWorkerMetrics() {
+  const registry = new Registry();
+  return {
+    registry,
+    transactionsFinal: new Counter({
+      name: 'payments_transactions_final_total',
+      help: 'Transactions that reached a final status (recorded once, when the status table first shows it), by kind and status.',
+      labelNames: ['kind', 'status'] as const,
+      registers: [registry],
+    }),
+    webhookAttempts: new Counter({
+      name: 'payments_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by outcome: delivered (the merchant answered 2xx in time) or failed.',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhooksUndelivered: new Counter({
+      name: 'payments_webhooks_undelivered_total',
+      help: 'Webhook events given up on: the retry window closed without a 2xx.',
+      registers: [registry],
+    }),
+    ledgerOperations: new Counter({
+      name: 'payments_ledger_operations_total',
+      help: 'Wallet ledger steps completed, by operation (an activity retried after a lost completion counts again).',
+      labelNames: ['operation'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

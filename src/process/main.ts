@@ -7,11 +7,19 @@ import { buildApp } from '../api/app';
 import { startMaintenance } from './maintenance';
 import { liveSandboxTerminals } from '../merchants/terminals';
 import { startChainWatcher } from '../chain/watcher';
+import { createWorkerMetrics } from '../platform/metrics';
+import { serveWorkerEndpoints } from './worker-endpoints';
+import { freeLoopbackPort } from './ports';
 
 export interface Running {
+  /** Drains and stops everything, in order: the API first, then the worker, then the pools. */
   stop(): Promise<void>;
   url?: string;
+  /** A `ROLE=worker` process's `/metrics`, `/healthz` and `/readyz`. */
+  workerUrl?: string;
 }
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs the API, the worker, or both (ROLE), until stopped. */
 export async function start(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<Running> {
@@ -34,12 +42,29 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   const stops: (() => Promise<void>)[] = [async () => stopMaintenance(), () => database.close()];
   let url: string | undefined;
 
+  // Set when a stop begins: `/readyz` answers 503 from then on, on the API and on the worker's port.
+  let draining = false;
+  const workerMetrics = createWorkerMetrics();
+  let sdkMetricsUrl: string | undefined;
+  const workerMetricsText = async () => {
+    const sdk = sdkMetricsUrl
+      ? await fetch(sdkMetricsUrl, { signal: AbortSignal.timeout(2000) })
+          .then((response) => response.text())
+          .catch(() => '')
+      : '';
+    return `${await workerMetrics.registry.metrics()}${sdk}`;
+  };
+  let workerUrl: string | undefined;
+
   if (config.ROLE !== 'api') {
-    installRuntime(log);
+    const sdkPort = await freeLoopbackPort();
+    installRuntime(log, { metricsAddress: `127.0.0.1:${sdkPort}` });
+    sdkMetricsUrl = `http://127.0.0.1:${sdkPort}/metrics`;
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-    const worker = await createWorker({ config, db: database.db, connection, log });
+    const worker = await createWorker({ config, db: database.db, connection, log, metrics: workerMetrics });
     const running = worker.run();
     stops.unshift(async () => {
+      // Stops polling; activities under way finish (up to SHUTDOWN_GRACE_SECONDS), then the run ends.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
@@ -60,23 +85,56 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       await watcher.stop();
       await watcherClient.connection.close();
     });
-    log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker started');
+    if (config.ROLE === 'worker') {
+      const endpoints = await serveWorkerEndpoints({
+        host: config.HOST,
+        port: config.METRICS_PORT,
+        metrics: async () => ({
+          contentType: workerMetrics.registry.contentType,
+          text: await workerMetricsText(),
+        }),
+        ready: () => !draining && worker.getState() === 'RUNNING',
+      });
+      workerUrl = endpoints.url;
+      // Closed last, so a scrape during the drain still answers.
+      stops.push(() => endpoints.close());
+    }
+    log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, endpoints: workerUrl }, 'worker started');
   }
 
   if (config.ROLE !== 'worker') {
     const temporal = await createTemporalClient(config);
-    const app = await buildApp({ config, db: database.db, temporal, log });
+    const app = await buildApp({
+      config,
+      db: database.db,
+      temporal,
+      log,
+      draining: () => draining,
+      ...(config.ROLE === 'all' ? { extraMetrics: workerMetricsText } : {}),
+    });
     url = await app.listen({ host: config.HOST, port: config.PORT });
     stops.unshift(async () => {
+      // Ready no more, but still serving while load balancers notice; then stop accepting, let the
+      // requests under way finish (Fastify closes idle keep-alive connections) and close the pools.
+      if (config.SHUTDOWN_DRAIN_SECONDS > 0) {
+        log.info({ seconds: config.SHUTDOWN_DRAIN_SECONDS }, 'draining: /readyz answers 503');
+        await pause(config.SHUTDOWN_DRAIN_SECONDS * 1000);
+      }
       await app.close();
       await temporal.connection.close();
     });
   }
 
+  let stopping: Promise<void> | undefined;
   return {
     url,
-    async stop() {
-      for (const stop of stops) await stop();
+    workerUrl,
+    stop() {
+      stopping ??= (async () => {
+        draining = true;
+        for (const stop of stops) await stop();
+      })();
+      return stopping;
     },
   };
 }
@@ -98,10 +156,25 @@ async function main(): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   });
-  const shutdown = () => {
-    log.info('shutting down');
+  let signals = 0;
+  const shutdown = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn({ signal }, 'second stop signal: exiting without waiting');
+      process.exit(1);
+    }
+    log.info({ signal }, 'shutting down');
+    // Past the drain and the grace period something is stuck: exit rather than hang the deployment.
+    const limit = (config.SHUTDOWN_DRAIN_SECONDS + config.SHUTDOWN_GRACE_SECONDS + 5) * 1000;
+    setTimeout(() => {
+      log.error({ seconds: limit / 1000 }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, limit).unref();
     running.stop().then(
-      () => process.exit(0),
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);

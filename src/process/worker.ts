@@ -12,6 +12,7 @@ import type { Db } from '../db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
 import { payloadCodec } from '../temporal/client';
 import type { Logger } from '../platform/log';
+import type { WorkerMetrics } from '../platform/metrics';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -38,17 +39,21 @@ export async function createWorker(options: {
   connection: NativeConnection;
   taskQueue?: string;
   log?: Logger;
+  metrics?: WorkerMetrics;
   activityOverrides?: Partial<ActivityDeps>;
 }): Promise<Worker> {
-  const { config, db, connection } = options;
+  const { config, db, connection, metrics } = options;
   return Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ db, config, ...options.activityOverrides }),
+    activities: createActivities({ db, config, metrics, ...options.activityOverrides }),
     dataConverter: { payloadCodecs: [payloadCodec(config)] },
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    // On shutdown the worker stops polling and lets running activities finish for this long; the process
+    // gives up a little later (src/process/main.ts).
+    shutdownGraceTime: config.SHUTDOWN_GRACE_SECONDS * 1000,
   });
 }
 
@@ -56,11 +61,18 @@ export { NativeConnection };
 
 let runtimeInstalled = false;
 
-/** Sends the Temporal SDK's own logs (warnings and up) through our JSON logger. */
-export function installRuntime(log: Logger): void {
+/**
+ * Sends the Temporal SDK's own logs (warnings and up) through our JSON logger and, with `metricsAddress`
+ * (`host:port`), serves the SDK's worker metrics (task slots, poll and schedule latencies, cache) there in
+ * Prometheus format, for the process's `/metrics` to pass on.
+ */
+export function installRuntime(log: Logger, options: { metricsAddress?: string } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({
+    ...(options.metricsAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress } } } }
+      : {}),
     // The process shuts its worker down itself (src/process/main.ts), in order with the API and Postgres pool.
     shutdownSignals: [],
     logger: new DefaultLogger('WARN', (entry) => {

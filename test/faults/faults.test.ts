@@ -30,6 +30,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Settings that make retries quick enough to watch: a 1 s webhook timeout and a short retry schedule. */
 const serviceSettings = {
   LOG_LEVEL: 'warn',
+  SHUTDOWN_DRAIN_SECONDS: '0',
   WEBHOOK_TIMEOUT_MS: '1000',
   WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2,3,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5',
   RATE_LIMIT_PER_SECOND: '10000',

@@ -50,6 +50,15 @@ export class ServiceProcess {
     await exited;
   }
 
+  /** SIGTERM to the process alone, as a rolling deploy or `docker stop` sends; resolves with its exit code. */
+  async terminate(): Promise<number | null> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  }
+
   /** A clean stop of the whole group (Ctrl-C). */
   async stop(): Promise<void> {
     const child = this.child;

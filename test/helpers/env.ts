@@ -63,6 +63,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     LOG_LEVEL: 'info',
     BASE_URL: 'http://payments.test',
     ALLOW_SANDBOX_IN_LIVE: 'true',
+    SHUTDOWN_DRAIN_SECONDS: '0',
     ...overrides,
   });
 }

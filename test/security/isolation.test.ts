@@ -82,6 +82,7 @@ describe('rate limits', () => {
     const second = new ServiceProcess('api', [process.execPath, '--import', 'tsx', 'src/process/main.ts'], {
       ...process.env,
       ROLE: 'api',
+      SHUTDOWN_DRAIN_SECONDS: '0',
       HOST: '127.0.0.1',
       PORT: String(port),
       BASE_URL: `http://127.0.0.1:${port}`,

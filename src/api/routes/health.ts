@@ -6,6 +6,8 @@ export async function healthRoutes(app: FastifyInstance, deps: RouteDeps): Promi
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (request, reply) => {
+    // Shutting down: still serving, but a load balancer should send new requests elsewhere.
+    if (deps.draining?.()) return reply.status(503).send({ status: 'draining' });
     const checks = await Promise.allSettled([
       deps.db.execute(sql`select 1`),
       deps.temporal.workflowService.getSystemInfo({}),
