@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The fault suite starts its own servers and runs apart: `npm run test:faults`.
-    exclude: ['test/faults/**', 'node_modules/**'],
+    exclude: ['test/faults/**', 'test/cluster/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-runtime.ts'],
     pool: 'forks',

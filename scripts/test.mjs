@@ -1,12 +1,18 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
-// every test and the fault suite.
+// every test, the fault suite and the cluster test.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
-import { ensureChromium, ensureStripeMock, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
+import {
+  ensureChromium,
+  ensureStripeMock,
+  ensureTemporalCli,
+  ensureTemporalServer,
+  ensureTestServer,
+} from './toolchain.mjs';
 
 await import('./check-lockfile.mjs');
 await ensureDependencies();
@@ -49,27 +55,39 @@ for (const [name, [command, ...args]] of steps) {
 }
 const passed = [checkReport(results, 'tests')];
 
-// The fault suite (docs/reliability.md) runs last, about two minutes; skipped when only some files run.
+// The fault suite and the cluster test (docs/reliability.md) run last, about three minutes together;
+// skipped when only some files run.
 if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
   env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  const faultResults = join(mkdtempSync(join(tmpdir(), 'payments-faults-')), 'results.json');
-  process.stdout.write('\n== fault suite ==\n');
+  passed.push(runSuite('fault suite', 'vitest.faults.config.ts'));
+}
+if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
+  const { server, sqlTool } = await ensureTemporalServer();
+  env.TEMPORAL_SERVER_PATH = server;
+  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
+  passed.push(runSuite('cluster test', 'vitest.cluster.config.ts'));
+}
+process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
+
+/** Runs one Vitest configuration on its own; answers how many of its tests passed. */
+function runSuite(name, config) {
+  const file = join(mkdtempSync(join(tmpdir(), 'payments-suite-')), 'results.json');
+  process.stdout.write(`\n== ${name} ==\n`);
   spawnSync(
     'npx',
     [
       'vitest',
       'run',
       '--config',
-      'vitest.faults.config.ts',
+      config,
       '--reporter=default',
       '--reporter=json',
-      `--outputFile.json=${faultResults}`,
+      `--outputFile.json=${file}`,
     ],
     { stdio: 'inherit', env },
   );
-  passed.push(checkReport(faultResults, 'fault suite'));
+  return checkReport(file, name);
 }
-process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
 /** Reads a Vitest JSON report; exits when it is missing or says anything failed. Answers tests passed. */
 function checkReport(file, name) {

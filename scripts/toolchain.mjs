@@ -68,6 +68,47 @@ export async function ensureTemporalCli() {
   return binary;
 }
 
+/** The real Temporal server, for the cluster test (docs/reliability.md, the production topology). */
+export const TEMPORAL_SERVER_VERSION = '1.29.1';
+
+/**
+ * The Temporal server (`cmd/server`) and its SQL schema tool (`cmd/tools/sql`, which carries the schema
+ * files), built from the Go module proxy once and cached. TEMPORAL_SERVER_DIR names a directory holding
+ * the two binaries (`server`, `sql`) instead.
+ */
+export async function ensureTemporalServer() {
+  const dir =
+    process.env.TEMPORAL_SERVER_DIR ?? join(cacheRoot, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  const tools = { server: join(dir, 'server'), sqlTool: join(dir, 'sql') };
+  if (existsSync(tools.server) && existsSync(tools.sqlTool)) return tools;
+  if (process.env.TEMPORAL_SERVER_DIR)
+    throw new Error(`TEMPORAL_SERVER_DIR=${dir} must hold the server and sql binaries.`);
+  if (!onPath('go'))
+    throw new Error('Go is needed to build the Temporal server (or set TEMPORAL_SERVER_DIR).');
+  mkdirSync(dir, { recursive: true });
+  log(`building the Temporal server ${TEMPORAL_SERVER_VERSION} with Go (first run only, a few minutes)...`);
+  const started = Date.now();
+  const timer = setInterval(
+    () => log(`  still building the Temporal server: ${Math.round((Date.now() - started) / 1000)} s`),
+    15_000,
+  );
+  try {
+    await run(
+      'go',
+      [
+        'install',
+        `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`,
+        `go.temporal.io/server/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
+      ],
+      { cwd: dir, env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' } },
+    );
+  } finally {
+    clearInterval(timer);
+  }
+  log(`built the Temporal server in ${dir} in ${Math.round((Date.now() - started) / 1000)} s`);
+  return tools;
+}
+
 /** Stripe's official API mock, which checks every request against Stripe's published specification. */
 const STRIPE_MOCK_VERSION = '0.203.0';
 

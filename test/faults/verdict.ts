@@ -1,0 +1,142 @@
+/**
+ * What the fault suite and the cluster test run and promise: a mixed load through every flow, and the
+ * verdict read back from Postgres and from what the webhook receiver acknowledged (docs/reliability.md).
+ */
+import pg from 'pg';
+import { expect } from 'vitest';
+import { FaultyReceiver, until } from './harness';
+import { FLOWS, type Created, type LoadClient } from './load';
+
+/** Runs `total` transactions, `concurrency` at a time, cycling through every flow, until done. */
+export async function runLoad(
+  client: LoadClient,
+  total: number,
+  concurrency: number,
+  started: Created[],
+  pace: () => Promise<void>,
+) {
+  let next = 0;
+  const lane = async () => {
+    while (next < total) {
+      const n = next++;
+      started.push(await client.run(FLOWS[n % FLOWS.length]!, n));
+      await pace();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+}
+
+export interface Verdict {
+  transactions: number;
+  byStatus: Record<string, number>;
+  notFinal: string[];
+  lost: number;
+  duplicatedEffects: number;
+  walletsOff: number;
+  webhooksMissing: number;
+  webhookRedeliveries: number;
+}
+
+/** Everything the suite promises, read from Postgres and from what the receiver acknowledged. */
+export async function verify(
+  databaseUrl: string,
+  created: Created[],
+  receiver: FaultyReceiver,
+  merchantId: string,
+) {
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  try {
+    const ids = created.map((c) => c.transactionId);
+    const finalStatuses = ['SUCCESS', 'FAILED', 'BLOCKED'];
+    // Every transaction reaches a final status (the load answered every customer step).
+    await until(
+      'every transaction to be final',
+      async () => {
+        const { rows } = await db.query(
+          'select count(*)::int as n from transactions where id = any($1) and status = any($2)',
+          [ids, finalStatuses],
+        );
+        return rows[0].n === ids.length;
+      },
+      240_000,
+    ).catch(() => undefined);
+    const { rows } = await db.query<{ id: string; status: string }>(
+      'select id, status from transactions where id = any($1)',
+      [ids],
+    );
+    const byStatus: Record<string, number> = {};
+    for (const row of rows) byStatus[row.status] = (byStatus[row.status] ?? 0) + 1;
+    const notFinal = rows.filter((r) => !finalStatuses.includes(r.status)).map((r) => `${r.id} ${r.status}`);
+
+    // Every final status reaches the merchant, once per event (a retry repeats the same event_id).
+    await until(
+      'every webhook to be acknowledged',
+      async () => {
+        const acked = new Set(receiver.acknowledged.map((a) => `${a.transactionId}:${a.status}`));
+        return rows.every((r) => acked.has(`${r.id}:${r.status}`));
+      },
+      240_000,
+    ).catch(() => undefined);
+    const acked = new Map<string, Set<string>>();
+    for (const a of receiver.acknowledged) {
+      const key = `${a.transactionId}:${a.status}`;
+      acked.set(key, (acked.get(key) ?? new Set()).add(a.eventId));
+    }
+    const webhooksMissing = rows.filter((r) => !acked.has(`${r.id}:${r.status}`)).length;
+    const eventsWithTwoIds = [...acked.values()].filter((events) => events.size > 1).length;
+
+    // Nothing charged, paid out or credited twice: the processor's and the ledger's own records.
+    const doubledCharges = await db.query(
+      `select reference from sandbox_operations where operation = 'authorization' and state = 'approved'
+       group by reference having count(*) > 1`,
+    );
+    const doubledPayouts = await db.query(
+      `select reference from sandbox_operations where operation = 'payout' and state = 'paid'
+       group by reference having count(*) > 1`,
+    );
+    const doubledLedger = await db.query(
+      'select reference, step from ledger_entries group by wallet_id, reference, step having count(*) > 1',
+    );
+    const doubledDeposits = await db.query(
+      'select tx_hash from crypto_deposits group by transaction_id, tx_hash having count(*) > 1',
+    );
+    // Wallet balances equal their ledgers.
+    const walletsOff = await db.query(
+      `select w.id from wallets w left join ledger_entries l on l.wallet_id = w.id
+       where w.merchant_id = $1 group by w.id, w.available having w.available <> coalesce(sum(l.amount), 0)`,
+      [merchantId],
+    );
+    return {
+      transactions: created.length,
+      byStatus,
+      notFinal,
+      lost: created.length - rows.length,
+      duplicatedEffects:
+        doubledCharges.rowCount! +
+        doubledPayouts.rowCount! +
+        doubledLedger.rowCount! +
+        doubledDeposits.rowCount! +
+        eventsWithTwoIds,
+      walletsOff: walletsOff.rowCount!,
+      webhooksMissing,
+      webhookRedeliveries: receiver.acknowledged.length - acked.size,
+    } satisfies Verdict;
+  } finally {
+    await db.end();
+  }
+}
+
+export function report(tag: string, title: string, verdict: Verdict, extra: Record<string, unknown>) {
+  process.stdout.write(
+    `\n[${tag}] ${title}\n${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length, ...extra }, null, 2)}\n`,
+  );
+}
+
+export function expectClean(verdict: Verdict) {
+  expect(verdict.notFinal).toEqual([]);
+  expect(verdict.lost).toBe(0);
+  expect(verdict.duplicatedEffects).toBe(0);
+  expect(verdict.walletsOff).toBe(0);
+  expect(verdict.webhooksMissing).toBe(0);
+  expect(verdict.byStatus).toEqual({ SUCCESS: verdict.transactions });
+}
