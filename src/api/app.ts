@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '../platform/log';
 import { ApiError } from '../platform/errors';
 import { createApiMetrics } from '../platform/metrics';
+import { traceRequests } from './tracing';
 import { parseJsonExact, stringifyExact } from '../lib/json';
 import { sandboxRates } from '../crypto/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
@@ -105,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   });
 
+  if (deps.tracing) traceRequests(app);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -231,6 +233,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   await app.register(async (scope) => codecRoutes(scope, config));
-  await app.register(docsRoutes);
+  await app.register(async (scope) => docsRoutes(scope, config.baseUrl));
   return app;
 }

@@ -19,6 +19,8 @@ export interface AppDeps {
   resolve?: Resolver;
   /** True once the process is shutting down: `/readyz` answers 503 and connections are not kept alive. */
   draining?: () => boolean;
+  /** A server span per request (TRACING on; src/platform/tracing.ts installs the exporter). */
+  tracing?: boolean;
   /** More Prometheus text for `/metrics`: the worker's, when this process runs one too (`ROLE=all`). */
   extraMetrics?: () => Promise<string>;
 }

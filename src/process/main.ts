@@ -10,6 +10,7 @@ import { startChainWatcher } from '../chain/watcher';
 import { createWorkerMetrics } from '../platform/metrics';
 import { serveWorkerEndpoints } from './worker-endpoints';
 import { freeLoopbackPort } from './ports';
+import { startTracing } from '../platform/tracing';
 
 export interface Running {
   /** Drains and stops everything, in order: the API first, then the worker, then the pools. */
@@ -42,6 +43,10 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   const stops: (() => Promise<void>)[] = [async () => stopMaintenance(), () => database.close()];
   let url: string | undefined;
 
+  const tracing = startTracing(config);
+  // Spans still buffered go out last, after everything that makes them has stopped.
+  if (tracing) stops.push(() => tracing.shutdown());
+
   // Set when a stop begins: `/readyz` answers 503 from then on, on the API and on the worker's port.
   let draining = false;
   const workerMetrics = createWorkerMetrics();
@@ -61,7 +66,14 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
     installRuntime(log, { metricsAddress: `127.0.0.1:${sdkPort}` });
     sdkMetricsUrl = `http://127.0.0.1:${sdkPort}/metrics`;
     const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-    const worker = await createWorker({ config, db: database.db, connection, log, metrics: workerMetrics });
+    const worker = await createWorker({
+      config,
+      db: database.db,
+      connection,
+      log,
+      metrics: workerMetrics,
+      tracing,
+    });
     const running = worker.run();
     stops.unshift(async () => {
       // Stops polling; activities under way finish (up to SHUTDOWN_GRACE_SECONDS), then the run ends.
@@ -110,6 +122,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       temporal,
       log,
       draining: () => draining,
+      tracing: tracing !== undefined,
       ...(config.ROLE === 'all' ? { extraMetrics: workerMetricsText } : {}),
     });
     url = await app.listen({ host: config.HOST, port: config.PORT });

@@ -6,7 +6,14 @@ import {
   bundleWorkflowCode,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import {
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  makeWorkflowExporter,
+} from '@temporalio/interceptors-opentelemetry/lib/worker';
+import type { Tracing } from '../platform/tracing';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
@@ -16,11 +23,28 @@ import type { WorkerMetrics } from '../platform/metrics';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The OpenTelemetry workflow interceptors, bundled with the workflows when tracing is on. */
+const tracingInterceptors = createRequire(import.meta.url).resolve(
+  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
+);
 
-/** Bundles the workflow code once per process; a bad import fails here, not in a crash-looping worker. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+
+/**
+ * Bundles the workflow code once per process; a bad import fails here, not in a crash-looping worker.
+ * `traced` adds the OpenTelemetry workflow interceptors, which read the trace context from headers and add
+ * no commands, so traced and untraced workers replay the same histories.
+ */
+export function workflowBundle(traced = false): Promise<WorkflowBundleWithSourceMap> {
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      logger: quietBundlerLogger,
+      ...(traced ? { workflowInterceptorModules: [tracingInterceptors] } : {}),
+    });
+    bundles.set(traced, bundle);
+  }
   return bundle;
 }
 
@@ -40,14 +64,29 @@ export async function createWorker(options: {
   taskQueue?: string;
   log?: Logger;
   metrics?: WorkerMetrics;
+  /** Spans for workflows and activities, continuing the trace of the request that started them. */
+  tracing?: Tracing;
   activityOverrides?: Partial<ActivityDeps>;
 }): Promise<Worker> {
-  const { config, db, connection, metrics } = options;
+  const { config, db, connection, metrics, tracing } = options;
   return Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle(tracing !== undefined),
+    ...(tracing
+      ? {
+          interceptors: {
+            activity: [
+              (ctx) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ],
+          },
+          sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+        }
+      : {}),
     activities: createActivities({ db, config, metrics, ...options.activityOverrides }),
     dataConverter: { payloadCodecs: [payloadCodec(config)] },
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,

@@ -7,6 +7,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import type { Config } from '../platform/config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import {
@@ -24,13 +25,15 @@ export function payloadCodec(config: Pick<Config, 'PAYLOAD_KEYS'>): AesGcmPayloa
 }
 
 export async function createTemporalClient(
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'PAYLOAD_KEYS'>,
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'PAYLOAD_KEYS'> & { TRACING?: boolean },
 ): Promise<Client> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   return new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: { payloadCodecs: [payloadCodec(config)] },
+    // With tracing on, starts and updates carry the caller's trace context to the workflow in its headers.
+    ...(config.TRACING ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
   });
 }
 
