@@ -121,23 +121,6 @@ describe('GET /api/v1/wallet', () => {
 });
 
 describe('health', () => {
-  it('serves the API reference at /docs', async () => {
-    const docs = await env.app.inject({ url: '/docs' });
-    expect(docs.statusCode).toBe(200);
-    for (const path of [
-      '/api/{mode}/status/{id}',
-      '/api/v1/{mode}/refund',
-      '/api/v1/test/chargeback',
-      '/api/v1/{test|live}-transactions',
-      '/api/v1/{test|live}-wallet-transactions',
-      '/api/v1/{mode}/payout/{id}/status',
-      '/api/v1/wallet/estimate-payout',
-      '/api/v1/{mode}/webhooks/events',
-    ])
-      expect(docs.body).toContain(path);
-    expect(docs.body).toContain('Encryption Key is invalid.');
-  });
-
   it('answers /readyz 503 naming what is down when Temporal cannot be reached', async () => {
     const { buildApp } = await import('../../src/api/app');
     const unreachable = {

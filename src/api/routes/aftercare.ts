@@ -6,13 +6,13 @@ import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 
 /** A refund is always of the whole amount: an `amount` must be that amount (checked against the transaction). */
-const RefundRequest = z.object({
+export const RefundRequest = z.object({
   transaction_id: text('transaction_id', { max: 191 }),
   reason: text('reason', { max: 500 }),
   amount: z.unknown().optional(),
 });
 
-const ChargebackRequest = z.object({
+export const ChargebackRequest = z.object({
   transaction_id: text('transaction_id', { max: 191 }),
 });
 

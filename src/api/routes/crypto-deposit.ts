@@ -8,7 +8,7 @@ import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';
 
-const DepositRequest = z.object({
+export const DepositRequest = z.object({
   amount: decimalAmount('amount'),
   tx_hash: optional(
     text('tx_hash', { max: 128, check: (v) => /^[A-Za-z0-9]+$/.test(v), rule: 'letters and digits only' }),

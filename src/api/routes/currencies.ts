@@ -4,7 +4,7 @@ import { listPayinCurrencies } from '../../crypto/catalogue';
 import { country, decimalAmount, parseInput } from '../fields';
 import type { RouteDeps } from '../deps';
 
-const CurrenciesRequest = z.object({
+export const CurrenciesRequest = z.object({
   country: country('country', 'alpha2'),
   amount: decimalAmount('amount'),
 });

@@ -55,7 +55,7 @@ const expiryDate = text('expiry_date', { max: 40 }).transform((value, ctx) => {
   return at;
 });
 
-const LinkRequest = z
+export const LinkRequest = z
   .object({
     payment_template_id: text('payment_template_id', { max: 64 }),
     amount: optional(minorAmount('amount')),
@@ -77,7 +77,7 @@ const LinkRequest = z
  * A crypto link fixes the transaction's type, currencies and its one amount: ONRAMP and PAYIN the fiat
  * amount, OFFRAMP the crypto amount (as the create requests do).
  */
-const CryptoLinkRequest = z
+export const CryptoLinkRequest = z
   .object({
     payment_template_id: text('payment_template_id', { max: 64 }),
     transaction_type: z.enum(['ONRAMP', 'OFFRAMP', 'PAYIN'], {

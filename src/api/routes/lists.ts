@@ -61,7 +61,7 @@ const oneCursor = (query: { nextCursor?: string; prevCursor?: string }, ctx: z.R
     });
 };
 
-const ListRequest = z
+export const ListRequest = z
   .object({
     ...paging,
     status: optional(oneOf('status', TRANSACTION_STATUSES)),
@@ -73,7 +73,7 @@ const ListRequest = z
  * Ledger entries have a step, not a status or a kind: `transaction_type` filters by the step, `wallet_id`
  * by one of the merchant's wallets, and `status` is refused rather than ignored.
  */
-const WalletListRequest = z
+export const WalletListRequest = z
   .object({
     ...paging,
     transaction_type: optional(oneOf('transaction_type', LEDGER_STEPS)),

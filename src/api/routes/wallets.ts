@@ -11,7 +11,7 @@ import type { Mode } from '../../lib/vocabulary';
 import type { RouteDeps } from '../deps';
 
 /** The card is validated as a payout's is, and used for nothing else: it is neither kept nor logged. */
-const estimateRequest = (mode: Mode) =>
+export const estimateRequest = (mode: Mode) =>
   z.object({
     wallet_id: text('wallet_id', { max: 64 }),
     amount: minorAmount('amount'),

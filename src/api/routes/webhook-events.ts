@@ -12,7 +12,7 @@ import { optional, parseInput, text } from '../fields';
 import { isoDate, pageLimit } from './lists';
 import type { RouteDeps } from '../deps';
 
-const EventLogRequest = z.object({
+export const EventLogRequest = z.object({
   transaction_id: optional(text('transaction_id', { max: 191 })),
   delivered: optional(
     text('delivered', { max: 5, check: (v) => v === 'true' || v === 'false', rule: 'true or false' }),

@@ -1,0 +1,1437 @@
+import { z } from 'zod';
+import { errorCatalogue, type ErrorCode } from '../platform/errors';
+import { APM_METHODS, LEDGER_STEPS, MODES, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
+import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../sandbox/tables';
+import { ChargebackRequest, RefundRequest } from './routes/aftercare';
+import { CardRequest } from './routes/card';
+import { DepositRequest } from './routes/crypto-deposit';
+import { CurrenciesRequest } from './routes/currencies';
+import { HostedCardRequest } from './routes/hosted-card';
+import { CryptoLinkRequest, LinkRequest } from './routes/links';
+import { ListRequest, WalletListRequest } from './routes/lists';
+import { PayinRequest } from './routes/payin';
+import { payoutRequest } from './routes/payout';
+import { RampRequest } from './routes/ramp';
+import { estimateRequest } from './routes/wallets';
+import { EventLogRequest } from './routes/webhook-events';
+
+/**
+ * The OpenAPI 3.1 document of the merchant API, served at /docs and written to openapi.json
+ * (`npm run openapi`). Request fields come from the zod schemas the routes validate with, and their length
+ * limits and rules are read from those validators, so the document cannot list a field the API does not
+ * take. The answers have no schemas in the code: they are written here once, after the functions that
+ * build them (src/transactions/view.ts, lists.ts, webhook-events.ts), and test/api/openapi.test.ts checks
+ * real answers against them.
+ */
+
+export type JsonSchema = { [key: string]: unknown };
+
+/** The schemas the routes parse request bodies with, by their name in the document. */
+export const REQUEST_SCHEMAS = {
+  CardRequest,
+  HostedCardRequest,
+  // Test mode's: it also takes the sandbox's payout cards, which fail the Luhn check. The fields are the same.
+  PayoutRequest: payoutRequest('test'),
+  PayoutEstimateRequest: estimateRequest('test'),
+  RampRequest,
+  PayinRequest,
+  CurrenciesRequest,
+  DepositRequest,
+  RefundRequest,
+  ChargebackRequest,
+  PaymentLinkRequest: LinkRequest,
+  CryptoPaymentLinkRequest: CryptoLinkRequest,
+} satisfies Record<string, z.ZodType>;
+
+/** The schemas the list routes parse their query strings with. */
+export const QUERY_SCHEMAS = {
+  TransactionListQuery: ListRequest,
+  WalletTransactionListQuery: WalletListRequest,
+  WebhookEventListQuery: EventLogRequest,
+} satisfies Record<string, z.ZodType>;
+
+type RequestName = keyof typeof REQUEST_SCHEMAS;
+type QueryName = keyof typeof QUERY_SCHEMAS;
+
+type AmountKind = 'minor' | 'decimal';
+
+/**
+ * What each field means, which the validators cannot say, and an example. `Schema.field` entries win
+ * over plain `field` ones. Limits and format rules are not repeated here: they are read from the fields'
+ * validators.
+ */
+interface FieldNote {
+  description?: string;
+  /** Set to undefined to leave the field out of the examples. */
+  example?: unknown;
+  format?: string;
+  enum?: readonly string[];
+  /** For fields the route parses later (ramp amounts): how they are read. */
+  amount?: AmountKind;
+}
+
+const FIELD_NOTES: Record<string, FieldNote> = {
+  first_name: { description: "The customer's first name.", example: 'Jane' },
+  last_name: { description: "The customer's last name.", example: 'Doe' },
+  email: { description: "The customer's email address.", format: 'email', example: 'jane@example.com' },
+  address: { description: 'Billing street address.', example: '1 Main Street' },
+  country: { description: "The customer's country.", example: 'US' },
+  city: { description: 'Billing city.', example: 'New York' },
+  state: { description: 'Billing state or region.', example: 'NY' },
+  zip: { description: 'Billing ZIP or postal code.', example: '10001' },
+  ip_address: { description: "The customer's IP address, IPv4 or IPv6.", example: '203.0.113.7' },
+  phone_number: { description: "The customer's phone number.", example: '+12025550123' },
+  amount: { description: "The transaction's amount." },
+  currency: { description: 'An active ISO 4217 currency code.', example: 'USD' },
+  card_number: {
+    description: 'The card number; spaces and dashes are ignored.',
+    example: '4242424242424242',
+  },
+  card_expiry_month: { description: 'Expiry month, MM.', example: '12' },
+  card_expiry_year: {
+    description: 'Expiry year, YYYY; the card must not have expired.',
+    example: '2030',
+  },
+  card_cvv: { description: 'The card security code.', example: '123' },
+  redirect_url: {
+    description:
+      'Where the customer goes after a hosted page, with `transaction_id`, `order_id` and `status` added ' +
+      'as query parameters. In live mode its host must be public (not loopback, private or link-local).',
+    format: 'uri',
+    example: 'https://shop.example/return',
+  },
+  webhook_url: {
+    description:
+      "Where this transaction's webhooks are sent (see Webhooks). In live mode its host must be public.",
+    format: 'uri',
+    example: 'https://shop.example/webhooks',
+  },
+  order_id: {
+    description:
+      "The merchant's order id, unique per merchant and mode across all kinds: repeating it with the same " +
+      'fields answers the original transaction, with other fields is `409`.',
+    example: 'order-1001',
+  },
+  terminal_id: {
+    description:
+      "One of the merchant's active terminals for this mode and kind: pins that connector (no cascading).",
+  },
+  wallet_id: {
+    description: "One of the merchant's wallets of this mode.",
+    example: 'wal_4n0Qy2b7c9Xk1LmP3sTu',
+  },
+  fiat_currency: { description: 'The fiat side, an active ISO 4217 code.', example: 'USD' },
+  crypto_currency: { description: 'A crypto currency of the catalogue.', example: 'USDT' },
+  crypto_network: {
+    description: "The currency's network; may be left out when the currency has only one.",
+    example: 'TRON',
+  },
+  fiat_amount: {
+    description: 'The fiat amount: required for ONRAMP (and PAYIN links), not allowed for OFFRAMP.',
+    amount: 'decimal',
+    example: 100,
+  },
+  crypto_amount: {
+    description: 'The crypto amount: required for OFFRAMP, not allowed otherwise.',
+    amount: 'decimal',
+    // Left out of the examples, which are ONRAMPs.
+    example: undefined,
+  },
+  wallet_address: {
+    description: "The customer's wallet: it receives the crypto of an ONRAMP.",
+    example: 'TXYZabc123456789wallet',
+  },
+  payment_method: { description: 'How the customer pays the fiat of an ONRAMP.' },
+  transaction_id: {
+    description: 'The transaction, by `transaction_id` or by `order_id`.',
+    example: 'PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D',
+  },
+  reason: { description: 'Why the transaction is refunded.', example: 'Customer request' },
+  payment_template_id: {
+    description: 'The template the link uses (`GET /api/v1/payment-templates`).',
+    example: 'ptm_8Jd2Kq0Lm5Np7Rs9Tv1W',
+  },
+  expiry_date: { description: 'When the link closes (a day closes at its end, UTC); 7 days by default.' },
+  tx_hash: { description: "The deposit's chain transaction hash; one is made up when left out." },
+  transaction_start_date: { description: 'First day of the period (UTC), included.', format: 'date' },
+  transaction_end_date: { description: 'Last day of the period (UTC), included.', format: 'date' },
+  nextCursor: { description: 'The page after the one whose `meta.nextCursor` this is.' },
+  prevCursor: { description: 'The page before the one whose `meta.prevCursor` this is.' },
+  limit: { description: 'Page size, 20 unless given.' },
+  delivered: {
+    description: 'Only delivered (`true`) or only undelivered (`false`) events.',
+    enum: ['true', 'false'],
+  },
+
+  'PayoutRequest.amount': { example: 500 },
+  'PayoutRequest.card_number': { example: '4222222222222222' },
+  'PayoutEstimateRequest.amount': { example: 500 },
+  'PayoutEstimateRequest.card_number': { example: '4222222222222222' },
+  'PayoutRequest.wallet_id': { description: 'The wallet the payout is paid from; its currency must match.' },
+  'CurrenciesRequest.amount': { description: 'The fiat amount to be paid.', example: 100 },
+  'PayinRequest.amount': { description: 'The fiat amount to be paid, in `currency`.', example: 100 },
+  'PayinRequest.currency': { description: 'The fiat currency; the merchant needs an active wallet in it.' },
+  'DepositRequest.amount': { description: 'The crypto amount deposited.', example: 12.5 },
+  'RefundRequest.amount': {
+    description:
+      'Leave out: a refund is always of the whole amount, and any other amount than the transaction’s is refused.',
+  },
+  'PaymentLinkRequest.amount': { description: 'A fixed amount; without it the customer types one.' },
+  'PaymentLinkRequest.currency': { description: 'The currency; required with `amount`.' },
+  'PaymentLinkRequest.order_id': {
+    description: 'The order id the link’s payment gets; the link id otherwise.',
+  },
+  'RampRequest.transaction_type': {
+    description: 'ONRAMP buys crypto with fiat; OFFRAMP sells crypto for fiat.',
+    example: 'ONRAMP',
+  },
+  'CryptoPaymentLinkRequest.transaction_type': {
+    description: 'What the link makes: a ramp or a crypto payin.',
+    example: 'ONRAMP',
+  },
+  'CryptoPaymentLinkRequest.order_id': {
+    description: 'The order id the link’s payment gets; the link id otherwise.',
+  },
+  'TransactionListQuery.status': {
+    description: 'Only transactions with this status.',
+    enum: TRANSACTION_STATUSES,
+  },
+  'TransactionListQuery.transaction_type': { description: 'Only this kind.', enum: TRANSACTION_KINDS },
+  'TransactionListQuery.order_id': { description: 'Only the transaction with this order id.' },
+  'WalletTransactionListQuery.transaction_type': {
+    description: 'Only this ledger step.',
+    enum: LEDGER_STEPS,
+  },
+  'WalletTransactionListQuery.order_id': { description: 'Only the entries of this transaction (its id).' },
+  'WalletTransactionListQuery.wallet_id': { description: "Only this wallet's entries." },
+  'WalletTransactionListQuery.status': {
+    description: 'Refused (422): ledger entries have no status; filter by `transaction_type`.',
+  },
+  'WebhookEventListQuery.transaction_id': { description: "Only this transaction's events." },
+};
+
+const AMOUNTS: Record<AmountKind, { schema: JsonSchema; description: string; example: unknown }> = {
+  minor: {
+    schema: { type: ['integer', 'string'], minimum: 1, pattern: '^[0-9]{1,18}$' },
+    description:
+      "A positive integer in the currency's minor units (ISO 4217 exponent: 1050 USD is 10.50 USD), at most " +
+      '18 digits, as a JSON integer or a string of digits; read exactly, never through a float.',
+    example: 1050,
+  },
+  decimal: {
+    schema: { type: ['number', 'string'], exclusiveMinimum: 0, pattern: '^[0-9]{1,20}(\\.[0-9]{1,18})?$' },
+    description:
+      "A positive decimal in major units, at most the currency's or asset's decimals, as a JSON number or a " +
+      'numeric string; read exactly, never through a float.',
+    example: 25.5,
+  },
+};
+
+const ENVELOPE_EXAMPLE =
+  '9f1c2b7e4d3a6f5e8c0b1a2d3e4f5a6b:6b1f0c8e2d4a7b9c1e3f5a7b9d0c2e4f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d';
+
+const ENVELOPE_PAYLOAD: JsonSchema = {
+  type: 'string',
+  description: '`<IV as hex>:<ciphertext as hex>`: the fields, encrypted.',
+  pattern: '^[0-9a-fA-F]{32}:([0-9a-fA-F]{32})+$',
+  examples: [ENVELOPE_EXAMPLE],
+};
+
+/** The fields of an object schema, also when a transform follows it (the ramp's). */
+function fieldsOf(schema: z.ZodType): Record<string, z.ZodType> {
+  const object = schema instanceof z.ZodPipe ? schema.in : schema;
+  if (!(object instanceof z.ZodObject)) throw new Error('request schemas are objects');
+  return object.shape as Record<string, z.ZodType>;
+}
+
+function messagesFor(schema: z.ZodType, value: unknown): string[] {
+  const result = schema.safeParse(value);
+  return result.success ? [] : result.error.issues.map((issue) => issue.message);
+}
+
+/** A field's length limits, read from the message its validator gives an over-long value. */
+function lengthsOf(schema: z.ZodType): { minLength?: number; maxLength?: number } {
+  for (const message of messagesFor(schema, 'x'.repeat(10_000))) {
+    const match = / between (\d+) and (\d+) characters\.$/.exec(message);
+    if (match) return { minLength: Number(match[1]), maxLength: Number(match[2]) };
+  }
+  return {};
+}
+
+/** A field's format rule, as its validator states it to a merchant ("must be a valid email address"). */
+function ruleOf(schema: z.ZodType, minLength = 1): string | undefined {
+  for (const value of ['!', 'é', '!'.repeat(minLength), 'é'.repeat(minLength)]) {
+    for (const message of messagesFor(schema, value)) {
+      const match = / field must be (.+)\.$/.exec(message);
+      if (match && !match[1]!.startsWith('between ')) return `Must be ${match[1]}.`;
+    }
+  }
+  return undefined;
+}
+
+/** Whether an exact-number field takes minor units or a decimal, by what its validator accepts. */
+function amountKindOf(schema: z.ZodType): AmountKind | undefined {
+  const accepts = (value: unknown) => schema.safeParse(value).success;
+  if (accepts('not a number')) return undefined;
+  if (accepts('1.5')) return 'decimal';
+  return accepts('15') ? 'minor' : undefined;
+}
+
+function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    // Exact-number fields take any JSON value and parse it themselves: described below.
+    unrepresentable: 'any',
+  }) as JsonSchema;
+  return json;
+}
+
+function describeField(owner: string, name: string, field: z.ZodType, json: JsonSchema): JsonSchema {
+  const note: FieldNote = { ...FIELD_NOTES[name], ...FIELD_NOTES[`${owner}.${name}`] };
+  const untyped = Object.keys(json).length === 0;
+  const kind = untyped ? (amountKindOf(field) ?? note.amount) : undefined;
+  const limits = kind ? {} : lengthsOf(field);
+  const rule = kind || json.enum || note.enum ? undefined : ruleOf(field, limits.minLength);
+  const description = [note.description, kind ? AMOUNTS[kind].description : rule].filter(Boolean).join(' ');
+  const example = 'example' in note ? note.example : kind ? AMOUNTS[kind].example : undefined;
+  return {
+    ...(kind ? AMOUNTS[kind].schema : json),
+    ...limits,
+    ...(note.format ? { format: note.format } : {}),
+    ...(note.enum ? { enum: [...note.enum] } : {}),
+    ...(description ? { description } : {}),
+    ...(example === undefined ? {} : { examples: [example] }),
+  };
+}
+
+/** A request schema as JSON Schema, every field described, with an example of a valid request. */
+function requestSchema(name: string, schema: z.ZodType): JsonSchema {
+  const json = toJsonSchema(schema);
+  const fields = fieldsOf(schema);
+  const properties: Record<string, JsonSchema> = {};
+  const example: Record<string, unknown> = {};
+  for (const [field, property] of Object.entries(json.properties as Record<string, JsonSchema>)) {
+    properties[field] = describeField(name, field, fields[field]!, property);
+    const examples = properties[field].examples as unknown[] | undefined;
+    if (examples) example[field] = examples[0];
+  }
+  return { ...json, properties, examples: [example] };
+}
+
+/** A list route's query schema as query parameters. */
+function queryParameters(name: QueryName): JsonSchema[] {
+  const json = requestSchema(name, QUERY_SCHEMAS[name]);
+  const required = new Set((json.required as string[] | undefined) ?? []);
+  return Object.entries(json.properties as Record<string, JsonSchema>).map(([field, schema]) => {
+    const { description, ...rest } = schema;
+    return { name: field, in: 'query', required: required.has(field), description, schema: rest };
+  });
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const text = (description: string, extra: JsonSchema = {}) => ({ type: 'string', description, ...extra });
+const orNull = (schema: JsonSchema) => ({ ...schema, type: [schema.type, 'null'] });
+const bool = (description: string) => ({ type: 'boolean', description });
+const time = (description: string, extra: JsonSchema = {}) =>
+  text(description, { format: 'date-time', ...extra });
+
+/** An object whose listed properties are all present unless named in `optional`. */
+function object(
+  properties: Record<string, unknown>,
+  optional: string[] = [],
+  description?: string,
+  title?: string,
+): JsonSchema {
+  return {
+    type: 'object',
+    ...(title ? { title } : {}),
+    ...(description ? { description } : {}),
+    properties,
+    required: Object.keys(properties).filter((key) => !optional.includes(key)),
+  };
+}
+
+const MINOR_OUT = {
+  type: 'integer',
+  description:
+    'Minor units of the currency, an exact JSON integer (also above 2^53: parse it without a float).',
+  examples: [1050],
+};
+const DECIMAL_OUT = (description: string) => ({
+  type: 'number',
+  description: `${description} An exact decimal JSON number: parse it without a float.`,
+});
+
+const SETTLEMENT_FIELDS = {
+  crypto_payment_status: {
+    type: ['string', 'null'],
+    enum: ['FULLPAID', 'OVERPAID', 'UNDERPAID', null],
+    description: 'How what arrived compares with what was expected; null before anything arrived.',
+  },
+  crypto_paid_amount: DECIMAL_OUT('Crypto received so far.'),
+  deposit_address: text('Where the customer sends the crypto.'),
+  expires_at: time('The deposit deadline.'),
+  refund_amount: DECIMAL_OUT('Crypto sent back to the customer, once any was.'),
+};
+const SETTLEMENT_OPTIONAL = Object.keys(SETTLEMENT_FIELDS);
+
+/** The answers' schemas, after the code that builds each (named in their descriptions). */
+function answerSchemas(): Record<string, JsonSchema> {
+  const base = {
+    currency: text('ISO 4217 code.', { examples: ['USD'] }),
+    order_id: orNull(
+      text("The merchant's order id; null when none was given.", { examples: ['order-1001'] }),
+    ),
+    transaction_id: text('`PA` and 24 URL-safe characters.', { examples: ['PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D'] }),
+    customer: ref('Customer'),
+  };
+  const bodyFields = (data: JsonSchema) => ({
+    status: ref('TransactionStatus'),
+    message: text('What happened, for people.', { examples: ['Transaction processed successfully.'] }),
+    redirect_url: text('The hosted page the customer must be sent to, while the transaction waits on one.', {
+      format: 'uri',
+    }),
+    data,
+  });
+  const body = (data: JsonSchema, description: string) =>
+    object(bodyFields(data), ['redirect_url'], description);
+  const dataKinds = ['CardData', 'ApmData', 'PayoutData', 'RampData', 'PayinData'].map(ref);
+  const pageMeta = ref('PageMeta');
+  return {
+    TransactionStatus: {
+      type: 'string',
+      enum: [...TRANSACTION_STATUSES],
+      examples: ['SUCCESS'],
+      description:
+        '`PENDING`: being processed, waiting for payout verification, or confirming a lost answer with the ' +
+        'processor. `REDIRECT`: the customer must complete a hosted page. `SUCCESS`, `FAILED`, `BLOCKED`: ' +
+        'final, never change (refunds and chargebacks are flags in `data`).',
+    },
+    Customer: object({
+      first_name: text('First name.', { examples: ['Jane'] }),
+      last_name: text('Last name.', { examples: ['Doe'] }),
+      email: text('Email.', { examples: ['jane@example.com'] }),
+    }),
+    Refund: object({
+      status: { ...bool('True once refunded.'), examples: [false] },
+      refund_date: orNull(time('When it was refunded (UTC); null when not.', { examples: [null] })),
+    }),
+    Chargeback: object({
+      status: { ...bool('True once charged back.'), examples: [false] },
+      chargeback_date: orNull(time('When it was charged back (UTC); null when not.', { examples: [null] })),
+    }),
+    CardData: object(
+      {
+        amount: MINOR_OUT,
+        ...base,
+        refund: ref('Refund'),
+        chargeback: ref('Chargeback'),
+        descriptor: orNull(
+          text("The routed terminal's billing descriptor.", { examples: ['SANDBOX*PRIMARY'] }),
+        ),
+        is_card_WL: bool('True when this card (by fingerprint) already paid this merchant.'),
+      },
+      [],
+      'A card payment (`POST /api/v1/{mode}/card`, `/hosted/card`).',
+      'Card payment',
+    ),
+    ApmData: object(
+      {
+        amount: MINOR_OUT,
+        ...base,
+        refund: ref('Refund'),
+        chargeback: ref('Chargeback'),
+        descriptor: orNull(
+          text("The routed terminal's billing descriptor.", { examples: ['SANDBOX*PRIMARY'] }),
+        ),
+        payment_method: {
+          type: ['string', 'null'],
+          enum: [...APM_METHODS, null],
+          description: 'The method the customer picked; null before.',
+        },
+      },
+      [],
+      'An alternative payment method payment (`POST /api/v1/{mode}/apm`).',
+      'APM payment',
+    ),
+    PayoutData: object(
+      { amount: MINOR_OUT, ...base, wallet_id: text('The wallet paid from.') },
+      [],
+      'A card payout.',
+      'Card payout',
+    ),
+    PayinData: object(
+      {
+        amount: DECIMAL_OUT('The fiat amount, major units.'),
+        ...base,
+        refund: ref('Refund'),
+        chargeback: ref('Chargeback'),
+        crypto_currency: text('The crypto currency paid in.'),
+        crypto_network: text('Its network.'),
+        crypto_amount: DECIMAL_OUT('The crypto expected, rounded up.'),
+        ...SETTLEMENT_FIELDS,
+      },
+      SETTLEMENT_OPTIONAL,
+      'A crypto payin; settlement as in docs/settlement.md.',
+      'Crypto payin',
+    ),
+    RampData: object(
+      {
+        transaction_id: base.transaction_id,
+        order_id: base.order_id,
+        customer: base.customer,
+        transaction_type: { type: 'string', enum: ['ONRAMP', 'OFFRAMP'] },
+        fiat: text('Fiat currency code.'),
+        fiat_amount: DECIMAL_OUT('The fiat amount, as quoted.'),
+        crypto: text('Crypto currency code.'),
+        crypto_amount: DECIMAL_OUT('The crypto amount, as quoted.'),
+        crypto_network: text('The network.'),
+        wallet_address: text("The customer's wallet."),
+        rate: DECIMAL_OUT('Fiat per one crypto unit, as quoted (locked for the transaction).'),
+        tx_hash: text('ONRAMP: the chain transaction that sent the crypto.'),
+        fiat_payout_reference: text("OFFRAMP: the fiat payout's reference."),
+        ...SETTLEMENT_FIELDS,
+      },
+      ['rate', 'tx_hash', 'fiat_payout_reference', ...SETTLEMENT_OPTIONAL],
+      'A crypto ramp; an OFFRAMP also carries the settlement fields.',
+      'Crypto ramp',
+    ),
+    CardTransaction: body(ref('CardData'), 'A card payment.'),
+    ApmTransaction: body(ref('ApmData'), 'An APM payment.'),
+    PayoutTransaction: body(ref('PayoutData'), 'A card payout.'),
+    RampTransaction: body(ref('RampData'), 'A crypto ramp.'),
+    PayinTransaction: body(ref('PayinData'), 'A crypto payin.'),
+    Transaction: body({ anyOf: dataKinds }, 'Any transaction; `data` depends on its kind.'),
+    WebhookPayload: object(
+      {
+        ...bodyFields({ anyOf: dataKinds }),
+        event_id: text('Stable across the retries of one event: ignore repeats.', {
+          examples: ['evt_3kQ9ZxP0aLm2Nb4Vc6Rt'],
+        }),
+      },
+      ['redirect_url'],
+      'The status body at the time of the event, plus `event_id`.',
+    ),
+    DepositAnswer: object(
+      {
+        ...bodyFields({ anyOf: [ref('RampData'), ref('PayinData')] }),
+        deposit: object(
+          {
+            tx_hash: text('The chain transaction.'),
+            amount: DECIMAL_OUT('The crypto deposited.'),
+            disposition: {
+              type: 'string',
+              enum: ['counted', 'refunded', 'held', 'duplicate', 'pending'],
+              description:
+                'How it was accounted; `pending` for a real transfer on a watched chain, accounted once it has ' +
+                '`confirmations_required` confirmations.',
+            },
+            confirmations_required: { type: 'integer' },
+          },
+          ['confirmations_required'],
+        ),
+      },
+      ['redirect_url'],
+      'The transaction after the deposit, and how the deposit was accounted.',
+    ),
+    PageMeta: object(
+      {
+        hasNextPage: bool('Whether older items follow.'),
+        hasPreviousPage: bool('Whether newer items precede.'),
+        nextCursor: text('Pass as `nextCursor` for the next page; only when there is one.'),
+        prevCursor: text('Pass as `prevCursor` for the previous page; only when there is one.'),
+        totalCount: { type: 'integer', description: 'Items the filters match (may lag new items by 10 s).' },
+      },
+      ['nextCursor', 'prevCursor'],
+    ),
+    ListedTransaction: object(
+      {
+        first_name: text('Customer first name.'),
+        last_name: text('Customer last name.'),
+        email: text('Customer email.'),
+        country: orNull(text('Customer country as given; null for transactions created before it was kept.')),
+        transaction_id: text('The transaction id.'),
+        order_id: orNull(text('The order id.')),
+        amount: orNull(text('Exact amount as text, in the unit the status body uses for the kind.')),
+        converted_amount: orNull(text('The same as `amount`.')),
+        currency: text('Currency code.'),
+        converted_currency: text('The same as `currency`.'),
+        status: ref('TransactionStatus'),
+        transaction_type: { type: 'string', enum: [...TRANSACTION_KINDS] },
+        card_type: orNull(text('The card scheme, from the BIN.')),
+        card_number: orNull(text('`BIN******last4`, never more.')),
+        created_at: time('Created.'),
+        transaction_date: time('Last changed.'),
+        refund_date: orNull(time('Refunded.')),
+        chargeback_date: orNull(time('Charged back.')),
+        suspicious_date: { type: 'null', description: 'Always null.' },
+        merchant_connector: object({ name: orNull(text("The routed terminal's connector.")) }),
+        payment_link_id: orNull(text('The payment link that created it.')),
+        user: object({ name: text("The merchant's name."), user_kyc: object({ name: text('The same.') }) }),
+      },
+      [],
+      'A transaction as the lists show it (the vendor SDK’s `Transaction`).',
+    ),
+    WalletTransaction: object({
+      transaction_id: text('The transaction, or the operator’s reference, behind the entry.'),
+      wallet_id: text('The wallet.'),
+      amount: text('Signed minor units, as exact text.'),
+      currency: text('The wallet’s currency.'),
+      transaction_type: { type: 'string', enum: [...LEDGER_STEPS], description: 'The ledger step.' },
+      created_at: time('Recorded.'),
+      transaction_date: time('The same as `created_at`.'),
+    }),
+    TransactionPage: object({
+      message: text('', { examples: ['Transactions retrieved successfully.'] }),
+      data: { type: 'array', items: ref('ListedTransaction') },
+      meta: pageMeta,
+    }),
+    WalletTransactionPage: object({
+      message: text('', { examples: ['Wallet transactions retrieved successfully.'] }),
+      data: { type: 'array', items: ref('WalletTransaction') },
+      meta: pageMeta,
+    }),
+    WebhookEvent: object({
+      event_id: text('The event.'),
+      transaction_id: text('Its transaction.'),
+      event_type: {
+        type: 'string',
+        enum: ['status', 'refund', 'chargeback'],
+        description: 'What it announced: a final status, a refund or a chargeback.',
+      },
+      status: orNull(text("The transaction's status the event told.")),
+      created_at: time('When the event was recorded.'),
+      delivered: bool('Whether an attempt was answered 2xx.'),
+      attempts: {
+        type: 'array',
+        items: object({
+          attempted_at: time('When.'),
+          http_status: orNull({
+            type: 'integer',
+            description: "The endpoint's HTTP status; null without one.",
+          }),
+          latency_ms: orNull({ type: 'integer', description: 'How long the attempt took.' }),
+          error: orNull(text('Why it failed; null when delivered.')),
+        }),
+      },
+    }),
+    WebhookEventPage: object({
+      message: text('', { examples: ['Webhook events retrieved successfully.'] }),
+      data: { type: 'array', items: ref('WebhookEvent') },
+      meta: pageMeta,
+    }),
+    WebhookEventAnswer: object({
+      message: text('', { examples: ['Webhook redelivery started.'] }),
+      data: ref('WebhookEvent'),
+    }),
+    CurrencyList: object({
+      message: text('', { examples: ['Supported currencies retrieved successfully.'] }),
+      data: {
+        type: 'array',
+        items: object({
+          code: text('Crypto currency code.', { examples: ['USDT'] }),
+          name: text('Its name.', { examples: ['Tether USD'] }),
+          symbol: text('The ticker markets list it under.', { examples: ['USDT'] }),
+          networks: { type: 'array', items: { type: 'string' }, examples: [['ETHEREUM', 'TRON']] },
+        }),
+      },
+    }),
+    WalletList: object({
+      message: text('', { examples: ['Wallets retrieved successfully.'] }),
+      data: {
+        type: 'array',
+        items: object({
+          wallet_id: text('The wallet.'),
+          currency: text('Its currency.'),
+          amount: { ...MINOR_OUT, description: `Available balance. ${MINOR_OUT.description}` },
+          payment_method: { type: 'string', enum: ['CARD'], description: 'Wallets pay out to cards.' },
+          status: { type: 'string', enum: ['Active', 'Inactive'] },
+        }),
+      },
+    }),
+    PayoutEstimate: object({
+      message: text('', { examples: ['Payout fee estimated successfully.'] }),
+      data: object({
+        amount_requried: {
+          ...MINOR_OUT,
+          description: 'Amount plus fee: what the payout reserves (SDK spelling).',
+        },
+        wallet_balance: { ...MINOR_OUT, description: "The wallet's available balance." },
+        total_fee: { ...MINOR_OUT, description: "The fee, from the merchant's fee schedule." },
+      }),
+    }),
+    TemplateList: object({
+      message: text('', { examples: ['Payment templates retrieved successfully.'] }),
+      data: {
+        type: 'array',
+        items: object({
+          template_id: text('The page layout.'),
+          template_name: text('The name.'),
+          payment_template_id: text('Create links with this id.'),
+          template_screenshot: orNull(text('A screenshot URL.')),
+          redirect_url: text("Where the link's customers return."),
+          webhook_url: orNull(text("Where the link's payments notify.")),
+        }),
+      },
+    }),
+    PaymentLink: object({
+      message: text('', { examples: ['Payment link created successfully.'] }),
+      data: text('The link to give the customer.', { format: 'uri' }),
+    }),
+    Health: object({ status: { type: 'string', enum: ['ok'] } }),
+    Readiness: object(
+      {
+        status: { type: 'string', enum: ['ok', 'unavailable', 'draining'] },
+        postgres: { type: 'string', enum: ['ok', 'unavailable'] },
+        temporal: { type: 'string', enum: ['ok', 'unavailable'] },
+      },
+      ['postgres', 'temporal'],
+    ),
+    Error: object(
+      {
+        message: text("The error; on a 422 the first failing field's first message."),
+        errors: {
+          type: 'object',
+          description: '422 only: every failing field with its messages.',
+          additionalProperties: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      ['errors'],
+      'Every error body (docs/api.md, errors).',
+    ),
+    EncryptedEnvelope: object(
+      { payload: ENVELOPE_PAYLOAD },
+      [],
+      'The encrypted envelope of an endpoint’s fields (see the envelope above).',
+    ),
+  };
+}
+
+/** When each error happens: shown in the error table and on each response. */
+const ERROR_WHEN: Record<ErrorCode, string> = {
+  AUTH_MISSING: 'No bearer token.',
+  AUTH_INVALID: 'The bearer token is not a valid key, or is the other mode’s.',
+  ENVELOPE_INVALID: 'The envelope does not decrypt to a JSON object with the merchant’s key.',
+  MALFORMED_JSON: 'The body is not JSON.',
+  UNSUPPORTED_MEDIA_TYPE: 'The body is not `application/json`.',
+  PAYLOAD_TOO_LARGE: 'The body is over 64 KiB.',
+  VALIDATION: 'A field fails its rule; `errors` has every failing field.',
+  ORDER_CONFLICT: '`order_id` reused with other fields.',
+  TRANSACTION_NOT_FOUND: 'No such transaction of this merchant and mode.',
+  ROUTE_NOT_FOUND: 'Unknown route or mode, or a test-mode endpoint called in live mode.',
+  BAD_URL: 'Malformed percent-encoding in the URL.',
+  URL_TOO_LONG: 'A path segment over 191 characters.',
+  BAD_REQUEST: 'Another malformed request.',
+  RATE_LIMITED: 'Over the rate limit; retry after `Retry-After` seconds.',
+  UNAVAILABLE: 'The database or workflow engine cannot be reached; send the same request again.',
+  INTERNAL: 'Anything unexpected; the `x-request-id` header identifies the request.',
+};
+
+const ERROR_EXAMPLES: Partial<Record<ErrorCode, JsonSchema>> = {
+  VALIDATION: {
+    message: 'The email field must be a valid email address.',
+    errors: {
+      email: ['The email field must be a valid email address.'],
+      amount: ["The amount field must be a positive integer in the currency's minor units."],
+    },
+  },
+};
+
+const errorCodes = Object.keys(errorCatalogue) as ErrorCode[];
+
+function errorExamples(): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    errorCodes.map((code) => [
+      code,
+      {
+        summary: ERROR_WHEN[code],
+        value: ERROR_EXAMPLES[code] ?? { message: errorCatalogue[code].message },
+      },
+    ]),
+  );
+}
+
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+};
+
+/** The error answers an operation can give, one response per HTTP status, each code an example. */
+function errorResponses(codes: ErrorCode[], custom: Partial<Record<ErrorCode, string>> = {}): JsonSchema {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodes)
+    if (codes.includes(code))
+      byStatus.set(errorCatalogue[code].status, [...(byStatus.get(errorCatalogue[code].status) ?? []), code]);
+  const responses: JsonSchema = {};
+  for (const [status, group] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
+    const messages = group.map((code) =>
+      code === 'VALIDATION'
+        ? "the first failing field's message"
+        : `\`${custom[code] ?? errorCatalogue[code].message}\``,
+    );
+    responses[String(status)] = {
+      description: messages.join(' or '),
+      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      content: {
+        'application/json': {
+          schema: ref('Error'),
+          examples: Object.fromEntries(
+            group.map((code) => [
+              code,
+              custom[code]
+                ? { summary: ERROR_WHEN[code], value: { message: custom[code] } }
+                : { $ref: `#/components/examples/${code}` },
+            ]),
+          ),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+type Tag =
+  | 'Card payments'
+  | 'Payouts and wallets'
+  | 'Crypto'
+  | 'Transactions'
+  | 'Payment links'
+  | 'Webhook events'
+  | 'Operations';
+
+const TAGS: { name: Tag; description: string }[] = [
+  {
+    name: 'Card payments',
+    description: 'Card payments from raw card data, hosted card payments and alternative payment methods.',
+  },
+  { name: 'Payouts and wallets', description: 'Card payouts from merchant wallets, and the wallets.' },
+  { name: 'Crypto', description: 'Crypto on/off-ramps and payins (settlement: docs/settlement.md).' },
+  { name: 'Transactions', description: 'Status lookups, refunds, chargebacks and the transaction lists.' },
+  { name: 'Payment links', description: 'Payment page templates and links (docs/hosted.md).' },
+  { name: 'Webhook events', description: 'The webhook event log and redelivery (docs/webhooks.md).' },
+  { name: 'Operations', description: 'Probes and metrics for operators; no key needed.' },
+];
+
+interface Operation {
+  method: 'get' | 'post';
+  path: string;
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description: string;
+  /** `encrypted`: the envelope only; `either`: plain JSON or the envelope. */
+  body?: { form: 'encrypted' | 'plain' | 'either'; schema: RequestName };
+  query?: QueryName;
+  /** The success answer's schema; without one, Prometheus text. */
+  answer: { schema?: string; description: string };
+  /** Errors beyond those every operation of its shape can give. */
+  refusals?: ErrorCode[];
+  /** Messages other than the catalogue's, where the route words one its own way. */
+  customMessages?: Partial<Record<ErrorCode, string>>;
+  /** Without a key. */
+  open?: boolean;
+  /** A create: may replay an earlier request with the same order id. */
+  create?: boolean;
+}
+
+const sandboxTable = (rows: [string, string][]) =>
+  [
+    '| Card | Outcome |',
+    '| --- | --- |',
+    ...rows.map(([cards, outcome]) => `| ${cards} | ${outcome} |`),
+  ].join('\n');
+
+const OPERATIONS: Operation[] = [
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/card',
+    operationId: 'createCardPayment',
+    tag: 'Card payments',
+    summary: 'Card payment from raw card data',
+    description:
+      'Answers `REDIRECT` (3-D Secure: send the customer to `redirect_url`), `SUCCESS` (frictionless) or ' +
+      "`FAILED` with the issuer's message. Without `terminal_id` the merchant's card terminals are tried by " +
+      'priority: a technical failure the connector certainly did not process moves to the next, a decline ' +
+      'does not. A challenge not completed within 15 minutes ends `FAILED`, `Transaction abandoned.`\n\n' +
+      `Sandbox cards (test mode):\n\n${sandboxTable(SANDBOX_CARD_TABLE)}`,
+    body: { form: 'encrypted', schema: 'CardRequest' },
+    answer: { schema: 'CardTransaction', description: 'The card payment.' },
+    create: true,
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/hosted/card',
+    operationId: 'createHostedCardPayment',
+    tag: 'Card payments',
+    summary: 'Card payment on our hosted page',
+    description:
+      'The card payment without the card: answers `REDIRECT` to our payment page, where the customer types ' +
+      'the card; from there it continues as a card payment (docs/hosted.md).',
+    body: { form: 'encrypted', schema: 'HostedCardRequest' },
+    answer: { schema: 'CardTransaction', description: 'The card payment, waiting on the hosted page.' },
+    create: true,
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/apm',
+    operationId: 'createApmPayment',
+    tag: 'Card payments',
+    summary: 'Alternative payment method (bank transfer, wallet)',
+    description:
+      "The hosted card payment's fields. Answers `REDIRECT` to our page offering the methods the merchant's " +
+      'terminals take; the customer approves or declines at the provider (docs/hosted.md).',
+    body: { form: 'encrypted', schema: 'HostedCardRequest' },
+    answer: { schema: 'ApmTransaction', description: 'The payment, waiting on the methods page.' },
+    create: true,
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/payout',
+    operationId: 'createPayout',
+    tag: 'Payouts and wallets',
+    summary: 'Card payout from a wallet',
+    description:
+      "A currency other than the wallet's is `BLOCKED` (`Currency must match the wallet's currency`), an " +
+      'inactive wallet too. More than the available balance (and in test mode any amount above 1000) is ' +
+      '`FAILED`, `Insufficient funds.` Otherwise the amount and fee are reserved, then sent: `SUCCESS`, ' +
+      '`FAILED` (the reserve released), or `PENDING` with `redirect_url` to the verification page.\n\n' +
+      `Sandbox payout cards (test mode):\n\n${sandboxTable(SANDBOX_PAYOUT_TABLE)}`,
+    body: { form: 'encrypted', schema: 'PayoutRequest' },
+    answer: { schema: 'PayoutTransaction', description: 'The payout.' },
+    create: true,
+  },
+  {
+    method: 'get',
+    path: '/api/v1/{mode}/payout/{id}/status',
+    operationId: 'getPayoutStatus',
+    tag: 'Payouts and wallets',
+    summary: 'A payout by transaction id or order id',
+    description: 'The status body of a payout; any other transaction is `404`.',
+    answer: { schema: 'PayoutTransaction', description: 'The payout.' },
+    refusals: ['TRANSACTION_NOT_FOUND'],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/wallet',
+    operationId: 'listWallets',
+    tag: 'Payouts and wallets',
+    summary: "The key's mode's wallets",
+    description: 'Every wallet of the mode of the key, with its available balance.',
+    answer: { schema: 'WalletList', description: 'The wallets.' },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/wallet/estimate-payout',
+    operationId: 'estimatePayout',
+    tag: 'Payouts and wallets',
+    summary: 'What a payout would take from a wallet',
+    description:
+      "The amount plus the merchant's payout fee (a percentage rounded up to the minor unit, plus a fixed " +
+      'fee), and the balance. The card is validated as a payout’s and not kept.',
+    body: { form: 'encrypted', schema: 'PayoutEstimateRequest' },
+    answer: { schema: 'PayoutEstimate', description: 'The estimate, in minor units.' },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/crypto/currencies',
+    operationId: 'listPayinCurrencies',
+    tag: 'Crypto',
+    summary: 'Crypto currencies for a country and amount',
+    description: 'The catalogue entries offered in `country` for that fiat amount.',
+    body: { form: 'plain', schema: 'CurrenciesRequest' },
+    answer: { schema: 'CurrencyList', description: 'The currencies and their networks.' },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/crypto',
+    operationId: 'createRamp',
+    tag: 'Crypto',
+    summary: 'Crypto ramp (ONRAMP or OFFRAMP)',
+    description:
+      'Answers `REDIRECT` to the crypto checkout page with the quote in `data`, locked for the ' +
+      "transaction's window. ONRAMP: the customer pays the fiat, then the crypto goes to `wallet_address` " +
+      '(30 minutes). OFFRAMP: the page shows a deposit address and a 60-minute deadline; deposits settle as ' +
+      'in docs/settlement.md, then the fiat is paid out.',
+    body: { form: 'encrypted', schema: 'RampRequest' },
+    answer: { schema: 'RampTransaction', description: 'The ramp and its quote.' },
+    create: true,
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/crypto/payin',
+    operationId: 'createPayin',
+    tag: 'Crypto',
+    summary: 'Crypto payin',
+    description:
+      'Answers `REDIRECT` to the crypto checkout page with the deposit address, the crypto amount and the ' +
+      'deadline. On success the fiat amount is credited to the wallet in `currency`.',
+    body: { form: 'encrypted', schema: 'PayinRequest' },
+    answer: { schema: 'PayinTransaction', description: 'The payin.' },
+    create: true,
+  },
+  {
+    method: 'post',
+    path: '/api/v1/test/crypto/{id}/deposit',
+    operationId: 'simulateDeposit',
+    tag: 'Crypto',
+    summary: 'Simulate a deposit (test mode)',
+    description:
+      "Pays into an OFFRAMP's or payin's deposit address: counted, refunded (after completion or the " +
+      'window), held (the transaction had closed) or duplicate. On a chain watched on a real node it is a ' +
+      'real transfer, answered `pending`.',
+    body: { form: 'plain', schema: 'DepositRequest' },
+    answer: { schema: 'DepositAnswer', description: 'The transaction and the deposit.' },
+    refusals: ['TRANSACTION_NOT_FOUND'],
+  },
+  {
+    method: 'get',
+    path: '/api/{mode}/status/{id}',
+    operationId: 'getTransactionStatus',
+    tag: 'Transactions',
+    summary: 'A transaction by transaction id or order id',
+    description:
+      "`id` is looked up as a `transaction_id`, then as an `order_id`, among the calling merchant's " +
+      'transactions of the mode.',
+    answer: { schema: 'Transaction', description: 'The transaction.' },
+    refusals: ['TRANSACTION_NOT_FOUND'],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/refund',
+    operationId: 'refundTransaction',
+    tag: 'Transactions',
+    summary: 'Full refund',
+    description:
+      'A full refund of a `SUCCESS` card payment or crypto payin, sent again as a webhook. Refused with ' +
+      '`422`: `Transaction has already been refunded.`, `Transaction has already been charged back.`, ' +
+      '`This transaction cannot be refunded.`, `The wallet no longer holds the amount this transaction ' +
+      'credited.` Plain JSON (the vendor SDK adds `?Skip-Encryption=true`, which is ignored) or the envelope.',
+    body: { form: 'either', schema: 'RefundRequest' },
+    answer: { schema: 'Transaction', description: 'The transaction with `refund` set.' },
+    refusals: ['TRANSACTION_NOT_FOUND'],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/test/chargeback',
+    operationId: 'simulateChargeback',
+    tag: 'Transactions',
+    summary: 'Simulate a chargeback (test mode)',
+    description:
+      'The acquirer reporting a chargeback on a `SUCCESS` card payment or payin: `chargeback` set, the ' +
+      "webhook sent again, a payin's wallet credit taken back. Refused as refunds are. Plain JSON or the " +
+      'envelope.',
+    body: { form: 'either', schema: 'ChargebackRequest' },
+    answer: { schema: 'Transaction', description: 'The transaction with `chargeback` set.' },
+    refusals: ['TRANSACTION_NOT_FOUND'],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/{mode}-transactions',
+    operationId: 'listTransactions',
+    tag: 'Transactions',
+    summary: 'Transactions, newest first',
+    description:
+      "The key's mode's transactions, paged by keyset: a page does not move while new transactions arrive. " +
+      "The path's mode must be the key's (`401` otherwise). A cursor is signed for the merchant, mode and " +
+      'list that issued it; any other is `422`.',
+    query: 'TransactionListQuery',
+    answer: { schema: 'TransactionPage', description: 'A page of transactions.' },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/{mode}-wallet-transactions',
+    operationId: 'listWalletTransactions',
+    tag: 'Transactions',
+    summary: 'Wallet ledger entries, newest first',
+    description: "The entries of the key's mode's wallets, paged as the transactions are.",
+    query: 'WalletTransactionListQuery',
+    answer: { schema: 'WalletTransactionPage', description: 'A page of ledger entries.' },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/payment-templates',
+    operationId: 'listPaymentTemplates',
+    tag: 'Payment links',
+    summary: "The key's mode's payment page templates",
+    description: 'Templates are added with `npx payments templates add`.',
+    answer: { schema: 'TemplateList', description: 'The templates, oldest first.' },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/payment-link',
+    operationId: 'createPaymentLink',
+    tag: 'Payment links',
+    summary: 'Card payment link',
+    description:
+      'A link to a page that collects the customer (and the amount, when not fixed) and continues as a ' +
+      'hosted card payment. One payment per link, until `expiry_date`. Plain JSON or the envelope.',
+    body: { form: 'either', schema: 'PaymentLinkRequest' },
+    answer: { schema: 'PaymentLink', description: 'The link.' },
+    refusals: ['ORDER_CONFLICT'],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/crypto/payment-link',
+    operationId: 'createCryptoPaymentLink',
+    tag: 'Payment links',
+    summary: 'Crypto payment link (ONRAMP, OFFRAMP, PAYIN)',
+    description:
+      'A link to a page that collects the customer and creates the ramp or payin the link fixes. Plain JSON ' +
+      'or the envelope.',
+    body: { form: 'either', schema: 'CryptoPaymentLinkRequest' },
+    answer: { schema: 'PaymentLink', description: 'The link.' },
+    refusals: ['ORDER_CONFLICT'],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/{mode}/webhooks/events',
+    operationId: 'listWebhookEvents',
+    tag: 'Webhook events',
+    summary: 'Webhook events with every delivery attempt',
+    description: "The key's merchant's events of the mode, newest first, paged as the lists are.",
+    query: 'WebhookEventListQuery',
+    answer: { schema: 'WebhookEventPage', description: 'A page of events.' },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/{mode}/webhooks/events/{event_id}/redeliver',
+    operationId: 'redeliverWebhookEvent',
+    tag: 'Webhook events',
+    summary: 'Send a webhook event again now',
+    description:
+      'A new delivery run of the same `event_id` and body, with its own retries. Asked again before its ' +
+      'first attempt, it starts nothing more.',
+    answer: { schema: 'WebhookEventAnswer', description: 'The event.' },
+    customMessages: { ROUTE_NOT_FOUND: 'Webhook event not found.' },
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'health',
+    tag: 'Operations',
+    summary: 'Liveness',
+    description: 'The process is up.',
+    answer: { schema: 'Health', description: 'Up.' },
+    open: true,
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readiness',
+    tag: 'Operations',
+    summary: 'Readiness',
+    description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
+    answer: { schema: 'Readiness', description: 'Ready.' },
+    open: true,
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics',
+    description: "This process's metrics in the Prometheus text format (docs/operations.md).",
+    answer: { description: 'The metrics.' },
+    open: true,
+  },
+];
+
+const PATH_PARAMETERS: Record<string, JsonSchema> = {
+  mode: {
+    name: 'mode',
+    in: 'path',
+    required: true,
+    description: "`test` or `live`: must be the key's mode.",
+    schema: { type: 'string', enum: [...MODES] },
+  },
+  id: {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description: 'A `transaction_id`, or the merchant’s `order_id`.',
+    schema: { type: 'string', maxLength: 191 },
+  },
+  event_id: {
+    name: 'event_id',
+    in: 'path',
+    required: true,
+    description: 'The event (`event_id` in the event log and the webhook).',
+    schema: { type: 'string', maxLength: 191 },
+  },
+};
+
+/** The error codes an operation can answer, from its shape. */
+function errorsOf(operation: Operation): ErrorCode[] {
+  if (operation.open) return ['INTERNAL'];
+  const codes: ErrorCode[] = ['BAD_URL', 'ROUTE_NOT_FOUND', 'INTERNAL', 'UNAVAILABLE'];
+  codes.push('AUTH_MISSING', 'AUTH_INVALID', 'RATE_LIMITED');
+  if (operation.path.includes('{')) codes.push('URL_TOO_LONG');
+  if (operation.body)
+    codes.push('MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'VALIDATION');
+  if (operation.body && operation.body.form !== 'plain') codes.push('ENVELOPE_INVALID');
+  if (operation.query) codes.push('VALIDATION');
+  if (operation.create) codes.push('ORDER_CONFLICT');
+  return [...codes, ...(operation.refusals ?? [])];
+}
+
+/** The envelope whose payload decrypts to `plaintext`'s fields. */
+function envelopeOf(plaintext: RequestName): JsonSchema {
+  return {
+    type: 'object',
+    title: 'Encrypted envelope',
+    properties: {
+      payload: {
+        ...ENVELOPE_PAYLOAD,
+        description: `The \`${plaintext}\` fields as JSON text, encrypted: \`<IV as hex>:<ciphertext as hex>\`.`,
+        contentMediaType: 'application/json',
+        contentSchema: ref(plaintext),
+      },
+    },
+    required: ['payload'],
+  };
+}
+
+function requestBody(body: NonNullable<Operation['body']>, example: unknown): JsonSchema {
+  const plain = { ...ref(body.schema), title: `${body.schema} (plain JSON)` };
+  const schema =
+    body.form === 'plain'
+      ? ref(body.schema)
+      : body.form === 'encrypted'
+        ? envelopeOf(body.schema)
+        : { anyOf: [plain, envelopeOf(body.schema)] };
+  const how = {
+    plain: `Plain JSON: the \`${body.schema}\` fields.`,
+    encrypted:
+      `The encrypted envelope of the \`${body.schema}\` fields: see them under Schema, \`payload\`, ` +
+      'Content schema. Plain bodies are refused.',
+    either: `The \`${body.schema}\` fields as plain JSON, or their encrypted envelope.`,
+  }[body.form];
+  return {
+    required: true,
+    description: how,
+    // For tools that read the fields of an encrypted body without following `contentSchema`.
+    ...(body.form === 'plain' ? {} : { 'x-plaintext': ref(body.schema) }),
+    content: {
+      'application/json': {
+        schema,
+        example: body.form === 'encrypted' ? { payload: ENVELOPE_EXAMPLE } : example,
+      },
+    },
+  };
+}
+
+function operationObject(operation: Operation, requests: Record<string, JsonSchema>): JsonSchema {
+  const params = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const parameters = [
+    ...params.map((name) => ({ $ref: `#/components/parameters/${name}` })),
+    ...(operation.query ? queryParameters(operation.query) : []),
+  ];
+  const answerContent = operation.answer.schema
+    ? { 'application/json': { schema: ref(operation.answer.schema) } }
+    : { 'text/plain': { schema: { type: 'string' } } };
+  const replayed = operation.create
+    ? {
+        headers: {
+          'Idempotent-Replayed': {
+            description: '`true` when this answers an earlier request with the same `order_id` and fields.',
+            schema: { type: 'string', enum: ['true'] },
+          },
+        },
+      }
+    : {};
+  const readiness =
+    operation.operationId === 'readiness'
+      ? {
+          '503': {
+            description: 'Not ready: what is unavailable, or `draining` while shutting down.',
+            content: { 'application/json': { schema: ref('Readiness') } },
+          },
+        }
+      : {};
+  const example = operation.body ? (requests[operation.body.schema]!.examples as unknown[])[0] : undefined;
+  return {
+    operationId: operation.operationId,
+    tags: [operation.tag],
+    summary: operation.summary,
+    description: operation.description,
+    ...(operation.open ? { security: [] } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(operation.body ? { requestBody: requestBody(operation.body, example) } : {}),
+    responses: {
+      '200': { description: operation.answer.description, ...replayed, content: answerContent },
+      ...errorResponses(errorsOf(operation), operation.customMessages),
+      ...readiness,
+    },
+  };
+}
+
+const errorTable = () =>
+  [
+    '| HTTP | `message` | When |',
+    '| --- | --- | --- |',
+    ...errorCodes
+      .map((code) => ({ code, ...errorCatalogue[code] }))
+      .sort((a, b) => a.status - b.status)
+      .map(
+        ({ code, status, message }) =>
+          `| ${status} | ${code === 'VALIDATION' ? "the first failing field's message" : `\`${message}\``} | ${ERROR_WHEN[code]} |`,
+      ),
+  ].join('\n');
+
+const DESCRIPTION =
+  () => `Card payments (raw card data, or typed by the customer on our hosted page), alternative payment \
+methods, card payouts from merchant wallets, crypto ramps and payins, refunds, chargebacks, transaction lists \
+and signed webhooks. Generated from the validators the service runs; docs/api.md has the full reference.
+
+## Authentication and modes
+
+Every call carries \`Authorization: Bearer <secret key>\`. A merchant has a test key (\`PA_TEST_…\`) and a live \
+key (\`PA_LIVE_…\`). Paths carry the mode (\`/api/v1/test/card\`, \`/api/live/status/{id}\`, \
+\`/api/v1/test-transactions\`) and a key works only on its own mode's paths (\`401 Invalid Secret Key.\` \
+otherwise); paths without a mode (\`/api/v1/wallet\`, payment links) take it from the key. Test and live data \
+never mix.
+
+## The encrypted envelope
+
+Card payments, hosted card payments, APM, payouts, the payout estimate, ramps and payins take their fields \
+encrypted (refunds, chargebacks and payment links take them plain or encrypted):
+
+    {"payload": "<iv as hex>:<ciphertext as hex>"}
+
+1. Serialize the endpoint's fields (the \`contentSchema\` of \`payload\`) as a JSON object.
+2. Draw a fresh random 16-byte IV for every request.
+3. Encrypt the text with AES-256-CBC and PKCS#7 padding, keyed with the UTF-8 bytes of the merchant's \
+32-character encryption key.
+4. Send the IV and the ciphertext in hex, joined by \`:\`, with \`Content-Type: application/json\`.
+
+Anything that does not decrypt to a JSON object with the merchant's key is \`400 Encryption Key is invalid.\`, \
+whichever step failed; a body without a string \`payload\` is a \`422\`; a plain body is refused where the \
+envelope is required. \`npx payments encrypt --key <encryption key> --data '<fields as JSON>'\` prints a body.
+
+## Fields and numbers
+
+Text fields are trimmed; text with control characters or invalid Unicode is refused. Unknown fields and \
+unknown query parameters (such as the vendor SDK's \`?Skip-Encryption=true\`) are ignored, and an optional \
+field sent as \`null\` or \`""\` counts as absent. Money never passes through a binary float: card and payout \
+amounts are integers in the currency's minor units, answered as exact JSON integers (also above 2^53); crypto \
+and ramp amounts are decimals in major units, taken as JSON numbers or numeric strings and answered as exact \
+JSON numbers. Parse answers with a JSON parser that keeps numbers exact.
+
+## Transactions
+
+Creates, status lookups and webhooks share one body: \`status\`, \`message\`, \`redirect_url\` while a hosted \
+page waits, and \`data\`. \`SUCCESS\`, \`FAILED\` and \`BLOCKED\` are final and never change. A declined or \
+blocked transaction is not an error: it answers \`200\`. A create waits a few seconds at most for the first \
+answer; past that it answers \`PENDING\`, and the status endpoint and the webhook carry the outcome. A create \
+repeating an \`order_id\` with the same fields answers the original transaction with \
+\`Idempotent-Replayed: true\`; with other fields it is \`409\`.
+
+## Errors
+
+Every error body has a \`message\`; a \`422\` adds \`errors\`, every failing field with its messages.
+
+${errorTable()}
+
+## Rate limits
+
+By default 100 requests per second per secret key with bursts of 200, shared by every API process; past it, \
+\`429 Too Many Attempts.\` with \`Retry-After\`.`;
+
+const WEBHOOK_DESCRIPTION = `Sent to the transaction's \`webhook_url\` when it moves into a final status, and \
+again when a settled transaction is refunded or charged back (under a new \`event_id\`). A \`2xx\` answer \
+within 10 seconds is a delivery; anything else is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, \
+then every 10 h, for up to 3 days. Verify the signature over the raw bytes received, before parsing, and \
+check the timestamp is recent (docs/webhooks.md has a verifier).`;
+
+const SIGNATURE_HEADERS: JsonSchema[] = [
+  {
+    name: 'fs-webhook-hash',
+    description:
+      "Lowercase hex HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the merchant's webhook secret.",
+    schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+  },
+  {
+    name: 'webhook-id',
+    description: 'The `event_id` (Standard Webhooks).',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-timestamp',
+    description: 'Unix seconds of this attempt; refuse old ones to stop replays.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    description:
+      '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}`, keyed with the webhook secret.',
+    schema: { type: 'string', pattern: '^v1,' },
+  },
+].map((header) => ({ ...header, in: 'header', required: true }));
+
+export interface OpenApiOptions {
+  /** The service's base address; a `{base_url}` variable when left out. */
+  serverUrl?: string;
+}
+
+/** The OpenAPI 3.1 document of the merchant API. Deterministic: the same code gives the same document. */
+export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonSchema {
+  const requests = Object.fromEntries(
+    Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, requestSchema(name, schema)]),
+  );
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const operation of OPERATIONS) {
+    paths[operation.path] ??= {};
+    paths[operation.path]![operation.method] = operationObject(operation, requests);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Payments API',
+      version: '1',
+      description: DESCRIPTION(),
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: options.serverUrl
+      ? [{ url: options.serverUrl }]
+      : [
+          {
+            url: '{base_url}',
+            description: 'The service (its BASE_URL).',
+            variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+          },
+        ],
+    security: [{ secretKey: [] }],
+    tags: TAGS,
+    paths,
+    webhooks: {
+      transaction: {
+        post: {
+          summary: 'A transaction event',
+          description: WEBHOOK_DESCRIPTION,
+          parameters: SIGNATURE_HEADERS,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: ref('WebhookPayload') } },
+          },
+          responses: {
+            '200': { description: 'Any `2xx` within 10 seconds: delivered.' },
+            default: { description: 'Anything else: retried.' },
+          },
+          security: [],
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        secretKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The secret key: `PA_TEST_…` on test paths, `PA_LIVE_…` on live paths.',
+        },
+      },
+      parameters: PATH_PARAMETERS,
+      schemas: { ...requests, ...answerSchemas() },
+      examples: errorExamples(),
+    },
+  };
+}
