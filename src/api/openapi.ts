@@ -85,7 +85,8 @@ const FIELD_NOTES: Record<string, FieldNote> = {
   currency: { description: 'An active ISO 4217 currency code.', example: 'USD' },
   card_number: {
     description: 'The card number; spaces and dashes are ignored.',
-    example: '4242424242424242',
+    // The sandbox's frictionless card, taken from its table so the example always does what it says.
+    example: SANDBOX_CARD_TABLE.find(([, outcome]) => outcome.startsWith('SUCCESS'))![0],
   },
   card_expiry_month: { description: 'Expiry month, MM.', example: '12' },
   card_expiry_year: {

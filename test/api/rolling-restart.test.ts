@@ -8,7 +8,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDatabase } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import { freePorts, ready, ServiceProcess, until } from '../faults/harness';
+import { freePorts, startRoles, until, waitReady, type ServiceProcess } from '../faults/harness';
 import { createTestDatabase } from '../helpers/env';
 import { cardRequest, encryptForMerchant, payoutRequest } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
@@ -105,32 +105,12 @@ describe('rolling restart', () => {
       RATE_LIMIT_PER_SECOND: '10000',
       RATE_LIMIT_BURST: '10000',
     };
-    const command = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
-    const api = (port: number) =>
-      new ServiceProcess(`api :${port}`, command, {
-        ...env,
-        ROLE: 'api',
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
-      });
-    const worker = (port: number) =>
-      new ServiceProcess(`worker :${port}`, command, { ...env, ROLE: 'worker', METRICS_PORT: String(port) });
-    const apis = [api(apiA!), api(apiB!)];
-    const workers = [worker(metricsA!), worker(metricsB!)];
-    for (const service of [...apis, ...workers]) {
-      cleanups.push(() => service.stop());
-      service.start();
-    }
-    const apiUrls = [apiA!, apiB!].map((port) => `http://127.0.0.1:${port}`);
-    const workerUrls = [metricsA!, metricsB!].map((port) => `http://127.0.0.1:${port}`);
-    const waitReady = (url: string, service: ServiceProcess) =>
-      until(`${service.name} to be ready`, ready(url), 120_000, () => service.ended).catch((error: Error) => {
-        throw new Error(`${error.message}\n${service.log}`);
-      });
-    await Promise.all([
-      ...apis.map((s, i) => waitReady(apiUrls[i]!, s)),
-      ...workers.map((s, i) => waitReady(workerUrls[i]!, s)),
-    ]);
+    const { apis, workers, apiUrls, workerUrls, ...services } = startRoles(
+      env,
+      { api: [apiA!, apiB!], worker: [metricsA!, metricsB!] },
+      (stop) => cleanups.push(stop),
+    );
+    await services.ready();
 
     // The load: card payments and payouts with their status lookups, three at a time, never retried.
     const balancer = new Balancer(apiUrls);

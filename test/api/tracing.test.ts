@@ -8,7 +8,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDatabase } from '../../src/db/client';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import { freePorts, ready, ServiceProcess, until } from '../faults/harness';
+import { freePorts, SERVICE_COMMAND, ServiceProcess, until, waitReady } from '../faults/harness';
 import { createTestDatabase } from '../helpers/env';
 import { cardRequest, encryptForMerchant } from '../helpers/merchant-client';
 
@@ -71,34 +71,26 @@ describe('tracing', () => {
 
     const [port, metricsPort] = await freePorts(2);
     const baseUrl = `http://127.0.0.1:${port}`;
-    const service = new ServiceProcess(
-      'traced service',
-      [process.execPath, '--import', 'tsx', 'src/process/main.ts'],
-      {
-        ...process.env,
-        ROLE: 'all',
-        LOG_LEVEL: 'warn',
-        DATABASE_URL: database.url,
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        TEMPORAL_TASK_QUEUE: `traced-${randomBytes(4).toString('hex')}`,
-        MASTER_KEY: masterKey,
-        PAYLOAD_KEYS: `traced:${randomBytes(32).toString('hex')}`,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        METRICS_PORT: String(metricsPort),
-        BASE_URL: baseUrl,
-        SHUTDOWN_DRAIN_SECONDS: '0',
-        TRACING: 'true',
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      },
-    );
+    const service = new ServiceProcess('traced service', SERVICE_COMMAND, {
+      ...process.env,
+      ROLE: 'all',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `traced-${randomBytes(4).toString('hex')}`,
+      MASTER_KEY: masterKey,
+      PAYLOAD_KEYS: `traced:${randomBytes(32).toString('hex')}`,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      BASE_URL: baseUrl,
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      TRACING: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    });
     cleanups.push(() => service.stop());
     service.start();
-    await until('the service to be ready', ready(baseUrl), 120_000, () => service.ended).catch(
-      (error: Error) => {
-        throw new Error(`${error.message}\n${service.log}`);
-      },
-    );
+    await waitReady(baseUrl, service);
 
     const card = '4242424242424242';
     const response = await fetch(`${baseUrl}/api/v1/test/card`, {

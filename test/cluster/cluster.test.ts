@@ -14,7 +14,7 @@ import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import { FaultyReceiver, freePorts, ready, ServiceProcess, until } from '../faults/harness';
+import { FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';
 import { startRealTemporal } from './temporal-server';
@@ -88,27 +88,12 @@ describe('cluster', () => {
       PAGE_RATE_LIMIT_PER_SECOND: '10000',
       PAGE_RATE_LIMIT_BURST: '10000',
     };
-    const command = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
-    const api = (port: number) =>
-      new ServiceProcess(`api :${port}`, command, { ...env, ROLE: 'api', PORT: String(port) });
-    const worker = (port: number) =>
-      new ServiceProcess(`worker :${port}`, command, { ...env, ROLE: 'worker', METRICS_PORT: String(port) });
-    const apis = [api(apiA!), api(apiB!)];
-    const workers = [worker(metricsA!), worker(metricsB!)];
-    for (const service of [...apis, ...workers]) {
-      cleanups.push(() => service.stop());
-      service.start();
-    }
-    const apiUrls = [apiA!, apiB!].map((port) => `http://127.0.0.1:${port}`);
-    const workerUrls = [metricsA!, metricsB!].map((port) => `http://127.0.0.1:${port}`);
-    const waitReady = (url: string, service: ServiceProcess) =>
-      until(`${service.name} to be ready`, ready(url), 180_000, () => service.ended).catch((error: Error) => {
-        throw new Error(`${error.message}\n${service.log}`);
-      });
-    await Promise.all([
-      ...apis.map((service, i) => waitReady(apiUrls[i]!, service)),
-      ...workers.map((service, i) => waitReady(workerUrls[i]!, service)),
-    ]);
+    const { apis, workers, apiUrls, workerUrls, ...services } = startRoles(
+      env,
+      { api: [apiA!, apiB!], worker: [metricsA!, metricsB!] },
+      (stop) => cleanups.push(stop),
+    );
+    await services.ready();
 
     const receiver = new FaultyReceiver(receiverPort!);
     await receiver.start();

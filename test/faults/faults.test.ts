@@ -14,7 +14,7 @@ import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
-import { FaultyReceiver, freePorts, ready, ServiceProcess, until } from './harness';
+import { FaultyReceiver, freePorts, ready, SERVICE_COMMAND, ServiceProcess, until } from './harness';
 import { LoadClient, type Created, type Merchant } from './load';
 import { expectClean, report, runLoad, verify } from './verdict';
 
@@ -93,9 +93,8 @@ describe('fault suite', () => {
       PORT: String(apiPort),
       BASE_URL: `http://127.0.0.1:${apiPort}`,
     };
-    const command = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
-    const api = new ServiceProcess('api', command, { ...env, ROLE: 'api' });
-    const worker = new ServiceProcess('worker', command, { ...env, ROLE: 'worker' });
+    const api = new ServiceProcess('api', SERVICE_COMMAND, { ...env, ROLE: 'api' });
+    const worker = new ServiceProcess('worker', SERVICE_COMMAND, { ...env, ROLE: 'worker' });
     cleanups.push(
       () => api.stop(),
       () => worker.stop(),

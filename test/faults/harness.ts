@@ -100,6 +100,59 @@ export async function until(
 
 export const ready = (baseUrl: string) => async () => (await fetch(`${baseUrl}/readyz`)).ok;
 
+/** The service's entry point, as `npm start` runs it. */
+export const SERVICE_COMMAND = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
+
+/** Waits until a started service's `/readyz` answers 200; fails with its output if it exits first. */
+export function waitReady(url: string, service: ServiceProcess, timeoutMs = 180_000): Promise<void> {
+  return until(`${service.name} to be ready`, ready(url), timeoutMs, () => service.ended).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}\n${service.log}`);
+    },
+  );
+}
+
+/**
+ * `ROLE=api` processes on `apiPorts` and `ROLE=worker` processes serving `/readyz` on `workerPorts`, all
+ * with `env`, started; `onStop` receives each one's stop for the test's clean-up. `ready` waits for all.
+ */
+export function startRoles(
+  env: NodeJS.ProcessEnv,
+  ports: { api: number[]; worker: number[] },
+  onStop: (stop: () => Promise<void>) => void,
+) {
+  const apis = ports.api.map(
+    (port) =>
+      new ServiceProcess(`api :${port}`, SERVICE_COMMAND, { ...env, ROLE: 'api', PORT: String(port) }),
+  );
+  const workers = ports.worker.map(
+    (port) =>
+      new ServiceProcess(`worker :${port}`, SERVICE_COMMAND, {
+        ...env,
+        ROLE: 'worker',
+        METRICS_PORT: String(port),
+      }),
+  );
+  for (const service of [...apis, ...workers]) {
+    onStop(() => service.stop());
+    service.start();
+  }
+  const apiUrls = ports.api.map((port) => `http://127.0.0.1:${port}`);
+  const workerUrls = ports.worker.map((port) => `http://127.0.0.1:${port}`);
+  return {
+    apis,
+    workers,
+    apiUrls,
+    workerUrls,
+    ready: async () => {
+      await Promise.all([
+        ...apis.map((service, i) => waitReady(apiUrls[i]!, service)),
+        ...workers.map((service, i) => waitReady(workerUrls[i]!, service)),
+      ]);
+    },
+  };
+}
+
 export { freePort, waitForPort };
 
 export interface ReceivedEvent {

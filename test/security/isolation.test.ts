@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/postgres';
-import { ready, ServiceProcess, until } from '../faults/harness';
+import { ready, SERVICE_COMMAND, ServiceProcess, until } from '../faults/harness';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
 
@@ -79,7 +79,7 @@ describe('rate limits', () => {
   it('hold across two API processes drawing from the same key', async () => {
     // A second API process over the same database and Temporal: the bucket lives in Postgres.
     const port = await freePort();
-    const second = new ServiceProcess('api', [process.execPath, '--import', 'tsx', 'src/process/main.ts'], {
+    const second = new ServiceProcess('api', SERVICE_COMMAND, {
       ...process.env,
       ROLE: 'api',
       SHUTDOWN_DRAIN_SECONDS: '0',
