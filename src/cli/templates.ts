@@ -70,10 +70,15 @@ export const commands: Record<string, Command> = {
     ctx.print(
       links.map((l) => ({
         link_id: l.id,
+        kind: l.crypto ? l.crypto.transaction_type : 'card',
         status: l.status,
         transaction_id: l.transactionId,
-        amount: l.amountMinor,
-        currency: l.currency,
+        // Card links in minor units, as they were created; crypto links in their own terms (fiat or crypto).
+        ...(l.crypto
+          ? l.crypto.fiat_amount !== undefined
+            ? { amount: l.crypto.fiat_amount, currency: l.crypto.fiat_currency }
+            : { amount: l.crypto.crypto_amount, currency: l.crypto.crypto_currency }
+          : { amount: l.amountMinor, currency: l.currency }),
         order_id: l.orderId,
         expires_at: l.expiresAt.toISOString(),
         payment_template_id: l.templateId,

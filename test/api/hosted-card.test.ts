@@ -121,9 +121,7 @@ describe('POST /api/v1/{mode}/hosted/card and the payment page', () => {
       card('4242424242424241', { card_expiry_month: '13', card_cvv: '12' }),
     );
     expect(refused.statusCode).toBe(422);
-    expect(refused.body).toContain(
-      'id="card_number-error">The card number field must be a valid card number.',
-    );
+    expect(refused.body).toContain('id="card_number-error">Card number must be a valid card number.');
     expect(refused.body).toContain('aria-describedby="card_expiry_month-error"');
     expect(refused.body).toContain('id="card_cvv-error"');
     expect(refused.body).not.toContain('4242424242424241');

@@ -150,6 +150,10 @@ describe('POST /api/v1/payment-link and the link page', () => {
     expect(refused.statusCode).toBe(422);
     expect(refused.body).toContain('id="amount-error"');
     expect(refused.body).toContain('id="email-error"');
+    // Worded by the labels the customer sees, not by the API's field names.
+    expect(refused.body).toContain('Email must be a valid email address.');
+    expect(refused.body).toContain('Amount must be a positive amount with at most 2 decimals.');
+    expect(refused.body).not.toMatch(/The \w+ field/);
     expect(refused.body).toContain('value="Ana"');
     const details = await submit(url, { ...customer, amount: '12.30' });
     expect(details.statusCode).toBe(303);
@@ -260,6 +264,22 @@ describe('POST /api/v1/payment-link and the link page', () => {
     const crypto = (await merchant.get(`/api/test/status/${id}`)).json().data.crypto_amount;
     const paid = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: crypto });
     expect(paid.json()).toMatchObject({ status: 'SUCCESS' });
+    // The operator's list of links shows a crypto link by its own terms.
+    const links = await runCliIn(
+      env,
+      'templates',
+      'links',
+      '--merchant',
+      merchant.credentials.merchant_id,
+      '--mode',
+      'test',
+      '--json',
+    );
+    expect(JSON.parse(links.stdout)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'PAYIN', order_id: 'crypto-link-1', amount: '40', currency: 'USD' }),
+      ]),
+    );
     const deadline = Date.now() + 20_000;
     while (
       !receiver.received.some((w) => (w.json.data as { transaction_id?: string }).transaction_id === id)

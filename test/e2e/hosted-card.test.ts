@@ -114,7 +114,7 @@ describe('hosted payment page in Chromium', () => {
     );
     const number = page.getByLabel('Card number');
     const error = page.locator('#card_number-error');
-    await expect(error.textContent()).resolves.toBe('The card number field must be a valid card number.');
+    await expect(error.textContent()).resolves.toBe('Card number must be a valid card number.');
     await expect(number.getAttribute('aria-describedby')).resolves.toBe('card_number-error');
     // The message sits right under its field.
     const [field, message] = [(await number.boundingBox())!, (await error.boundingBox())!];

@@ -163,3 +163,11 @@ export async function merchantName(db: Db, merchantId: string): Promise<string> 
     .where(eq(merchants.id, merchantId));
   return merchant?.name ?? '';
 }
+
+/**
+ * A refusal worded for the API ("The zip field is required.") as the form says it, by the label the
+ * customer sees ("Postal code is required.").
+ */
+export function underLabel(message: string, label: string): string {
+  return message.replace(/^The [a-z0-9 ]+ field\b/i, label.replace(/\s*\(.*\)$/, ''));
+}

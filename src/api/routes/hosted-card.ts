@@ -21,6 +21,7 @@ import {
   originOf,
   sendOnward,
   sendPage,
+  underLabel,
   verifyCsrf,
 } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
@@ -163,7 +164,7 @@ async function cardPage(
     return `<div class="field${error ? ' invalid' : ''}">
 <label for="${name}">${escapeHtml(label)}</label>
 <input id="${name}" name="${name}" ${attributes}${value ? ` value="${escapeHtml(value)}"` : ''}${described}>
-${error ? `<p class="error" id="${name}-error">${escapeHtml(error)}</p>` : ''}
+${error ? `<p class="error" id="${name}-error">${escapeHtml(underLabel(error, label))}</p>` : ''}
 </div>`;
   };
   const first = Object.values(errors).length > 0;

@@ -28,7 +28,15 @@ import { currencyExponent, isFiatCurrency } from '../../lib/currencies';
 import { networksOf } from '../../crypto/catalogue';
 import { formatMinor } from '../../lib/money';
 import { parseUnits } from '../../lib/units';
-import { expiredPage, issueCsrf, limitPageRate, merchantName, sendPage, verifyCsrf } from '../pages/hosted';
+import {
+  expiredPage,
+  issueCsrf,
+  limitPageRate,
+  merchantName,
+  sendPage,
+  underLabel,
+  verifyCsrf,
+} from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
 
 /** `expiry_date`: a day (`YYYY-MM-DD`, the link closes at its end, UTC) or an ISO 8601 time, in the future. */
@@ -410,7 +418,7 @@ async function linkPage(
     return `<div class="field${error ? ' invalid' : ''}">
 <label for="${name}">${escapeHtml(label)}</label>
 <input id="${name}" name="${name}" autocomplete="${autocomplete}" ${attributes}${value}${described}>
-${error ? `<p class="error" id="${name}-error">${escapeHtml(error)}</p>` : ''}
+${error ? `<p class="error" id="${name}-error">${escapeHtml(underLabel(error, label))}</p>` : ''}
 </div>`;
   };
   const crypto = link.kind === 'crypto' ? link.crypto : null;
