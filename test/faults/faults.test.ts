@@ -175,7 +175,7 @@ describe('fault suite', () => {
 
   it('npm run dev comes back from a SIGKILL of its own processes mid-load, stopping what they left running', async () => {
     const dir = scratch();
-    const [pgPort, temporalPort, uiPort, apiPort, receiverPort] = await freePorts(5);
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort, anvilPort] = await freePorts(6);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...serviceSettings,
@@ -184,6 +184,8 @@ describe('fault suite', () => {
       DEV_POSTGRES_PORT: String(pgPort),
       DEV_TEMPORAL_PORT: String(temporalPort),
       DEV_TEMPORAL_UI_PORT: String(uiPort),
+      // Its own local chain port too: a developer's `npm run dev` may hold the default one.
+      DEV_ANVIL_PORT: String(anvilPort),
     };
     // What the test runner puts in the environment is not the developer's: Vite's BASE_URL is '/'.
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'BASE_URL', 'NODE_ENV']) delete env[name];
