@@ -10,6 +10,7 @@ import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {
   currency: string;
+  /** The test wallet's opening balance, in minor units; the live wallet opens at 0. */
   amount: bigint;
 }
 
@@ -66,12 +67,15 @@ export async function createMerchant(
       for (const spec of options.wallets) {
         const walletId = newId('wal');
         await tx.insert(wallets).values({ id: walletId, merchantId, mode, currency: spec.currency });
-        if (spec.amount > 0n) await creditWallet(tx, walletId, `opening_${walletId}`, spec.amount);
+        // An opening balance is test money. A live wallet opens empty: live money arrives by real credits
+        // (payins, `wallets credit` with its reference), never by typing a number at creation.
+        const opening = mode === 'test' ? spec.amount : 0n;
+        if (opening > 0n) await creditWallet(tx, walletId, `opening_${walletId}`, opening);
         createdWallets.push({
           wallet_id: walletId,
           mode,
           currency: spec.currency,
-          amount: spec.amount.toString(),
+          amount: opening.toString(),
         });
       }
       for (const spec of options.terminals) {

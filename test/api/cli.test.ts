@@ -61,7 +61,7 @@ describe('npx payments', () => {
     expect(unknown).toMatchObject({ code: 1, stderr: 'error: Merchant mer_nope not found.\n' });
   });
 
-  it('creates a merchant whose keys work, with a wallet of the given balance in each mode', async () => {
+  it('creates a merchant whose keys work, with a test wallet of the given balance and an empty live one', async () => {
     const result = await cli(
       'merchants',
       'create',
@@ -96,6 +96,15 @@ describe('npx payments', () => {
       ['GBP', 10],
       ['USD', 2500],
     ]);
+    // Live money is never typed in: the live wallets open empty.
+    const client = merchantClient(env.app, created);
+    const live = await client.get('/api/v1/wallet', { key: client.key('live') });
+    expect(live.json().data.map((w: { currency: string; amount: number }) => [w.currency, w.amount])).toEqual(
+      [
+        ['GBP', 0],
+        ['USD', 0],
+      ],
+    );
   });
 
   it('credits a wallet through the ledger and prints a statement that adds up', async () => {
