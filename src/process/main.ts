@@ -194,8 +194,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
