@@ -306,6 +306,11 @@ function describeField(owner: string, name: string, field: z.ZodType, json: Json
   };
 }
 
+/** Markdown's code marks taken out, for the fields Swagger UI shows as plain text (example summaries). */
+function plain(text: string): string {
+  return text.replaceAll('`', '');
+}
+
 /** A request schema as JSON Schema, every field described, with an example of a valid request. */
 function requestSchema(name: string, schema: z.ZodType): JsonSchema {
   const json = toJsonSchema(schema);
@@ -746,7 +751,7 @@ function errorExamples(): Record<string, JsonSchema> {
     errorCodes.map((code) => [
       code,
       {
-        summary: ERROR_WHEN[code],
+        summary: plain(ERROR_WHEN[code]),
         value: ERROR_EXAMPLES[code] ?? { message: errorCatalogue[code].message },
       },
     ]),
@@ -780,7 +785,7 @@ function errorResponses(codes: ErrorCode[], custom: Partial<Record<ErrorCode, st
             group.map((code) => [
               code,
               custom[code]
-                ? { summary: ERROR_WHEN[code], value: { message: custom[code] } }
+                ? { summary: plain(ERROR_WHEN[code]), value: { message: custom[code] } }
                 : { $ref: `#/components/examples/${code}` },
             ]),
           ),
