@@ -67,7 +67,16 @@ describe('payment links in Chromium', () => {
       ['Postal code', '28013'],
       ['Country (two letters, e.g. US)', 'ES'],
     ];
-    for (const [label, value] of fields) await page.getByLabel(label, { exact: true }).fill(value);
+    // First with a mistyped email: the refusal sits under its field, worded by the label.
+    for (const [label, value] of fields)
+      await page.getByLabel(label, { exact: true }).fill(label === 'Email' ? 'ana@' : value);
+    await page.getByRole('button', { name: 'Continue to card details' }).click();
+    await expect(page.locator('#email-error').textContent()).resolves.toBe(
+      'Email must be a valid email address.',
+    );
+    await shot(page, 'link-errors-phone');
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await page.getByLabel('Email', { exact: true }).fill('ana@example.com');
     await page.getByRole('button', { name: 'Continue to card details' }).click();
     await page.waitForURL(/\/hosted\/card\//);
     await expect(page.getByText('42.00 USD').first().isVisible()).resolves.toBe(true);
