@@ -21,6 +21,9 @@ export interface Created {
   transactionId: string;
 }
 
+/** How long the cardholder keeps trying to answer a 3-D Secure challenge before the load gives up. */
+const CHALLENGE_WAIT_MS = 300_000;
+
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Body = Record<string, unknown> & { status?: string; data?: Record<string, unknown> };
@@ -163,9 +166,15 @@ export class LoadClient {
    */
   private async approveChallenge(transactionId: string): Promise<void> {
     const page = `${this.baseUrl()}/api/v1/test/card/checkout/${transactionId}`;
-    for (let attempt = 0; attempt < 600; attempt += 1) {
+    // Bounded by time, not tries: after a Postgres outage the workflow's retries back off for up to 30 s
+    // a step, and a slow machine makes every try slower.
+    const deadline = Date.now() + CHALLENGE_WAIT_MS;
+    let seen = '';
+    while (Date.now() < deadline) {
       try {
         const { status } = await this.status(transactionId);
+        // What the cardholder saw, each time it changed: the trail a failure prints.
+        if (status !== seen) this.note(transactionId, `challenge: status ${(seen = String(status))}`);
         if (status !== 'PENDING' && status !== 'REDIRECT') return;
         if (status === 'REDIRECT') {
           const shown = await fetch(page, { signal: AbortSignal.timeout(30_000) });
@@ -176,13 +185,15 @@ export class LoadClient {
               .getSetCookie()
               .map((c) => c.split(';')[0])
               .join('; ');
-            await fetch(page, {
+            const posted = await fetch(page, {
               method: 'POST',
               headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
               body: new URLSearchParams({ csrf, decision: 'approve' }).toString(),
               redirect: 'manual',
               signal: AbortSignal.timeout(30_000),
             });
+            if (posted.status !== 303)
+              this.note(transactionId, `challenge: approve answered ${posted.status}`);
           }
         }
       } catch {
@@ -190,6 +201,9 @@ export class LoadClient {
       }
       await pause(250);
     }
-    throw new Error(`the challenge of ${transactionId} was never answered`);
+    const trail = (this.trail.get(transactionId) ?? []).join('\n  ');
+    throw new Error(
+      `the challenge of ${transactionId} was not answered in ${CHALLENGE_WAIT_MS / 1000} s:\n  ${trail}`,
+    );
   }
 }
