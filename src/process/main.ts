@@ -16,8 +16,6 @@ export interface Running {
   /** Drains and stops everything, in order: the API first, then the worker, then the pools. */
   stop(): Promise<void>;
   url?: string;
-  /** A `ROLE=worker` process's `/metrics`, `/healthz` and `/readyz`. */
-  workerUrl?: string;
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -141,7 +139,6 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   let stopping: Promise<void> | undefined;
   return {
     url,
-    workerUrl,
     stop() {
       stopping ??= (async () => {
         draining = true;

@@ -68,6 +68,20 @@ async function createLink(body: Record<string, unknown>) {
   return answer.json().data as string;
 }
 
+/** The merchant's test links as the operator lists them (`npx payments templates links --json`). */
+async function listedLinks(): Promise<unknown[]> {
+  const links = await runCliIn(
+    env,
+    'templates',
+    'links',
+    '--merchant',
+    merchant.credentials.merchant_id,
+    '--mode',
+    'test',
+    '--json',
+  );
+  return JSON.parse(links.stdout) as unknown[];
+}
 describe('payment templates', () => {
   it("lists the key's mode's templates with the SDK's fields, and no one else's", async () => {
     const listed = await merchant.get('/api/v1/payment-templates');
@@ -127,17 +141,7 @@ describe('POST /api/v1/payment-link and the link page', () => {
     const again = await env.app.inject({ url: new URL(url).pathname });
     expect(again.statusCode).toBe(410);
     expect(again.body).toContain('This payment link has already been used.');
-    const links = await runCliIn(
-      env,
-      'templates',
-      'links',
-      '--merchant',
-      merchant.credentials.merchant_id,
-      '--mode',
-      'test',
-      '--json',
-    );
-    expect(JSON.parse(links.stdout)).toEqual(
+    expect(await listedLinks()).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ link_id: link!.id, status: 'used', transaction_id: id }),
       ]),
@@ -265,17 +269,7 @@ describe('POST /api/v1/payment-link and the link page', () => {
     const paid = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: crypto });
     expect(paid.json()).toMatchObject({ status: 'SUCCESS' });
     // The operator's list of links shows a crypto link by its own terms.
-    const links = await runCliIn(
-      env,
-      'templates',
-      'links',
-      '--merchant',
-      merchant.credentials.merchant_id,
-      '--mode',
-      'test',
-      '--json',
-    );
-    expect(JSON.parse(links.stdout)).toEqual(
+    expect(await listedLinks()).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'PAYIN', order_id: 'crypto-link-1', amount: '40', currency: 'USD' }),
       ]),

@@ -4,11 +4,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createDatabase } from '../../src/db/client';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import { freePorts, SERVICE_COMMAND, ServiceProcess, until, waitReady } from '../faults/harness';
+import {
+  cleanUpAfterAll,
+  freePorts,
+  SERVICE_COMMAND,
+  ServiceProcess,
+  until,
+  waitReady,
+} from '../faults/harness';
 import { createTestDatabase } from '../helpers/env';
 import { cardRequest, encryptForMerchant } from '../helpers/merchant-client';
 
@@ -19,10 +26,7 @@ interface ExportedSpan {
   name: string;
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanUpAfterAll();
 
 /** An OpenTelemetry collector's OTLP/HTTP JSON endpoint on loopback, keeping what it is sent. */
 async function startCollector() {

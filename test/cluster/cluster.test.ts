@@ -9,12 +9,12 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import { FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
+import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';
 import { startRealTemporal } from './temporal-server';
@@ -22,10 +22,7 @@ import { startRealTemporal } from './temporal-server';
 const TRANSACTIONS = Number(process.env.CLUSTER_TRANSACTIONS ?? 150);
 const CONCURRENCY = 4;
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanUpAfterAll();
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -7,23 +7,28 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
-import { FaultyReceiver, freePorts, ready, SERVICE_COMMAND, ServiceProcess, until } from './harness';
+import {
+  cleanUpAfterAll,
+  FaultyReceiver,
+  freePorts,
+  ready,
+  SERVICE_COMMAND,
+  ServiceProcess,
+  until,
+} from './harness';
 import { LoadClient, type Created, type Merchant } from './load';
 import { expectClean, report, runLoad, verify } from './verdict';
 
 const TRANSACTIONS = Number(process.env.FAULT_TRANSACTIONS ?? 150);
 const CONCURRENCY = 4;
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanUpAfterAll();
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server, Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
+import { afterAll } from 'vitest';
 import { freePort } from '../../src/dev/postgres';
 import { waitForPort } from '../../src/dev/temporal';
 
@@ -79,6 +80,18 @@ export class ServiceProcess {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * What a test file starts, stopped after all its tests in the reverse order, each failure ignored (a
+ * process may already be gone). `push` as it starts things.
+ */
+export function cleanUpAfterAll(): { push(...cleanups: (() => Promise<unknown>)[]): void } {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  });
+  return { push: (...added) => void cleanups.push(...added) };
 }
 
 /** Polls until `probe` answers true, or fails naming `what`. */
