@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../src/db/client';
 import { terminals, transactions } from '../src/db/schema/index';
-import type { AftercareKind, TransactionKind, TransactionStatus } from '../src/contracts';
+import type { AftercareKind, Mode, TransactionKind, TransactionStatus } from '../src/contracts';
 import { countedDeposits, keptInPayment } from '../src/transactions/deposits';
 import { formatUnits, parseUnits } from '../src/lib/units';
 import { recordOpsAction } from '../src/transactions/ops-audit';
@@ -9,6 +9,8 @@ import { recordOpsAction } from '../src/transactions/ops-audit';
 /** What a refund or chargeback needs to know of a settled transaction. */
 export interface AftercareState {
   kind: TransactionKind;
+  /** Absent in histories recorded before the workflow checked it. */
+  mode?: Mode;
   status: TransactionStatus;
   refunded: boolean;
   chargeback: boolean;
@@ -28,6 +30,7 @@ export function aftercareActivities(db: Db) {
       const [row] = await db
         .select({
           kind: transactions.kind,
+          mode: transactions.mode,
           status: transactions.status,
           refunded: transactions.refunded,
           chargeback: transactions.chargeback,
@@ -58,7 +61,7 @@ export function aftercareActivities(db: Db) {
       kind: AftercareKind;
       /** The acquirer's reference for a card refund. */
       reference?: string;
-      /** Who asked, for the audit trail, and their reason. */
+      /** Who asked, for the audit trail, and their reason (histories from before name no one). */
       actor?: string;
       reason?: string;
     }): Promise<void> {
@@ -90,16 +93,15 @@ export function aftercareActivities(db: Db) {
           .set({ ...set, version: sql`${transactions.version} + 1`, updatedAt: sql`now()` })
           .where(eq(transactions.id, input.transactionId));
         // One refund or chargeback per transaction ever applies, so its kind keys the audit row.
-        if (input.actor)
-          await recordOpsAction(tx, {
-            transactionId: input.transactionId,
-            key: input.kind,
-            actor: input.actor,
-            action: input.kind,
-            reason: input.reason || null,
-            statusBefore: row.status,
-            statusAfter: row.status,
-          });
+        await recordOpsAction(tx, {
+          transactionId: input.transactionId,
+          key: input.kind,
+          actor: input.actor ?? 'merchant',
+          action: input.kind,
+          reason: input.reason || null,
+          statusBefore: row.status,
+          statusAfter: row.status,
+        });
       });
     },
   };

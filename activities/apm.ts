@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { failureTypes, type ApmMethod, type Mode } from '../src/contracts';
 import { terminalCredentials } from '../src/merchants/terminals';
-import type { ApmProvider, TerminalAccess } from './connectors/types';
+import type { ApmProvider, ApmStatus, TerminalAccess } from './connectors/types';
+import type { Lookup } from './connectors/errors';
 import { callConnector, unknownConnector } from './connector-calls';
 
 interface ApmCall {
@@ -65,6 +66,28 @@ export function apmActivities(db: Db, masterKey: string, providers: Record<strin
       if (result.outcome === 'declined')
         throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
       return 'approved';
+    },
+
+    /** Where a payment stands at its provider, asked until it answers. */
+    async lookupApm(input: ApmCall): Promise<Lookup<ApmStatus>> {
+      const provider = providerFor(input.connector);
+      const terminal = await terminalAccess(input.terminalId);
+      return callConnector(
+        input.connector,
+        () => provider.lookup({ idempotencyKey: input.paymentKey, terminal }),
+        { asking: true },
+      );
+    },
+
+    /** Closes a payment the customer left unfinished at the provider; approved when they paid first. */
+    async cancelApm(input: ApmCall & { reference: string }): Promise<ApmStatus> {
+      const provider = providerFor(input.connector);
+      const terminal = await terminalAccess(input.terminalId);
+      return callConnector(
+        input.connector,
+        () => provider.cancel({ idempotencyKey: input.paymentKey, reference: input.reference, terminal }),
+        { asking: true },
+      );
     },
   };
 }

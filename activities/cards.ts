@@ -1,7 +1,7 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
-import { cardVault } from '../src/db/schema/index';
+import { cardVault, terminals } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
@@ -20,11 +20,22 @@ export interface AuthorizeInput {
   terminalRank: number;
   amountMinor: string;
   currency: string;
+  /**
+   * Authorization keys this transaction sent elsewhere that the workflow has since learnt were not
+   * processed: they no longer hold this send back.
+   */
+  notProcessed?: string[];
 }
 
 export type AuthorizeOutcome =
   | { outcome: 'approved'; reference: string }
   | { outcome: 'challenge'; reference: string; redirectUrl?: string };
+
+/**
+ * An authorization this transaction already sent through another terminal, which a lost workflow task
+ * made and its retry does not know of: the workflow asks about it before anything is sent again.
+ */
+export type SentElsewhere = { outcome: 'sentElsewhere'; sent: SentAuthorization[] };
 
 /**
  * Card authorization through the terminal's connector. The card comes from the vault, so neither the
@@ -48,17 +59,24 @@ export function cardActivities(
   };
 
   return {
-    async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome> {
+    async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome | SentElsewhere> {
       const acquirer = connectorFor(input.connector);
       const [card] = await db
         .select({
           pan: cardVault.panEnc,
           expiry: cardVault.expiryEnc,
           cvv: sql<string | null>`case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end`,
-          sentBefore: sql<boolean>`${input.authorizationKey} = any(${cardVault.authorizationsSent})`,
+          sent: cardVault.authorizationsSent,
         })
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
+      // Routing is decided once: whatever another attempt of this workflow sent to another terminal is
+      // asked about before this one is tried (a retried task may list the terminals otherwise).
+      const elsewhere = (card?.sent ?? []).filter(
+        (key) => key !== input.authorizationKey && !input.notProcessed?.includes(key),
+      );
+      if (elsewhere.length > 0) return { outcome: 'sentElsewhere', sent: await describeSent(db, elsewhere) };
+      const sentBefore = card?.sent?.includes(input.authorizationKey) ?? false;
       const terminal = await terminalAccess(input.terminalId);
       if (!card?.pan || !card.expiry || !card.cvv) {
         // A workflow task lost after the purge (a worker crash) runs this call again: the first run may
@@ -76,7 +94,7 @@ export function cardActivities(
           failureTypes.declined,
         );
       }
-      const { pan, expiry, cvv, sentBefore } = card;
+      const { pan, expiry, cvv } = card;
       if (!sentBefore) {
         await db
           .update(cardVault)
@@ -120,7 +138,31 @@ export function cardActivities(
       );
     },
 
-    /** Asks the acquirer where an authorization stands, for a call whose answer was lost. */
+    /**
+     * Closes an unfinished 3-D Secure challenge at the acquirer (the customer left, or ops stopped the
+     * payment): declined once closed, approved when the cardholder finished first. Asked again until the
+     * acquirer answers.
+     */
+    async cancelAuthorization(input: {
+      connector: string;
+      terminalId?: string;
+      authorizationKey: string;
+      reference: string;
+    }): Promise<AuthorizeResult> {
+      const acquirer = connectorFor(input.connector);
+      const terminal = await terminalAccess(input.terminalId);
+      return callConnector(input.connector, () => acquirer.cancel({ ...input, terminal }), { asking: true });
+    },
+
+    /** Every authorization this transaction's card was sent for, in the order sent. */
+    async sentAuthorizations(input: { transactionId: string }): Promise<SentAuthorization[]> {
+      const [card] = await db
+        .select({ sent: cardVault.authorizationsSent })
+        .from(cardVault)
+        .where(eq(cardVault.transactionId, input.transactionId));
+      return describeSent(db, card?.sent ?? []);
+    },
+
     /**
      * Refunds an approved payment in full at the acquirer that took it, under the transaction's refund
      * key: a retry refunds once. The acquirer's refusal is a non-retryable failure with its message;
@@ -150,6 +192,7 @@ export function cardActivities(
       return result.reference;
     },
 
+    /** Asks the acquirer where an authorization stands, for a call whose answer was lost. */
     async lookupAuthorization(input: {
       connector: string;
       terminalId?: string;
@@ -160,4 +203,34 @@ export function cardActivities(
       return callConnector(input.connector, () => acquirer.lookup({ ...input, terminal }), { asking: true });
     },
   };
+}
+
+/** An authorization sent, with the terminal it went through (active or not). */
+export interface SentAuthorization {
+  authorizationKey: string;
+  terminalId: string;
+  connector: string;
+  descriptor: string | null;
+}
+
+async function describeSent(db: Db, keys: string[]): Promise<SentAuthorization[]> {
+  if (keys.length === 0) return [];
+  const ids = keys.map(connectorKeys.terminalOfAuthorization);
+  const found = await db
+    .select({ id: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
+    .from(terminals)
+    .where(inArray(terminals.id, ids));
+  return keys.flatMap((authorizationKey, i) => {
+    const terminal = found.find((t) => t.id === ids[i]);
+    return terminal
+      ? [
+          {
+            authorizationKey,
+            terminalId: terminal.id,
+            connector: terminal.connector,
+            descriptor: terminal.descriptor,
+          },
+        ]
+      : [];
+  });
 }

@@ -17,7 +17,7 @@ import { createMerchant } from '../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../src/sandbox/tables';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';
 import { startTemporalDevServer } from '../src/dev/temporal';
-import { payloadCodec, startWebhookDelivery } from '../src/temporal/client';
+import { dataConverter, startWebhookDelivery } from '../src/temporal/client';
 import { prepareRedelivery } from '../src/transactions/webhook-events';
 import { webhookSchedule, loadConfig } from '../src/platform/config';
 import { closedLoop, http, rssBytes, type Measured } from './load';
@@ -537,7 +537,7 @@ async function webhookBurst(
   const connection = await Connection.connect({ address });
   const client = new Client({
     connection,
-    dataConverter: { payloadCodecs: [payloadCodec({ PAYLOAD_KEYS: payloadKeys })] },
+    dataConverter: dataConverter({ PAYLOAD_KEYS: payloadKeys }),
   });
   try {
     const events = await db.execute<{ id: string }>(

@@ -1,4 +1,5 @@
-import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition } from '@temporalio/workflow';
+import { UpdateProofs, setInternalHandler } from './proofs';
 import {
   chargebackUpdate,
   refundUpdate,
@@ -8,13 +9,14 @@ import {
   type AftercareRequest,
 } from '../src/contracts';
 import { chain, ledger, records, store } from './activities';
-import { attempt } from './failures';
+import { attempt, refusal } from './failures';
 import { sendWebhookEvent } from './webhook-delivery';
 
 export const CANNOT_REFUND = 'This transaction cannot be refunded.';
 export const CANNOT_CHARGE_BACK = 'This transaction cannot be charged back.';
 export const ALREADY_REFUNDED = 'Transaction has already been refunded.';
 export const ALREADY_CHARGED_BACK = 'Transaction has already been charged back.';
+export const CHARGEBACK_TEST_ONLY = 'Chargebacks can only be simulated in test mode.';
 
 /**
  * What happens to a settled transaction afterwards: refunds and chargebacks, one at a time. The API starts
@@ -33,15 +35,16 @@ export async function aftercare(input: AftercareInput): Promise<void> {
     queue = run.catch(() => undefined);
     return run;
   };
-  setHandler(refundUpdate, (request) => oneAtATime('refund', request), {
-    description: 'Refunds the settled transaction in full. Data: {"reason": "why"}',
+  const proofs = new UpdateProofs(input.updateKey);
+  setInternalHandler(proofs, refundUpdate, (request) => oneAtATime('refund', request), {
+    description: "the merchant's refund of the settled transaction, in full.",
     validator: ({ reason }) => {
       if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > 500)
-        throw new Error('A reason of 1 to 500 characters is required.');
+        throw refusal('A reason of 1 to 500 characters is required.');
     },
   });
-  setHandler(chargebackUpdate, (request) => oneAtATime('chargeback', request), {
-    description: 'Records a chargeback of the settled transaction (test mode).',
+  setInternalHandler(proofs, chargebackUpdate, (request) => oneAtATime('chargeback', request), {
+    description: 'a chargeback of the settled transaction (test mode).',
   });
   await condition(() => received > 0 && allHandlersFinished());
 }
@@ -57,6 +60,9 @@ async function apply(
   const payin = state.kind === 'crypto_payin';
   if (state.status !== 'SUCCESS' || !(payin || state.kind === 'card'))
     return { refused: kind === 'refund' ? CANNOT_REFUND : CANNOT_CHARGE_BACK };
+  // Chargebacks are simulated in test mode only, whoever asks (older histories read no mode).
+  if (kind === 'chargeback' && state.mode !== undefined && state.mode !== 'test')
+    return { refused: CHARGEBACK_TEST_ONLY };
 
   let refundReference: string | undefined;
   if (kind === 'refund' && state.kind === 'card') {
@@ -87,7 +93,9 @@ async function apply(
     transactionId,
     kind,
     ...(refundReference ? { reference: refundReference } : {}),
-    ...(request.actor ? { actor: request.actor, reason: request.reason } : {}),
+    // Requests from before the trail recorded who asked name the merchant's API.
+    actor: request.actor ?? 'merchant',
+    reason: request.reason,
   });
   await sendWebhookEvent(transactionId, kind);
   return { applied: true };

@@ -1,4 +1,5 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
+import { setInternalHandler } from './proofs';
 import {
   APM_CONNECTOR_METHODS,
   apmMethodUpdate,
@@ -7,13 +8,24 @@ import {
   type ApmMethod,
   type ApmPaymentInput,
   type FirstAnswer,
+  type Lookup,
 } from '../src/contracts';
-import { connector, store } from './activities';
-import { attempt } from './failures';
+import { connector, lookup, store } from './activities';
+import { attempt, refusal } from './failures';
 import { TransactionStateMachine } from './state';
+import type { Placement } from './projection';
+import { ask } from './unknown-outcome';
+import type { ApmStatus } from '../activities/connectors/types';
 import { runTransaction, shielded } from './transaction';
 
 const NO_METHOD = 'This payment method is not available.';
+
+/**
+ * The provider is asked before a payment fails: after a lost answer to the start or to the customer's
+ * answer, and when the customer's time runs out or ops stop it (a payment still open is closed there).
+ * Histories from before replay without the questions (README, "Changing a workflow safely").
+ */
+const APM_ASKED_BEFORE_FAILING = 'apm-asked-before-failing';
 
 /**
  * A payment by an alternative method (docs/hosted.md): the customer picks a method on our page, the
@@ -22,22 +34,23 @@ const NO_METHOD = 'This payment method is not available.';
  * abandons the payment.
  */
 export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input.transactionId, 'apm');
+  const machine = new TransactionStateMachine(input, 'apm');
   return runTransaction(machine, async () => {
     const timeoutMs = input.timeoutSeconds * 1000;
     let method: ApmMethod | undefined;
     let choosing = false;
-    setHandler(
+    setInternalHandler(
+      machine.proofs,
       apmMethodUpdate,
       shielded(async (choice: { method: ApmMethod }) => {
         method = choice.method;
         return machine.nextSnapshot();
       }),
       {
-        description: 'Internal: the method the customer picked on the APM page.',
+        description: 'the method the customer picked on the APM page.',
         validator: (choice: { method: ApmMethod }) => {
-          if (!choosing || method !== undefined) throw new Error('This payment awaits no method.');
-          if (!isApmMethod(choice?.method)) throw new Error('Unknown payment method.');
+          if (!choosing || method !== undefined) throw refusal('This payment awaits no method.');
+          if (!isApmMethod(choice?.method)) throw refusal('Unknown payment method.');
         },
       },
     );
@@ -82,6 +95,8 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       descriptor: terminal.descriptor,
       details: { payment_method: chosen },
     };
+    // Histories from before the provider was asked before a payment failed replay without the questions.
+    const asks = patched(APM_ASKED_BEFORE_FAILING);
     machine.waiting.on('step', `Open the payment at ${terminal.connector}`);
     const started = await attempt(() =>
       connector.startApm({
@@ -93,15 +108,29 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
         currency: input.currency,
       }),
     );
-    if (started.kind !== 'done') {
+    let opened: { reference: string; redirectUrl?: string };
+    if (started.kind === 'done') {
+      opened = started.value;
+    } else if (started.kind === 'unknown' && asks) {
+      // The provider may have opened the payment though its answer was lost: it is asked, never guessed.
+      const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
+      if (known.outcome !== 'started') {
+        await end(machine, known, machine.stopReason ?? 'The payment could not be processed.', {
+          ...placement,
+          redirectUrl: null,
+        });
+        return;
+      }
+      opened = known;
+    } else {
       const message = started.kind === 'failed' ? started.message : 'The payment could not be processed.';
       await machine.move('FAILED', message, { ...placement, redirectUrl: null });
       return;
     }
     await machine.move('REDIRECT', 'Redirect the customer to redirect_url to approve the payment.', {
       ...placement,
-      acquirerReference: started.value.reference,
-      redirectUrl: started.value.redirectUrl ?? input.providerPageUrl,
+      acquirerReference: opened.reference,
+      redirectUrl: opened.redirectUrl ?? input.providerPageUrl,
     });
 
     const answer = await machine.awaitDecision(
@@ -109,7 +138,13 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       `Waiting for the customer at ${terminal.connector}`,
     );
     if (answer === 'timeout' || answer === 'stopped') {
-      await machine.move('FAILED', answer === 'stopped' ? machine.stopReason! : 'Transaction abandoned.', {
+      const why = answer === 'stopped' ? machine.stopReason! : 'Transaction abandoned.';
+      if (!asks) {
+        await machine.move('FAILED', why, { redirectUrl: null });
+        return;
+      }
+      // Whatever the customer did at the provider meanwhile is asked, and a payment still open is closed.
+      await end(machine, await closePayment(machine, { ...call, reference: opened.reference }), why, {
         redirectUrl: null,
       });
       return;
@@ -119,23 +154,67 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
     for (let round = 0; ; round++) {
       machine.waiting.on('step', `Send the customer's answer to ${terminal.connector}`);
       const completed = await attempt(() =>
-        connector.completeApm({ ...call, reference: started.value.reference, decision: answer }),
+        connector.completeApm({ ...call, reference: opened.reference, decision: answer }),
       );
       if (completed.kind === 'done') {
         await machine.move('SUCCESS', 'Transaction processed successfully.');
         return;
       }
-      if (completed.kind !== 'unknown') {
-        const message =
-          completed.kind === 'failed' ? completed.message : 'The payment could not be processed.';
-        await machine.move('FAILED', message);
+      if (completed.kind === 'failed') {
+        await machine.move('FAILED', completed.message);
         return;
       }
-      await machine.outcomeUnknown();
+      if (asks) {
+        const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
+        if (known.outcome !== 'started') {
+          await end(machine, known, 'The payment could not be processed.');
+          return;
+        }
+      } else if (completed.kind === 'notProcessed') {
+        await machine.move('FAILED', 'The payment could not be processed.');
+        return;
+      } else {
+        await machine.outcomeUnknown();
+      }
       await machine.waiting.backoff(
         Math.min(5_000 * 2 ** round, 10 * 60_000),
         `${terminal.connector} has not answered the customer's ${answer} (round ${round + 1})`,
       );
     }
   });
+}
+
+/** Moves to what the provider says of a payment: paid, declined, or never opened (`why`). */
+async function end(
+  machine: TransactionStateMachine,
+  known: Exclude<Lookup<ApmStatus>, { outcome: 'pending' | 'started' }> | ApmStatus,
+  why: string,
+  placement: Placement = {},
+): Promise<void> {
+  if (known.outcome === 'approved')
+    await machine.move('SUCCESS', 'Transaction processed successfully.', placement);
+  else if (known.outcome === 'declined') await machine.move('FAILED', known.message, placement);
+  else await machine.move('FAILED', why, placement);
+}
+
+/**
+ * Closes a payment nobody finished in time (or that ops stopped): asked where it stands, and closed at the
+ * provider while it still waits for the customer, so it can no longer be paid there.
+ */
+async function closePayment(
+  machine: TransactionStateMachine,
+  call: { connector: string; terminalId: string; paymentKey: string; reference: string },
+): Promise<Exclude<Lookup<ApmStatus>, { outcome: 'pending' }>> {
+  for (let round = 0; ; round++) {
+    const known = await ask(machine, call.connector, () => lookup.lookupApm(call));
+    if (known.outcome !== 'started') return known;
+    const step = `Close the payment at ${call.connector}`;
+    machine.waiting.on('step', step);
+    const closed = await attempt(() => lookup.cancelApm.executeWithOptions({ summary: step }, [call]));
+    if (closed.kind === 'done' && closed.value.outcome !== 'started') return closed.value;
+    await machine.waiting.backoff(
+      Math.min(5_000 * 2 ** round, 10 * 60_000),
+      `${call.connector} has not closed the payment (round ${round + 1})`,
+    );
+  }
 }

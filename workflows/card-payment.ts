@@ -8,15 +8,16 @@ import {
   type HostedDecision,
   type Lookup,
 } from '../src/contracts';
-import { condition, patched, setHandler } from '@temporalio/workflow';
-import type { AuthorizeOutcome } from '../activities/cards';
+import { condition, patched } from '@temporalio/workflow';
+import { setInternalHandler } from './proofs';
+import type { AuthorizeOutcome, SentAuthorization } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
 import type { TerminalChoice } from '../activities/projection';
 import { connector, lookup, quickConnector, store } from './activities';
-import { attempt, type Outcome } from './failures';
+import { attempt, refusal, type Outcome } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction, shielded } from './transaction';
-import { askUntilKnown } from './unknown-outcome';
+import { ask, askUntilKnown } from './unknown-outcome';
 
 /**
  * Connector calls run as local activities, so the first answer leaves with the first workflow task.
@@ -28,12 +29,35 @@ const LOCAL_CONNECTOR_CALLS = 'card-connector-calls-run-locally';
 type Calls = typeof connector;
 
 /**
+ * A stop request met before an authorization asks the acquirer about exactly the authorizations the card
+ * vault says this payment sent (a lost attempt of the task may have made them), instead of every terminal
+ * left in the routing order. Histories from before replay with the old question (README, "Changing a
+ * workflow safely").
+ */
+const LOST_AUTHORIZATIONS_FROM_THE_VAULT = 'card-lost-authorizations-from-the-vault';
+
+/**
+ * A 3-D Secure challenge unanswered in time or stopped by ops is asked about and closed at the acquirer
+ * before the payment fails, and a return from the acquirer's own page only makes the workflow ask the
+ * acquirer. Histories from before replay with the old challenge (README, "Changing a workflow safely").
+ */
+const CHALLENGE_CLOSED_AT_THE_ACQUIRER = 'challenge-closed-at-the-acquirer';
+
+/** An authorization the acquirer has answered, and the terminal that answered it. */
+type Routed = { terminal: TerminalChoice } & (
+  { kind: 'done'; value: AuthorizeOutcome } | { kind: 'failed'; message: string }
+);
+
+/** What ends a 3-D Secure challenge. */
+type ChallengeEnd = 'approved' | { declined: string };
+
+/**
  * A card payment: route through the merchant's terminals (a call the acquirer certainly did not process
  * cascades, a decline does not, a lost answer is asked for), then either settle at once or hold a 3DS
  * challenge open for the customer's answer.
  */
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input.transactionId, 'card');
+  const machine = new TransactionStateMachine(input, 'card');
   return runTransaction(machine, async () => {
     if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
     const local = patched(LOCAL_CONNECTOR_CALLS);
@@ -45,22 +69,22 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
       terminalId: input.terminalId,
     });
 
-    let routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome } | undefined;
-    let declined: { terminal: TerminalChoice; message: string } | undefined;
+    let routed: Routed | undefined;
     try {
       for (const [rank, terminal] of terminals.entries()) {
         if (machine.stopReason) {
-          const found = local
-            ? await findLostAuthorization(machine, input, terminals.slice(rank))
-            : undefined;
-          if (found?.kind === 'failed') declined = { terminal: found.terminal, message: found.message };
-          else if (found) routed = { terminal: found.terminal, authorization: found.value };
+          if (!local) break;
+          routed = patched(LOST_AUTHORIZATIONS_FROM_THE_VAULT)
+            ? await firstKnown(
+                machine,
+                await store.sentAuthorizations({ transactionId: input.transactionId }),
+              )
+            : await findLostAuthorization(machine, input, terminals.slice(rank));
           break;
         }
         const result = await authorize(machine, calls, input, terminal, rank);
         if (result.kind === 'notProcessed') continue;
-        if (result.kind === 'failed') declined = { terminal, message: result.message };
-        else if (result.kind === 'done') routed = { terminal, authorization: result.value };
+        routed = result;
         break;
       }
     } finally {
@@ -74,8 +98,8 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
       // What a refund will name at the acquirer (the same for a 3-D Secure challenge and its outcome).
       ...(authorization ? { acquirerReference: authorization.reference } : {}),
     });
-    if (declined) {
-      await machine.move('FAILED', declined.message, placementOf(declined.terminal));
+    if (routed?.kind === 'failed') {
+      await machine.move('FAILED', routed.message, placementOf(routed.terminal));
     } else if (!routed) {
       await machine.move(
         'FAILED',
@@ -84,36 +108,29 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
             ? 'No terminal is available for this transaction.'
             : 'The payment could not be processed.'),
       );
-    } else if (routed.authorization.outcome === 'approved') {
+    } else if (routed.value.outcome === 'approved') {
       await machine.move(
         'SUCCESS',
         'Transaction processed successfully.',
-        placementOf(routed.terminal, routed.authorization),
+        placementOf(routed.terminal, routed.value),
       );
     } else {
+      const challenged = { terminal: routed.terminal, authorization: routed.value };
       await machine.move(
         'REDIRECT',
         'Redirect the customer to redirect_url to complete 3DS authentication.',
         {
-          ...placementOf(routed.terminal, routed.authorization),
+          ...placementOf(routed.terminal, routed.value),
           // The acquirer's own 3-D Secure page when it has one (it sends the cardholder back to our return
           // URL), else our hosted page.
-          redirectUrl: routed.authorization.redirectUrl ?? input.hostedPageUrl,
+          redirectUrl: routed.value.redirectUrl ?? input.hostedPageUrl,
         },
       );
-      const answer = await machine.awaitDecision(
-        input.challengeTimeoutSeconds * 1000,
-        'Waiting for the 3-D Secure answer',
-      );
-      if (answer === 'timeout') {
-        await machine.move('FAILED', 'Transaction abandoned.');
-      } else if (answer === 'stopped') {
-        await machine.move('FAILED', machine.stopReason!);
-      } else {
-        const completed = await completeChallenge(machine, calls, input, routed, answer);
-        if (completed === 'approved') await machine.move('SUCCESS', 'Transaction processed successfully.');
-        else await machine.move('FAILED', completed.declined);
-      }
+      const ended = patched(CHALLENGE_CLOSED_AT_THE_ACQUIRER)
+        ? await challenge(machine, calls, input, challenged)
+        : await challengeUntilFirstAnswer(machine, calls, input, challenged);
+      if (ended === 'approved') await machine.move('SUCCESS', 'Transaction processed successfully.');
+      else await machine.move('FAILED', ended.declined);
     }
   });
 }
@@ -131,16 +148,17 @@ async function cardEntered(
 ): Promise<boolean> {
   let entered = false;
   let waiting = false;
-  setHandler(
+  setInternalHandler(
+    machine.proofs,
     cardEnteredUpdate,
     shielded(async (_entered: CardEntered) => {
       entered = true;
       return machine.nextSnapshot();
     }),
     {
-      description: 'Internal: the hosted payment page has vaulted the card the customer typed.',
-      validator: (_entered: CardEntered) => {
-        if (!waiting || entered) throw new Error('This transaction awaits no card.');
+      description: 'the hosted payment page has vaulted the card the customer typed.',
+      validator: () => {
+        if (!waiting || entered) throw refusal('This transaction awaits no card.');
       },
     },
   );
@@ -160,45 +178,85 @@ async function cardEntered(
   return false;
 }
 
-/** One terminal's authorization; a lost answer is asked for until the acquirer knows. */
+/**
+ * One terminal's authorization; a lost answer is asked for until the acquirer knows. When an earlier
+ * attempt of this task sent the card through other terminals (a lost task whose retry routes again), those
+ * are asked about first, and the first the acquirer knows is the routing: a card is never sent to a second
+ * terminal while the first may have charged it.
+ */
 async function authorize(
   machine: TransactionStateMachine,
   calls: Calls,
   input: CardPaymentInput,
   terminal: TerminalChoice,
   rank: number,
-): Promise<Outcome<AuthorizeOutcome>> {
+): Promise<Routed | { kind: 'notProcessed' }> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
   const step = `Authorize with ${terminal.terminalId} (${terminal.connector})`;
-  machine.waiting.on('step', step);
-  const result = await attempt(() =>
-    calls.authorizeCard.executeWithOptions({ summary: step }, [
-      {
-        transactionId: input.transactionId,
-        authorizationKey,
-        mode: input.mode,
-        connector: terminal.connector,
-        terminalId: terminal.terminalId,
-        terminalRank: rank,
-        amountMinor: input.amountMinor,
-        currency: input.currency,
-      },
-    ]),
-  );
-  if (result.kind !== 'unknown') return result;
-  return learn(
-    await askUntilKnown(machine, terminal.connector, () =>
-      lookup.lookupAuthorization({
-        connector: terminal.connector,
-        terminalId: terminal.terminalId,
-        authorizationKey,
-      }),
-    ),
-  );
+  const notProcessed: string[] = [];
+  for (;;) {
+    machine.waiting.on('step', step);
+    const result = await attempt(() =>
+      calls.authorizeCard.executeWithOptions({ summary: step }, [
+        {
+          transactionId: input.transactionId,
+          authorizationKey,
+          mode: input.mode,
+          connector: terminal.connector,
+          terminalId: terminal.terminalId,
+          terminalRank: rank,
+          amountMinor: input.amountMinor,
+          currency: input.currency,
+          ...(notProcessed.length > 0 ? { notProcessed } : {}),
+        },
+      ]),
+    );
+    if (result.kind === 'done') {
+      const value = result.value;
+      if (value.outcome !== 'sentElsewhere') return { kind: 'done', value, terminal };
+      const known = await firstKnown(machine, value.sent);
+      if (known) return known;
+      notProcessed.push(...value.sent.map((sent) => sent.authorizationKey));
+      continue;
+    }
+    if (result.kind === 'failed') return { ...result, terminal };
+    if (result.kind === 'notProcessed') return result;
+    const known = learn(
+      await askUntilKnown(machine, terminal.connector, () =>
+        lookup.lookupAuthorization({
+          connector: terminal.connector,
+          terminalId: terminal.terminalId,
+          authorizationKey,
+        }),
+      ),
+    );
+    return known.kind === 'notProcessed' ? known : { ...known, terminal };
+  }
+}
+
+/**
+ * Asks about authorizations this payment sent, in the order sent, until one the acquirer knows: that one
+ * is the routing. Undefined when none was processed.
+ */
+async function firstKnown(
+  machine: TransactionStateMachine,
+  sent: SentAuthorization[],
+): Promise<Routed | undefined> {
+  for (const { authorizationKey, ...terminal } of sent) {
+    const known = learn(
+      await ask(machine, terminal.connector, () =>
+        lookup.lookupAuthorization({ ...terminal, authorizationKey }),
+      ),
+    );
+    if (known.kind === 'done' || known.kind === 'failed') return { ...known, terminal };
+  }
+  return undefined;
 }
 
 /** What a connector's answer about an authorization means for the routing. */
-function learn(known: Exclude<Lookup<AuthorizeResult>, { outcome: 'pending' }>): Outcome<AuthorizeOutcome> {
+function learn(
+  known: Exclude<Lookup<AuthorizeResult>, { outcome: 'pending' }>,
+): Exclude<Outcome<AuthorizeOutcome>, { kind: 'unknown' }> {
   if (known.outcome === 'not_found') return { kind: 'notProcessed' };
   if (known.outcome === 'declined')
     return { kind: 'failed', message: known.message, type: failureTypes.declined };
@@ -206,31 +264,143 @@ function learn(known: Exclude<Lookup<AuthorizeResult>, { outcome: 'pending' }>):
 }
 
 /**
- * A stop request met before an authorization. With local connector calls, an attempt of this workflow task
- * that was lost (a worker crash) may have authorized at these terminals before the request arrived, though
- * this history shows no call: each is asked in routing order, as the lost attempt would have called it,
- * until one knows the payment. Nothing known is the common case: the stop came first.
+ * A stop request met before an authorization, in histories from before the vault was asked: an attempt of
+ * this workflow task that was lost (a worker crash) may have authorized at these terminals before the
+ * request arrived, though this history shows no call: each is asked in routing order, as the lost attempt
+ * would have called it, until one knows the payment.
  */
 async function findLostAuthorization(
   machine: TransactionStateMachine,
   input: CardPaymentInput,
   terminals: TerminalChoice[],
-): Promise<(Outcome<AuthorizeOutcome> & { kind: 'done' | 'failed'; terminal: TerminalChoice }) | undefined> {
+): Promise<Routed | undefined> {
   for (const terminal of terminals) {
     const request = {
       connector: terminal.connector,
       terminalId: terminal.terminalId,
       authorizationKey: connectorKeys.authorization(input.transactionId, terminal.terminalId),
     };
-    const first = await attempt(() => lookup.lookupAuthorization(request));
-    const known =
-      first.kind === 'done' && first.value.outcome !== 'pending'
-        ? first.value
-        : await askUntilKnown(machine, terminal.connector, () => lookup.lookupAuthorization(request));
-    const outcome = learn(known);
+    const outcome = learn(await ask(machine, terminal.connector, () => lookup.lookupAuthorization(request)));
     if (outcome.kind === 'done' || outcome.kind === 'failed') return { ...outcome, terminal };
   }
   return undefined;
+}
+
+/**
+ * The 3-D Secure challenge, until the acquirer settles it or its time runs out. The customer answers on
+ * our checkout page (the answer is sent to the acquirer until it lands) or on the acquirer's own page,
+ * whence a return to our URL only makes the workflow ask the acquirer: an early or forged visit finds the
+ * challenge still open and the wait goes on. Unanswered in time, or stopped by ops, the challenge is asked
+ * about and closed at the acquirer before the payment fails: a cardholder who finished at the acquirer
+ * meanwhile has paid, and the payment settles.
+ */
+async function challenge(
+  machine: TransactionStateMachine,
+  calls: Calls,
+  input: CardPaymentInput,
+  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
+): Promise<ChallengeEnd> {
+  const request = {
+    connector: routed.terminal.connector,
+    terminalId: routed.terminal.terminalId,
+    authorizationKey: connectorKeys.authorization(input.transactionId, routed.terminal.terminalId),
+    reference: routed.authorization.reference,
+  };
+  const onAcquirerPage =
+    routed.authorization.outcome === 'challenge' && routed.authorization.redirectUrl !== undefined;
+  const deadline = Date.now() + input.challengeTimeoutSeconds * 1000;
+  for (;;) {
+    const left = deadline - Date.now();
+    const answer =
+      left > 0 ? await machine.awaitDecision(left, 'Waiting for the 3-D Secure answer') : 'timeout';
+    if (answer === 'timeout' || answer === 'stopped') break;
+    // The acquirer's page decides there; what comes back to us is only the cardholder's return.
+    const decision: HostedDecision = onAcquirerPage ? 'approve' : answer;
+    for (let round = 0; ; round++) {
+      const heard = await answerChallenge(machine, calls, request, decision, onAcquirerPage);
+      if (heard !== 'open') return heard;
+      if (onAcquirerPage || Date.now() >= deadline) break;
+      await machine.waiting.backoff(
+        Math.min(5_000 * 2 ** round, 10 * 60_000, deadline - Date.now()),
+        `${request.connector} has not taken the 3-D Secure answer (round ${round + 1})`,
+      );
+    }
+  }
+  return closeChallenge(machine, request, machine.stopReason ?? 'Transaction abandoned.');
+}
+
+/** Sends the customer's answer (or, after the acquirer's own page, asks for it): open while unfinished. */
+async function answerChallenge(
+  machine: TransactionStateMachine,
+  calls: Calls,
+  request: { connector: string; terminalId: string; authorizationKey: string; reference: string },
+  decision: HostedDecision,
+  onAcquirerPage: boolean,
+): Promise<ChallengeEnd | 'open'> {
+  const step = onAcquirerPage
+    ? `Ask ${request.connector} for the 3-D Secure result`
+    : `Send the 3-D Secure answer (${decision}) to ${request.connector}`;
+  machine.waiting.on('step', step);
+  const result = await attempt(() =>
+    calls.completeChallenge.executeWithOptions({ summary: step }, [{ ...request, decision }]),
+  );
+  if (result.kind === 'done') return result.value.outcome === 'approved' ? 'approved' : 'open';
+  if (result.kind === 'failed') return { declined: result.message };
+  // The acquirer's page is not finished: the cardholder may still finish it before the deadline.
+  if (result.kind === 'notProcessed' && onAcquirerPage) return 'open';
+  const known = await ask(machine, request.connector, () => lookup.lookupAuthorization(request));
+  if (known.outcome === 'approved') return 'approved';
+  if (known.outcome === 'declined') return { declined: known.message };
+  if (known.outcome === 'not_found') return { declined: 'The payment could not be processed.' };
+  return 'open';
+}
+
+/**
+ * Ends a challenge nobody answered in time (or that ops stopped): the acquirer is asked where it stands,
+ * and a challenge still open is closed there, so the cardholder can no longer complete it. One the
+ * cardholder completed first settles; anything else fails with `why`.
+ */
+async function closeChallenge(
+  machine: TransactionStateMachine,
+  request: { connector: string; terminalId: string; authorizationKey: string; reference: string },
+  why: string,
+): Promise<ChallengeEnd> {
+  for (let round = 0; ; round++) {
+    const known = await ask(machine, request.connector, () => lookup.lookupAuthorization(request));
+    if (known.outcome === 'approved') return 'approved';
+    if (known.outcome === 'declined') return { declined: known.message };
+    if (known.outcome === 'not_found') return { declined: why };
+    const step = `Close the 3-D Secure challenge at ${request.connector}`;
+    machine.waiting.on('step', step);
+    const closed = await attempt(() =>
+      lookup.cancelAuthorization.executeWithOptions({ summary: step }, [request]),
+    );
+    if (closed.kind === 'done' && closed.value.outcome === 'approved') return 'approved';
+    if (closed.kind === 'done' && closed.value.outcome === 'declined') return { declined: why };
+    await machine.waiting.backoff(
+      Math.min(5_000 * 2 ** round, 10 * 60_000),
+      `${request.connector} has not closed the 3-D Secure challenge (round ${round + 1})`,
+    );
+  }
+}
+
+/**
+ * The challenge as it was before it was closed at the acquirer (histories from before): unanswered or
+ * stopped, it fails at once; answered, the answer is sent until the authorization shows its result.
+ */
+async function challengeUntilFirstAnswer(
+  machine: TransactionStateMachine,
+  calls: Calls,
+  input: CardPaymentInput,
+  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
+): Promise<ChallengeEnd> {
+  const answer = await machine.awaitDecision(
+    input.challengeTimeoutSeconds * 1000,
+    'Waiting for the 3-D Secure answer',
+  );
+  if (answer === 'timeout') return { declined: 'Transaction abandoned.' };
+  if (answer === 'stopped') return { declined: machine.stopReason! };
+  return completeChallenge(machine, calls, input, routed, answer);
 }
 
 /**
@@ -243,7 +413,7 @@ async function completeChallenge(
   input: CardPaymentInput,
   routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
   decision: HostedDecision,
-): Promise<'approved' | { declined: string }> {
+): Promise<ChallengeEnd> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, routed.terminal.terminalId);
   const request = {
     connector: routed.terminal.connector,

@@ -17,7 +17,7 @@ const TEST_MODE_LIMIT = 1000n;
  * answer is asked for until known, and only a send the processor certainly did not process cascades.
  */
 export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input.transactionId, 'payout');
+  const machine = new TransactionStateMachine(input, 'payout');
   const compensations: (() => Promise<void>)[] = [];
   const fail = async (message: string) => {
     for (const undo of compensations.reverse()) await undo();

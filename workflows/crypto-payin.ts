@@ -14,7 +14,7 @@ import { runTransaction } from './transaction';
  * merchant's wallet exactly once.
  */
 export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input.transactionId, 'crypto_payin');
+  const machine = new TransactionStateMachine(input, 'crypto_payin');
   return runTransaction(machine, async () => {
     const { crypto } = input;
     const { settings, address, expiresAt } = await openDeposits(input);

@@ -12,7 +12,7 @@ import { runTransaction } from './transaction';
  * wallet. OFFRAMP: the customer deposits crypto, which settles like a payin, then the fiat is paid out.
  */
 export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input.transactionId, 'ramp');
+  const machine = new TransactionStateMachine(input, 'ramp');
   return runTransaction(machine, () =>
     input.transactionType === 'ONRAMP' ? onramp(input, machine) : offramp(input, machine),
   );

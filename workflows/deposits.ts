@@ -1,4 +1,6 @@
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { refusal } from './failures';
+import { condition, patched } from '@temporalio/workflow';
+import { setInternalHandler } from './proofs';
 import {
   depositUpdate,
   type CryptoExpectation,
@@ -58,14 +60,18 @@ export class DepositWatcher {
     this.tolerance = toleranceUnits(settings, expectation);
     this.expected = BigInt(expectation.expectedUnits);
     this.returns = new DepositReturns(transactionId, expectation);
-    setHandler(
+    setInternalHandler(
+      machine.proofs,
       depositUpdate,
       shielded((deposit: Deposit) => this.receive(deposit)),
       {
+        description: 'a deposit the chain watcher saw confirmed on the deposit address.',
         validator: (deposit: Deposit) => {
           if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
-            throw new Error('A deposit must be positive.');
-          if (!deposit.txHash) throw new Error('A deposit needs its transaction hash.');
+            throw refusal('A deposit must be positive.');
+          if (!deposit.txHash) throw refusal('A deposit needs its transaction hash.');
+          if (deposit.source === 'sandbox' && machine.mode !== 'test')
+            throw refusal('Sandbox deposits are for test mode only.');
         },
       },
     );

@@ -35,3 +35,11 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
     return { kind: 'unknown' };
   }
 }
+
+/**
+ * An update's validator refuses it with this message: shown as written to whoever sent it (the Temporal UI's
+ * dialog among them), since the failure converter encodes only messages it did not write for people.
+ */
+export function refusal(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: failureTypes.refused, nonRetryable: true });
+}

@@ -1,5 +1,6 @@
+import { refusal } from './failures';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, currentUpdateInfo, setHandler, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, currentUpdateInfo, patched, setHandler, startChild } from '@temporalio/workflow';
 import {
   alreadyFinal,
   forceFailUpdate,
@@ -13,6 +14,8 @@ import { records } from './activities';
 import { shielded } from './transaction';
 import { webhookDelivery } from './webhook-delivery';
 import type { TransactionStateMachine } from './state';
+
+const EMPTY_REDELIVERY_AUDITED = 'empty-redelivery-audited';
 
 /** An ops request to fail the transaction at its next wait or step boundary. */
 export interface StopRequest {
@@ -31,7 +34,7 @@ export interface StopRequest {
  */
 export function installOpsHandlers(machine: TransactionStateMachine): void {
   const refuseIfFinal = () => {
-    if (machine.isFinal()) throw new Error(alreadyFinal(machine.current().status));
+    if (machine.isFinal()) throw refusal(alreadyFinal(machine.current().status));
   };
   const audit = async (action: string, input: OpsAction | undefined, statusBefore: string) =>
     records.recordOpsAction({
@@ -58,7 +61,7 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
       validator: (_input: OpsAction | undefined) => {
         refuseIfFinal();
         const { waitingFor, detail } = machine.waiting.state;
-        if (waitingFor !== 'retry') throw new Error(`Nothing to retry now: ${detail}`);
+        if (waitingFor !== 'retry') throw refusal(`Nothing to retry now: ${detail}`);
       },
     },
   );
@@ -77,9 +80,9 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
         refuseIfFinal();
         const reason = input?.reason?.trim() ?? '';
         if (reason.length === 0 || reason.length > 500)
-          throw new Error('A reason of 1 to 500 characters is required.');
+          throw refusal('A reason of 1 to 500 characters is required.');
         if (machine.unknownOutcome) {
-          throw new Error(
+          throw refusal(
             "A connector's answer to an earlier call is being asked for: the transaction can be failed once it is known.",
           );
         }
@@ -94,6 +97,10 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
         transactionId: machine.transactionId,
         actor: actorOf(input),
       });
+      // With no event to send, the request is still on the trail (a redelivery audits the runs it starts);
+      // histories from before replay without it.
+      if (runs.length === 0 && patched(EMPTY_REDELIVERY_AUDITED))
+        await audit('redeliverWebhooks', input, machine.current().status);
       for (const run of runs) {
         try {
           await startChild(webhookDelivery, {

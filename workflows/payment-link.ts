@@ -1,4 +1,6 @@
-import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
+import { refusal } from './failures';
+import { allHandlersFinished, condition } from '@temporalio/workflow';
+import { UpdateProofs, setInternalHandler } from './proofs';
 import { linkUsedUpdate, type PaymentLinkInput } from '../src/contracts';
 import { records } from './activities';
 
@@ -14,7 +16,8 @@ export const LINK_EXPIRED = 'This payment link has expired.';
 export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'expired'> {
   let usedBy: string | undefined;
   let expired = false;
-  setHandler(
+  setInternalHandler(
+    new UpdateProofs(input.updateKey),
     linkUsedUpdate,
     async ({ transactionId }) => {
       if (usedBy === undefined) {
@@ -24,10 +27,10 @@ export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'ex
       return 'used' as const;
     },
     {
-      description: 'Internal: the link page created the transaction paid through this link.',
+      description: 'the link page created the transaction paid through this link.',
       validator: ({ transactionId }) => {
-        if (expired) throw new Error(LINK_EXPIRED);
-        if (usedBy !== undefined && usedBy !== transactionId) throw new Error(LINK_USED);
+        if (expired) throw refusal(LINK_EXPIRED);
+        if (usedBy !== undefined && usedBy !== transactionId) throw refusal(LINK_USED);
       },
     },
   );

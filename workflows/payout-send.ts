@@ -39,9 +39,11 @@ export async function send(machine: TransactionStateMachine, input: CardPayoutIn
     const left = deadline - Date.now();
     if (left <= 0 || machine.stopReason)
       return { kind: 'declined', message: machine.stopReason ?? 'The payout could not be processed.' };
+    // Nothing was sent anywhere: a stop ends this wait at once.
     await machine.waiting.backoff(
       Math.min(60_000 * 2 ** (round - 1), 15 * 60_000, left),
       `No payout terminal took the payout (round ${round})`,
+      { stoppable: true },
     );
   }
 }

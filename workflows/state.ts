@@ -1,4 +1,6 @@
+import { refusal } from './failures';
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { UpdateProofs, setInternalHandler } from './proofs';
 import {
   firstAnswerUpdate,
   hostedDecisionUpdate,
@@ -11,6 +13,8 @@ import {
   type TransactionSnapshot,
   type TransactionState,
   type TransactionStatus,
+  type Mode,
+  type TransactionRef,
 } from '../src/contracts';
 import { Projection, type Placement } from './projection';
 import { shielded } from './transaction';
@@ -29,6 +33,10 @@ const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
  * also keeps what the workflow waits on (`waiting`) and takes ops actions (workflows/ops.ts).
  */
 export class TransactionStateMachine {
+  readonly transactionId: string;
+  readonly mode: Mode;
+  /** Checks the proofs of the internal updates this transaction takes. */
+  readonly proofs: UpdateProofs;
   readonly waiting = new Waiting(() => this.stop !== undefined);
   /** A connector call's outcome is unknown and being asked for: nothing may be compensated meanwhile. */
   unknownOutcome = false;
@@ -45,10 +53,13 @@ export class TransactionStateMachine {
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
-    readonly transactionId: string,
+    input: TransactionRef,
     readonly kind: TransactionKind,
   ) {
-    this.projection = new Projection(transactionId);
+    this.transactionId = input.transactionId;
+    this.mode = input.mode;
+    this.proofs = new UpdateProofs(input.updateKey);
+    this.projection = new Projection(this.transactionId);
     setHandler(
       firstAnswerUpdate,
       shielded(() => this.firstAnswer()),
@@ -57,17 +68,18 @@ export class TransactionStateMachine {
     setHandler(stateQuery, () => this.state(), {
       description: 'Where the transaction stands and what it waits on.',
     });
-    setHandler(
+    setInternalHandler(
+      this.proofs,
       hostedDecisionUpdate,
       shielded(async (answer: HostedDecision) => {
         this.decision = answer;
         return this.finalAnswer();
       }),
       {
-        description: "Internal: the hosted page's approve or decline.",
-        validator: (_answer: HostedDecision) => {
+        description: "the customer's approve or decline on a hosted page.",
+        validator: () => {
           if (!this.awaitingDecision || this.decision !== undefined) {
-            throw new Error('This transaction awaits no answer.');
+            throw refusal('This transaction awaits no answer.');
           }
         },
       },
@@ -85,8 +97,13 @@ export class TransactionStateMachine {
     return this.stop?.reason;
   }
 
-  /** Waits for the customer's answer on the hosted page, the time to run out, or a stop request. */
+  /**
+   * Waits for the customer's answer on the hosted page, the time to run out, or a stop request. Each wait
+   * takes a new answer (a return from an acquirer's page that found the challenge still open is followed by
+   * another wait).
+   */
   async awaitDecision(timeoutMs: number, waitingFor: string): Promise<Answer> {
+    this.decision = undefined;
     this.awaitingDecision = true;
     this.waiting.on('customer', waitingFor, Date.now() + timeoutMs);
     await condition(() => this.decision !== undefined || this.stop !== undefined, timeoutMs, {

@@ -35,3 +35,18 @@ export async function askUntilKnown<Result>(
 function isPending(answer: unknown): boolean {
   return (answer as { outcome?: string }).outcome === 'pending';
 }
+
+/**
+ * Asks a connector where a call stands: once, quietly, and when that gives no definite answer, until it
+ * does (`askUntilKnown`, which shows the transaction as being confirmed meanwhile).
+ */
+export async function ask<Result>(
+  machine: TransactionStateMachine,
+  connectorName: string,
+  question: () => Promise<Lookup<Result>>,
+): Promise<Exclude<Lookup<Result>, { outcome: 'pending' }>> {
+  const first = await attempt(question);
+  if (first.kind === 'done' && !isPending(first.value))
+    return first.value as Exclude<Lookup<Result>, { outcome: 'pending' }>;
+  return askUntilKnown(machine, connectorName, question);
+}

@@ -1,4 +1,4 @@
-import { condition, setCurrentDetails } from '@temporalio/workflow';
+import { condition, patched, setCurrentDetails } from '@temporalio/workflow';
 import type { WaitingFor } from '../src/contracts';
 
 /**
@@ -12,11 +12,18 @@ export function clock(at: number, now = Date.now()): string {
 }
 
 /**
+ * A stop request no longer ends a backoff that waits for a connector: the stop is honoured once the
+ * connector's answer is known. Histories from before replay with the old wait (README, "Changing a
+ * workflow safely").
+ */
+const STOP_WAITS_FOR_THE_CONNECTOR = 'stop-waits-for-the-connector';
+
+/**
  * What the workflow waits on, kept for the state query and shown in the Temporal UI as the workflow's
  * current details; and the backoffs that `retryNow` cuts short.
  */
 export class Waiting {
-  /** `stopped` says a stop was requested: a backoff ends early for it too. */
+  /** `stopped` says a stop was requested: it ends a backoff that waits for nothing but another try. */
   constructor(private readonly stopped: () => boolean) {}
 
   private what: WaitingFor = 'nothing';
@@ -41,12 +48,18 @@ export class Waiting {
     setCurrentDetails(this.line);
   }
 
-  /** Waits `ms` before trying a connector again; ops can cut the wait short (`retryNow`), a stop ends it. */
-  async backoff(ms: number, detail: string): Promise<void> {
+  /**
+   * Waits `ms` before trying a connector again; ops can cut the wait short (`retryNow`). A stop request
+   * ends it only when nothing was sent that the connector may have acted on (`stoppable`): a backoff before
+   * asking about a call whose outcome is unknown runs its course, or a stop would turn it into a tight loop
+   * of questions while the money stays where it is.
+   */
+  async backoff(ms: number, detail: string, options: { stoppable?: boolean } = {}): Promise<void> {
     const deadline = Date.now() + ms;
     this.on('retry', `${detail}; next try at ${clock(deadline)}`);
     this.retry = false;
-    await condition(() => this.retry || this.stopped(), ms, { summary: detail });
+    const stoppable = options.stoppable === true || !patched(STOP_WAITS_FOR_THE_CONNECTOR);
+    await condition(() => this.retry || (stoppable && this.stopped()), ms, { summary: detail });
     this.retry = false;
   }
 

@@ -1,3 +1,4 @@
+import { refusal } from './failures';
 import {
   ParentClosePolicy,
   allHandlersFinished,
@@ -49,8 +50,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     {
       description: 'Ops: make the next attempt now instead of after the wait. Data: {"actor": "you"}',
       validator: (_action: OpsAction | undefined) => {
-        if (!waiting)
-          throw new Error('Nothing to retry now: an attempt is under way or the delivery is over.');
+        if (!waiting) throw refusal('Nothing to retry now: an attempt is under way or the delivery is over.');
       },
     },
   );

@@ -66,6 +66,16 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
       return record ? asResult(record) : { outcome: 'not_found' };
     },
 
+    // An unfinished challenge is closed as declined; one already answered keeps its answer.
+    async cancel(request) {
+      const settled = await books.settle(request.authorizationKey, 'challenge', {
+        state: 'declined',
+        message: 'The 3-D Secure challenge was not completed.',
+      });
+      if (!settled) throw new NotProcessedError('sandbox acquirer: no such authorization');
+      return asResult(settled);
+    },
+
     // Only an approved authorization can be refunded; the refund's own entry makes a repeat answer the same.
     async refund(request) {
       const authorization = await books.find(request.authorizationKey);

@@ -1,7 +1,7 @@
 import type { Db } from '../../src/db/client';
 import { NotProcessedError } from './errors';
-import { sandboxRecords } from './sandbox-records';
-import type { ApmProvider } from './types';
+import { sandboxRecords, type SandboxRecord } from './sandbox-records';
+import type { ApmProvider, ApmStatus } from './types';
 
 /**
  * A sandbox provider of one alternative payment method (`sandbox-bank`: a bank redirect, `sandbox-wallet`:
@@ -12,6 +12,11 @@ export function sandboxApm(db: Db, connector: 'sandbox-bank' | 'sandbox-wallet')
   const books = sandboxRecords(db, connector, 'authorization');
   const declined =
     connector === 'sandbox-bank' ? 'Payment declined by the bank.' : 'Payment declined in the wallet.';
+  const statusOf = (record: SandboxRecord): ApmStatus => {
+    if (record.state === 'approved') return { outcome: 'approved' };
+    if (record.state === 'declined') return { outcome: 'declined', message: record.message ?? declined };
+    return { outcome: 'started', reference: record.reference };
+  };
   return {
     async start(request) {
       const recorded = await books.record(request.idempotencyKey, {
@@ -31,8 +36,24 @@ export function sandboxApm(db: Db, connector: 'sandbox-bank' | 'sandbox-wallet')
           : { state: 'declined', message: declined },
       );
       if (!settled) throw new NotProcessedError(`${connector}: no such payment`);
-      if (settled.state === 'approved') return { outcome: 'approved' };
-      return { outcome: 'declined', message: settled.message ?? declined };
+      const status = statusOf(settled);
+      if (status.outcome === 'started') throw new NotProcessedError(`${connector}: the answer did not land`);
+      return status;
+    },
+
+    async lookup(request) {
+      const record = await books.find(request.idempotencyKey);
+      return record ? statusOf(record) : { outcome: 'not_found' };
+    },
+
+    // A payment still waiting for the customer is closed as declined; an answered one keeps its answer.
+    async cancel(request) {
+      const settled = await books.settle(request.idempotencyKey, 'pending', {
+        state: 'declined',
+        message: 'The payment was not completed.',
+      });
+      if (!settled) throw new NotProcessedError(`${connector}: no such payment`);
+      return statusOf(settled);
     },
   };
 }

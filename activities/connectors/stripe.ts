@@ -24,6 +24,16 @@ const DECLINE_MESSAGES: Record<string, string> = {
   stolen_card: 'Card declined.',
 };
 
+/**
+ * Stripe takes amounts as JSON numbers: exact only up to 2^53. Beyond that (far past any amount Stripe
+ * accepts) nothing is sent, so the call is certainly not processed.
+ */
+export function exactAmount(minor: bigint): number {
+  if (minor > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new NotProcessedError('stripe: the amount is beyond what a JSON number holds exactly');
+  return Number(minor);
+}
+
 const declined = (code: string | undefined | null): AuthorizeResult => ({
   outcome: 'declined',
   message: (code && DECLINE_MESSAGES[code]) || 'Card declined.',
@@ -108,7 +118,7 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
         );
         const intent = await stripe.paymentIntents.create(
           {
-            amount: Number(request.amountMinor),
+            amount: exactAmount(request.amountMinor),
             currency: request.currency.toLowerCase(),
             payment_method: method.id,
             confirm: true,
@@ -132,6 +142,25 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
         return result.outcome === 'declined'
           ? { outcome: 'declined', message: '3DS authentication failed.' }
           : result;
+      }),
+
+    // An unfinished 3-D Secure: the PaymentIntent is canceled, so Stripe's page can no longer complete it.
+    // One the cardholder completed first cannot be canceled; what it says then is the answer.
+    cancel: (request) =>
+      call(async () => {
+        const stripe = clientFor(request.terminal);
+        try {
+          return resultOf(
+            await stripe.paymentIntents.cancel(
+              request.reference,
+              {},
+              { idempotencyKey: `${request.authorizationKey}:cancel` },
+            ),
+          );
+        } catch (error) {
+          if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
+          return resultOf(await stripe.paymentIntents.retrieve(request.reference));
+        }
       }),
 
     // A lost answer: the PaymentIntents created with this key's metadata (Stripe's list is consistent,

@@ -23,6 +23,15 @@ export interface CardAcquirer {
   /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
   lookup(request: { authorizationKey: string; terminal: TerminalAccess }): Promise<Lookup<AuthorizeResult>>;
   /**
+   * Closes an authorization whose 3-D Secure challenge the cardholder left unfinished, so it can no longer
+   * complete: answers `declined` once closed, or `approved` when the cardholder finished first.
+   */
+  cancel(request: {
+    authorizationKey: string;
+    reference: string;
+    terminal: TerminalAccess;
+  }): Promise<AuthorizeResult>;
+  /**
    * Refunds an approved authorization in full. A repeated refund key gets the first answer, never a second
    * refund; `refused` is the acquirer's definite no (nothing was refunded).
    */
@@ -149,4 +158,21 @@ export interface ApmProvider {
     decision: 'approve' | 'decline';
     terminal: TerminalAccess;
   }): Promise<{ outcome: 'approved' } | { outcome: 'declined'; message: string }>;
+  /** Where a payment stands, by its key: for a lost answer, and before a payment is given up. */
+  lookup(request: { idempotencyKey: string; terminal: TerminalAccess }): Promise<Lookup<ApmStatus>>;
+  /**
+   * Closes a payment the customer left unfinished at the provider, so it can no longer be paid: answers
+   * `declined` once closed, or `approved` when the customer paid first.
+   */
+  cancel(request: {
+    idempotencyKey: string;
+    reference: string;
+    terminal: TerminalAccess;
+  }): Promise<ApmStatus>;
 }
+
+/** Where a payment stands at its provider: waiting for the customer, or answered. */
+export type ApmStatus =
+  | { outcome: 'started'; reference: string }
+  | { outcome: 'approved' }
+  | { outcome: 'declined'; message: string };

@@ -451,6 +451,7 @@ function answerSchemas(): Record<string, JsonSchema> {
         descriptor: orNull(
           text("The routed terminal's billing descriptor.", { examples: ['SANDBOX*PRIMARY'] }),
         ),
+        is_card_WL: bool('Always false: no card is used (the interface carries it for card and APM).'),
         payment_method: {
           type: ['string', 'null'],
           enum: [...APM_METHODS, null],
@@ -472,7 +473,6 @@ function answerSchemas(): Record<string, JsonSchema> {
         amount: DECIMAL_OUT('The fiat amount, major units.'),
         ...base,
         refund: ref('Refund'),
-        chargeback: ref('Chargeback'),
         crypto_currency: text('The crypto currency paid in.'),
         crypto_network: text('Its network.'),
         crypto_amount: DECIMAL_OUT('The crypto expected, rounded up.'),

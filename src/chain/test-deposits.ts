@@ -49,6 +49,7 @@ export async function testDeposit(
     amount: deposit.amount,
     txHash,
     sender: sandboxSender(txHash),
+    source: 'sandbox',
   });
   return { kind: 'sandbox', txHash, outcome };
 }

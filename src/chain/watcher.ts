@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Address } from 'viem';
 import type { Db } from '../db/client';
-import { chainNodes, depositAddresses } from '../db/schema/index';
+import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index';
 import type { Logger } from '../platform/log';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { findTransaction } from '../transactions/lookup';
-import { assetOf, holdDeposit, submitDeposit } from '../transactions/deposits';
+import { assetOf, holdDeposit, submitDeposit, type DepositOutcome } from '../transactions/deposits';
 import { formatUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
@@ -29,9 +29,13 @@ export interface WatcherOptions {
   pollMs: number;
 }
 
+/** Deposits one tick hands over at most per node; the rest wait for the next tick. */
+const HAND_OVER_BATCH = 200;
+
 /** A transfer into a deposit address, from a confirmed block. */
 interface Seen {
   txHash: string;
+  block: bigint;
   from: string;
   to: string;
   /** The asset's catalogue code. */
@@ -68,6 +72,8 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
           'chain scan failed; retrying',
         );
       }
+      // Apart from the scan: deposits found earlier are handed over even while the node is unreachable.
+      await handOverDeposits(options, node);
     }
   };
   const loop = () => {
@@ -152,15 +158,18 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
   if (to < from) return;
 
   const seen = [...(await tokenTransfers(node, from, to)), ...(await nativeTransfers(node, from, to))];
-  await handOver(options, node, seen);
-
+  const deposits = await depositsAmong(options, node, seen);
   const tip = await client.getBlock({ blockNumber: to });
-  await options.db
-    .update(chainNodes)
-    .set({ scannedBlock: to, scannedHash: tip.hash })
-    .where(
-      and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
-    );
+  // The deposits found and the cursor past them are written together: none is lost, none read twice.
+  await options.db.transaction(async (tx) => {
+    if (deposits.length > 0) await tx.insert(chainTransfers).values(deposits).onConflictDoNothing();
+    await tx
+      .update(chainNodes)
+      .set({ scannedBlock: to, scannedHash: tip.hash })
+      .where(
+        and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
+      );
+  });
 }
 
 async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
@@ -174,9 +183,11 @@ async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigin
       toBlock,
     });
     for (const log of logs) {
-      if (log.removed || !log.args.to || !log.args.from || log.args.value === undefined) continue;
+      // A zero-value transfer pays nothing (and costs an attacker one transaction's gas): not a deposit.
+      if (log.removed || !log.args.to || !log.args.from || !log.args.value) continue;
       seen.push({
         txHash: log.transactionHash,
+        block: log.blockNumber ?? fromBlock,
         from: log.args.from.toLowerCase(),
         to: log.args.to.toLowerCase(),
         code,
@@ -196,6 +207,7 @@ async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigi
       if (!tx.to || tx.value === 0n) continue;
       seen.push({
         txHash: tx.hash,
+        block: number,
         from: tx.from.toLowerCase(),
         to: tx.to.toLowerCase(),
         code: node.nativeCoin,
@@ -207,19 +219,17 @@ async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigi
 }
 
 /**
- * Matches transfers to deposit addresses and submits each (transaction, hash) once, amounts of one hash
- * summed. A native transfer counts only if its transaction succeeded; one in an asset the transaction
- * does not take is held for ops.
+ * The transfers that pay deposit addresses of this node, one per (transaction, hash, asset) with the
+ * amounts of one hash summed. A native transfer counts only if its transaction succeeded.
  */
-async function handOver(
-  options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>,
+async function depositsAmong(
+  options: Pick<WatcherOptions, 'db'>,
   node: ChainNode,
   seen: Seen[],
-) {
-  if (seen.length === 0) return;
-  const { db, temporal, log } = options;
+): Promise<(typeof chainTransfers.$inferInsert)[]> {
+  if (seen.length === 0) return [];
   const targets = [...new Set(seen.map((s) => s.to))];
-  const owned = await db
+  const owned = await options.db
     .select({ address: depositAddresses.address, transactionId: depositAddresses.transactionId })
     .from(depositAddresses)
     .where(and(eq(depositAddresses.chainNodeId, node.id), inArray(depositAddresses.address, targets)));
@@ -241,35 +251,104 @@ async function handOver(
       known ? { ...known, units: known.units + transfer.units } : { ...transfer, transactionId },
     );
   }
-
+  const found = [];
   for (const deposit of deposits.values()) {
-    const row = await findTransaction(db, deposit.transactionId);
-    if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
-    const asset = await findCryptoAsset(db, deposit.code, node.network);
-    const amount = formatUnits(deposit.units, asset?.decimals ?? 18);
+    const asset = await findCryptoAsset(options.db, deposit.code, node.network);
+    found.push({
+      chainNodeId: node.id,
+      transactionId: deposit.transactionId,
+      txHash: deposit.txHash,
+      asset: deposit.code,
+      amount: formatUnits(deposit.units, asset?.decimals ?? 18),
+      sender: deposit.from,
+      block: deposit.block,
+    });
+  }
+  return found;
+}
+
+/** How long a deposit whose hand-over failed waits before the next try: doubling, at most 5 minutes. */
+export function handOverBackoffSeconds(attempts: number): number {
+  return Math.min(2 ** attempts, 300);
+}
+
+/**
+ * Hands the node's waiting deposits to their transactions' workflows, one by one: a deposit in an asset
+ * its transaction does not take, or one its workflow refuses, is held for ops with the reason; one whose
+ * hand-over fails is tried again later, on its own backoff, without keeping the others waiting.
+ */
+export async function handOverDeposits(
+  options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>,
+  node: Pick<ChainNode, 'id' | 'network'>,
+): Promise<void> {
+  const { db, log } = options;
+  const waiting = await db
+    .select()
+    .from(chainTransfers)
+    .where(
+      and(
+        eq(chainTransfers.chainNodeId, node.id),
+        isNull(chainTransfers.handedOverAt),
+        lte(chainTransfers.nextAttemptAt, sql`now()`),
+      ),
+    )
+    .orderBy(asc(chainTransfers.id))
+    .limit(HAND_OVER_BATCH);
+  for (const deposit of waiting) {
     const fields = {
-      transactionId: row.id,
+      transactionId: deposit.transactionId,
       txHash: deposit.txHash,
       network: node.network,
-      code: deposit.code,
-      amount,
+      code: deposit.asset,
+      amount: deposit.amount,
     };
-    if (assetOf(row)?.code !== deposit.code) {
-      log.warn(fields, 'deposit in an asset the transaction does not take; held for ops');
-      await holdDeposit(db, {
-        transactionId: row.id,
-        txHash: deposit.txHash,
-        amount,
-        sender: deposit.from,
-        reason: `Paid in ${deposit.code}, which this transaction does not take.`,
-      });
-      continue;
+    try {
+      const outcome = await handOver(options, deposit);
+      await db
+        .update(chainTransfers)
+        .set({ handedOverAt: sql`now()`, lastError: null })
+        .where(eq(chainTransfers.id, deposit.id));
+      log.info({ ...fields, outcome }, 'deposit confirmed on chain');
+    } catch (error) {
+      const attempts = deposit.attempts + 1;
+      await db
+        .update(chainTransfers)
+        .set({
+          attempts,
+          lastError: error instanceof Error ? error.message : String(error),
+          nextAttemptAt: sql`now() + make_interval(secs => ${handOverBackoffSeconds(attempts)})`,
+        })
+        .where(eq(chainTransfers.id, deposit.id));
+      log.warn({ ...fields, err: error, attempts }, 'deposit hand-over failed; trying again later');
     }
-    const outcome = await submitDeposit(db, temporal, row, {
-      amount,
-      txHash: deposit.txHash,
-      sender: deposit.from,
-    });
-    log.info({ ...fields, outcome }, 'deposit confirmed on chain');
   }
+}
+
+async function handOver(
+  options: Pick<WatcherOptions, 'db' | 'temporal'>,
+  deposit: typeof chainTransfers.$inferSelect,
+): Promise<DepositOutcome | 'held'> {
+  const { db, temporal } = options;
+  const row = await findTransaction(db, deposit.transactionId);
+  if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
+  const ref = {
+    transactionId: row.id,
+    txHash: deposit.txHash,
+    amount: deposit.amount,
+    ...(deposit.sender ? { sender: deposit.sender } : {}),
+  };
+  if (assetOf(row)?.code !== deposit.asset) {
+    await holdDeposit(db, {
+      ...ref,
+      reason: `Paid in ${deposit.asset}, which this transaction does not take.`,
+    });
+    return 'held';
+  }
+  const outcome = await submitDeposit(db, temporal, row, { ...ref, source: 'chain' });
+  if (outcome === 'not-accepting' || 'invalid' in outcome) {
+    const why = outcome === 'not-accepting' ? 'This transaction does not take deposits.' : outcome.invalid;
+    await holdDeposit(db, { ...ref, reason: `Refused by its transaction: ${why}` });
+    return 'held';
+  }
+  return outcome;
 }

@@ -10,6 +10,8 @@ export const failureTypes = {
   walletInactive: 'WalletInactive',
   notProcessed: 'ConnectorNotProcessed',
   outcomeUnknown: 'ConnectorOutcomeUnknown',
+  /** A validator's refusal of an update, in words for whoever sent it (the Temporal UI shows them). */
+  refused: 'UpdateRefused',
 } as const;
 
 /**
@@ -21,6 +23,9 @@ export type Lookup<Result> = Result | { outcome: 'not_found' } | { outcome: 'pen
 /** The idempotency keys connector calls carry: one per transaction, step and terminal, never reused. */
 export const connectorKeys = {
   authorization: (transactionId: string, terminalId: string) => `${transactionId}:authorize:${terminalId}`,
+  /** The terminal an authorization key was sent through. */
+  terminalOfAuthorization: (authorizationKey: string) =>
+    authorizationKey.slice(authorizationKey.lastIndexOf(':authorize:') + ':authorize:'.length),
   payout: (transactionId: string, terminalId: string) => `${transactionId}:payout:${terminalId}`,
   apm: (transactionId: string, terminalId: string) => `${transactionId}:apm:${terminalId}`,
   /** A payment is refunded at most once, whichever terminal took it. */

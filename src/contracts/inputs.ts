@@ -1,6 +1,15 @@
 import type { Mode } from '../lib/vocabulary';
 
-export interface TransactionRef {
+/**
+ * The service's update key (hex Ed25519 public key, src/ciphers/update-proof.ts), which the workflow checks
+ * every internal update's proof against. Absent in workflows started before proofs, which take internal
+ * updates without one until they close.
+ */
+export interface UpdateKeyed {
+  updateKey?: string;
+}
+
+export interface TransactionRef extends UpdateKeyed {
   transactionId: string;
   merchantId: string;
   mode: Mode;
@@ -103,12 +112,12 @@ export interface WebhookDeliveryInput {
 }
 
 /** A settled transaction's aftercare (refunds, chargebacks): which transaction. */
-export interface AftercareInput {
+export interface AftercareInput extends UpdateKeyed {
   transactionId: string;
 }
 
 /** A payment link's workflow: open until a customer pays through it once, or until it expires. */
-export interface PaymentLinkInput {
+export interface PaymentLinkInput extends UpdateKeyed {
   linkId: string;
   /** ISO 8601. */
   expiresAt: string;

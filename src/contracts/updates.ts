@@ -1,6 +1,31 @@
 import { defineUpdate } from '@temporalio/workflow';
 import type { ApmMethod, TransactionStatus } from '../lib/vocabulary';
+import type { UpdateProof } from '../lib/update-proof';
 import type { CardSummary } from './inputs';
+
+export type { UpdateProof } from '../lib/update-proof';
+
+/**
+ * The updates only the service may send: each records what a customer, the chain or a merchant did, so
+ * each carries a proof from the part of the service that saw it (src/lib/update-proof.ts) as its second
+ * argument. The same update sent by name without one, as the Temporal UI can, is refused with
+ * `NOT_AN_OPS_ACTION` and changes nothing (docs/operations.md, which updates ops may send).
+ */
+export const INTERNAL_UPDATES = [
+  'hostedDecision',
+  'cardEntered',
+  'apmMethod',
+  'deposit',
+  'linkUsed',
+  'refund',
+  'chargeback',
+] as const;
+export type InternalUpdate = (typeof INTERNAL_UPDATES)[number];
+
+export const NOT_AN_OPS_ACTION = 'Not an ops action.';
+
+/** An internal update: its argument, and the service's proof (added by the service's client). */
+type Proven<Arg> = [Arg, UpdateProof?];
 
 /** Where a transaction stands, as its workflow says it. */
 export interface FirstAnswer {
@@ -24,7 +49,7 @@ export const firstAnswerUpdate = defineUpdate<TransactionSnapshot>('firstAnswer'
 
 /** The customer's answer on a hosted page (3DS challenge, payout verification, ramp payment). */
 export type HostedDecision = 'approve' | 'decline';
-export const hostedDecisionUpdate = defineUpdate<FirstAnswer, [HostedDecision]>('hostedDecision');
+export const hostedDecisionUpdate = defineUpdate<FirstAnswer, Proven<HostedDecision>>('hostedDecision');
 
 /**
  * The card the customer typed on the hosted payment page, as the workflow may see it: the number and CVV
@@ -34,16 +59,16 @@ export const hostedDecisionUpdate = defineUpdate<FirstAnswer, [HostedDecision]>(
 export interface CardEntered {
   card: CardSummary;
 }
-export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, [CardEntered]>('cardEntered');
+export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, Proven<CardEntered>>('cardEntered');
 
 /** The method the customer picked on the APM page; answers the provider page to send them to. */
-export const apmMethodUpdate = defineUpdate<TransactionSnapshot, [{ method: ApmMethod }]>('apmMethod');
+export const apmMethodUpdate = defineUpdate<TransactionSnapshot, Proven<{ method: ApmMethod }>>('apmMethod');
 
 /**
  * A customer paid through a payment link: the transaction it created. Refused once the link was used by
  * another transaction or has expired; the same transaction again is answered as before.
  */
-export const linkUsedUpdate = defineUpdate<'used', [{ transactionId: string }]>('linkUsed');
+export const linkUsedUpdate = defineUpdate<'used', Proven<{ transactionId: string }>>('linkUsed');
 
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {
@@ -52,6 +77,11 @@ export interface Deposit {
   units: string;
   /** The sending address, where a refund goes. */
   sender?: string;
+  /**
+   * Who saw it: the chain watcher on a node, or the sandbox chain (test mode only, checked by the
+   * workflow too). Absent in deposits made before it was said.
+   */
+  source?: 'chain' | 'sandbox';
 }
 
 export type DepositDisposition = 'counted' | 'refunded' | 'held' | 'duplicate';
@@ -60,7 +90,7 @@ export type DepositDisposition = 'counted' | 'refunded' | 'held' | 'duplicate';
 export interface DepositReceipt extends FirstAnswer {
   disposition: DepositDisposition;
 }
-export const depositUpdate = defineUpdate<DepositReceipt, [Deposit]>('deposit');
+export const depositUpdate = defineUpdate<DepositReceipt, Proven<Deposit>>('deposit');
 
 /** What happens to a settled transaction afterwards (docs/api.md, refunds and chargebacks). */
 export type AftercareKind = 'refund' | 'chargeback';
@@ -79,5 +109,5 @@ export interface AftercareRequest {
 /** Applied (and projected, with its webhook started), or refused with the merchant-facing message. */
 export type AftercareOutcome = { applied: true } | { refused: string };
 
-export const refundUpdate = defineUpdate<AftercareOutcome, [AftercareRequest]>('refund');
-export const chargebackUpdate = defineUpdate<AftercareOutcome, [AftercareRequest]>('chargeback');
+export const refundUpdate = defineUpdate<AftercareOutcome, Proven<AftercareRequest>>('refund');
+export const chargebackUpdate = defineUpdate<AftercareOutcome, Proven<AftercareRequest>>('chargeback');

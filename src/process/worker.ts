@@ -17,7 +17,7 @@ import type { Tracing } from '../platform/tracing';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
-import { payloadCodec } from '../temporal/client';
+import { dataConverter, failureConverterPath } from '../temporal/client';
 import type { Logger } from '../platform/log';
 import type { WorkerMetrics } from '../platform/metrics';
 
@@ -40,6 +40,7 @@ export function workflowBundle(traced = false): Promise<WorkflowBundleWithSource
   if (!bundle) {
     bundle = bundleWorkflowCode({
       workflowsPath,
+      failureConverterPath,
       logger: quietBundlerLogger,
       ...(traced ? { workflowInterceptorModules: [tracingInterceptors] } : {}),
     });
@@ -88,7 +89,7 @@ export async function createWorker(options: {
         }
       : {}),
     activities: createActivities({ db, config, metrics, ...options.activityOverrides }),
-    dataConverter: { payloadCodecs: [payloadCodec(config)] },
+    dataConverter: dataConverter(config),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     // On shutdown the worker stops polling and lets running activities finish for this long; the process
     // gives up a little later (src/process/main.ts).

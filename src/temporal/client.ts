@@ -1,16 +1,20 @@
+import { fileURLToPath } from 'node:url';
 import {
   Client,
   Connection,
+  type WorkflowClientInterceptor,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
+import type { DataConverter, SearchAttributePair, UpdateDefinition } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import type { Config } from '../platform/config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
+import { updateProver, type UpdateProver } from '../ciphers/update-proof';
 import {
+  INTERNAL_UPDATES,
   firstAnswerUpdate,
   workflowIds,
   type TransactionSnapshot,
@@ -24,17 +28,56 @@ export function payloadCodec(config: Pick<Config, 'PAYLOAD_KEYS'>): AesGcmPayloa
   return new AesGcmPayloadCodec(parsePayloadKeys(config.PAYLOAD_KEYS));
 }
 
+/** Failures without stacks, their messages encoded (src/temporal/failure-converter.cjs). */
+export const failureConverterPath = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
+
+/** What every client and worker of the service converts payloads and failures with. */
+export function dataConverter(config: Pick<Config, 'PAYLOAD_KEYS'>): DataConverter {
+  return { payloadCodecs: [payloadCodec(config)], failureConverterPath };
+}
+
+/**
+ * Adds the service's proof to every internal update the client sends (src/contracts, `INTERNAL_UPDATES`),
+ * so the workflow knows it comes from the service and not from someone with the Temporal UI.
+ */
+export function proveInternalUpdates(prover: UpdateProver): WorkflowClientInterceptor {
+  const internal = new Set<string>(INTERNAL_UPDATES);
+  const proven = (workflowId: string, update: string, args: unknown[]) =>
+    internal.has(update) && args.length === 1 ? [args[0], prover.prove(workflowId, update, args[0])] : args;
+  return {
+    startUpdate: (input, next) =>
+      next({ ...input, args: proven(input.workflowExecution.workflowId, input.updateName, input.args) }),
+    startUpdateWithStart: (input, next) =>
+      next({
+        ...input,
+        updateArgs: proven(input.workflowStartOptions.workflowId, input.updateName, input.updateArgs),
+      }),
+  };
+}
+
+/** The options of the service's own clients: its data converter and the proof of its internal updates. */
+export function serviceClientOptions(
+  config: Pick<Config, 'PAYLOAD_KEYS' | 'MASTER_KEY'> & { TRACING?: boolean },
+): { dataConverter: DataConverter; interceptors: { workflow: WorkflowClientInterceptor[] } } {
+  return {
+    dataConverter: dataConverter(config),
+    interceptors: {
+      workflow: [
+        proveInternalUpdates(updateProver(config.MASTER_KEY)),
+        // With tracing on, starts and updates carry the caller's trace context to the workflow in its headers.
+        ...(config.TRACING ? [new OpenTelemetryWorkflowClientInterceptor()] : []),
+      ],
+    },
+  };
+}
+
 export async function createTemporalClient(
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'PAYLOAD_KEYS'> & { TRACING?: boolean },
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'PAYLOAD_KEYS' | 'MASTER_KEY'> & {
+    TRACING?: boolean;
+  },
 ): Promise<Client> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  return new Client({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    dataConverter: { payloadCodecs: [payloadCodec(config)] },
-    // With tracing on, starts and updates carry the caller's trace context to the workflow in its headers.
-    ...(config.TRACING ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
-  });
+  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...serviceClientOptions(config) });
 }
 
 export type FirstAnswerOutcome =
@@ -116,15 +159,15 @@ export type UpdateOutcome<Result> =
   | { kind: 'closed' };
 
 /** Sends an update to a transaction's running workflow and waits for its result. */
-export async function sendUpdate<Result, Arg>(
+export async function sendUpdate<Result, Args extends [unknown, ...unknown[]]>(
   client: Client,
   transactionId: string,
-  update: UpdateDefinition<Result, [Arg]>,
-  arg: Arg,
+  update: UpdateDefinition<Result, Args>,
+  arg: Args[0],
 ): Promise<UpdateOutcome<Result>> {
   const handle = client.workflow.getHandle(workflowIds.transaction(transactionId));
   try {
-    return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] }) };
+    return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] as unknown as Args }) };
   } catch (error) {
     if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
     const running = await handle.describe().then(

@@ -9,6 +9,8 @@ import {
   type WorkflowSignatures,
 } from '../contracts';
 import { ApiError, fieldError } from '../platform/errors';
+import type { Config } from '../platform/config';
+import { updateKeyOf } from '../ciphers/update-proof';
 import { lookupTransaction } from './lookup';
 import { transactionBody, type TransactionBody, type TransactionRow } from './view';
 import { JsonNumber } from '../lib/json';
@@ -33,7 +35,7 @@ export async function requestAftercare(
       'amount',
       'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
     );
-  const outcome = await sendAftercare(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, row.id, kind, {
+  const outcome = await sendAftercare(deps.temporal, deps.config, row.id, kind, {
     reason: input.reason,
     actor: `merchant:${merchant.merchantId}`,
   });
@@ -44,7 +46,7 @@ export async function requestAftercare(
 
 export async function sendAftercare(
   client: Client,
-  taskQueue: string,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'MASTER_KEY'>,
   transactionId: string,
   kind: AftercareKind,
   request: AftercareRequest,
@@ -53,8 +55,8 @@ export async function sendAftercare(
     'aftercare',
     {
       workflowId: workflowIds.aftercare(transactionId),
-      taskQueue,
-      args: [{ transactionId }],
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [{ transactionId, updateKey: updateKeyOf(config.MASTER_KEY) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       staticSummary: `Aftercare of ${transactionId}`,
     },

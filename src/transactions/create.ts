@@ -4,6 +4,7 @@ import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
 import { ApiError } from '../platform/errors';
 import { newTransactionId } from '../ciphers/ids';
+import { updateKeyOf } from '../ciphers/update-proof';
 import { formatMinor } from '../lib/money';
 import {
   searchAttributes,
@@ -53,7 +54,7 @@ export async function createTransaction<Name extends TransactionWorkflow>(
   const transactionId = claim.row.id;
   const outcome = await startWithFirstAnswer(deps.temporal, {
     workflow: request.workflow,
-    input: request.input(transactionId),
+    input: { ...request.input(transactionId), updateKey: updateKeyOf(deps.config.MASTER_KEY) },
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     searchAttributes: searchAttributesFor(merchant, request),
     ...describeForOps(merchant, request),

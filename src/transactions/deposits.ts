@@ -82,16 +82,16 @@ export function randomTxHash(): string {
 
 /**
  * A deposit seen for a transaction's address (the sandbox chain's simulated ones included) goes to the
- * transaction's workflow, which counts or refunds it. Once the workflow has closed, the deposit is held
- * for ops with the reason, so no deposit is ever dropped.
+ * transaction's workflow, which counts or refunds it. Once the workflow has closed, or when it refuses the
+ * deposit, the deposit is held for ops with the reason, so no deposit is ever dropped.
  */
 export async function submitDeposit(
   db: Db,
   temporal: Client,
   row: TransactionRow,
-  deposit: { amount: string; txHash: string; sender?: string },
+  deposit: { amount: string; txHash: string; sender?: string; source: 'chain' | 'sandbox' },
 ): Promise<DepositOutcome> {
-  const { amount, txHash, sender } = deposit;
+  const { amount, txHash, sender, source } = deposit;
   const asset = assetOf(row);
   if (!asset) return 'not-accepting';
   const found = await findCryptoAsset(db, asset.code, asset.network);
@@ -102,15 +102,18 @@ export async function submitDeposit(
     txHash,
     units: units.toString(),
     ...(sender ? { sender } : {}),
+    source,
   });
   if (outcome.kind === 'done') return { txHash, disposition: outcome.result.disposition };
-  if (outcome.kind === 'refused') throw new Error(`the workflow of ${row.id} refused a valid deposit`);
   const held = await holdDeposit(db, {
     transactionId: row.id,
     txHash,
     amount,
     sender,
-    reason: 'Arrived after the transaction closed.',
+    reason:
+      outcome.kind === 'refused'
+        ? `Refused by its transaction: ${outcome.message || 'no reason given'}`
+        : 'Arrived after the transaction closed.',
   });
   return { txHash, disposition: held ? 'held' : 'duplicate' };
 }

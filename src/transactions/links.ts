@@ -1,3 +1,4 @@
+import { updateKeyOf } from '../ciphers/update-proof';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { paymentLinks, paymentTemplates, transactions, type CryptoLinkTerms } from '../db/schema/index';
@@ -139,7 +140,7 @@ export async function createLink(
   await deps.temporal.workflow.start<WorkflowSignatures['paymentLink']>('paymentLink', {
     workflowId: workflowIds.paymentLink(linkId),
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    args: [{ linkId, expiresAt: expiresAt.toISOString() }],
+    args: [{ linkId, expiresAt: expiresAt.toISOString(), updateKey: updateKeyOf(deps.config.MASTER_KEY) }],
     staticSummary: `Payment link ${linkId} · ${merchant.mode}`,
   });
   return linkUrl(deps.config.baseUrl, merchant.mode, linkId);

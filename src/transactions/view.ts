@@ -90,10 +90,13 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
         refund,
         chargeback,
         descriptor: row.descriptor,
+        // No card is used: the interface still carries the flag for card and APM alike.
+        is_card_WL: false,
         payment_method: detailsOf({ ...row, kind: 'apm' }).payment_method ?? null,
       };
     case 'crypto_payin':
-      return { ...base, refund, chargeback, ...exactNumbers(row.details) };
+      // The interface's crypto payin status carries no chargeback (section 2.1).
+      return { ...base, refund, ...exactNumbers(row.details) };
     case 'ramp':
       return {
         transaction_id: row.id,

@@ -31,6 +31,7 @@ const acquirer: CardAcquirer = {
   completeChallenge: (request) => faulty().completeChallenge(request),
   lookup: (request) => faulty().lookup(request),
   refund: (request) => faulty().refund(request),
+  cancel: (request) => faulty().cancel(request),
 };
 
 beforeAll(async () => {

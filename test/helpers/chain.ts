@@ -4,7 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
 import { ANVIL_KEYS, anvilBinary, setUpLocalChain, startAnvil, type LocalNode } from '../../src/chain/local';
 import { chainNodeById, erc20Abi, rpc } from '../../src/chain/nodes';
-import { scanNode, startChainWatcher } from '../../src/chain/watcher';
+import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import type { TestEnv } from './env';
 
 export interface LocalChain {
@@ -16,7 +16,10 @@ export interface LocalChain {
   customer: Address;
   mine(blocks: number): Promise<void>;
   head(): Promise<bigint>;
-  /** One scan of everything deep enough now, run to its end (the background watcher runs as well). */
+  /**
+   * One scan of everything deep enough now and the hand-over of what it found, run to their end (the
+   * background watcher runs as well).
+   */
   scan(): Promise<void>;
   snapshot(): Promise<Hex>;
   revert(id: Hex): Promise<void>;
@@ -59,6 +62,7 @@ export async function startLocalChain(env: TestEnv, confirmations: number): Prom
     async scan() {
       const node = await chainNodeById(db, env.config.MASTER_KEY, set.chainNodeId);
       await scanNode({ db, temporal: env.client, log }, node!);
+      await handOverDeposits({ db, temporal: env.client, log }, node!);
     },
     snapshot: async () => (await request('evm_snapshot', [])) as Hex,
     async revert(id) {

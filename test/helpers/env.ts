@@ -11,7 +11,8 @@ import { createDatabase, type Database } from '../../src/db/client';
 import { buildApp, type AppDeps } from '../../src/api/app';
 import { loggerOptions } from '../../src/platform/log';
 import { createActivities, type ActivityDeps } from '../../activities/index';
-import { payloadCodec } from '../../src/temporal/client';
+import { dataConverter, serviceClientOptions } from '../../src/temporal/client';
+import { testClientOptions } from './update-key';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import { withDatabase } from './global-setup';
@@ -86,7 +87,10 @@ export async function startTestEnv(
   });
   const log = pino(loggerOptions(config.LOG_LEVEL), sink);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection, dataConverter: { payloadCodecs: [payloadCodec(config)] } });
+  const client = new Client({
+    connection,
+    ...testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
+  });
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 
   const makeWorker = () =>
@@ -95,7 +99,7 @@ export async function startTestEnv(
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       activities: createActivities({ db: database.db, config, ...activityOverrides }),
-      dataConverter: { payloadCodecs: [payloadCodec(config)] },
+      dataConverter: dataConverter(config),
     });
   let worker = await makeWorker();
   let running: Promise<void> | undefined = worker.run();

@@ -62,6 +62,7 @@ export function faultyConnectors(db: Db, plans: Map<string, FaultPlan>) {
       ),
     lookup: (request) => lookup(transactionOf(request.authorizationKey), () => acquirer.lookup(request)),
     refund: (request) => acquirer.refund(request),
+    cancel: (request) => acquirer.cancel(request),
   };
   const payout: PayoutProcessor = {
     send: (request) => run(request.transactionId, 'send', () => payouts.send(request)),

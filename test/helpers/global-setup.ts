@@ -9,6 +9,7 @@ import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/contracts';
 import { workflowsPath } from '../../src/process/worker';
+import { failureConverterPath } from '../../src/temporal/client';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 
 declare module 'vitest' {
@@ -69,7 +70,7 @@ export default async function setup(project: TestProject) {
     temporalAddress = env.address;
   }
 
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: silentLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath, failureConverterPath, logger: silentLogger });
   const bundlePath = join(scratch, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 

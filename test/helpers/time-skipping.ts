@@ -4,7 +4,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createDatabase, type Database } from '../../src/db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
-import { payloadCodec } from '../../src/temporal/client';
+import { dataConverter, serviceClientOptions } from '../../src/temporal/client';
+import { testClientOptions } from './update-key';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
 import type { Config } from '../../src/platform/config';
@@ -41,7 +42,7 @@ export async function startTimeSkipping(
   const config = testConfig({ DATABASE_URL: testDb.url, TEMPORAL_TASK_QUEUE: taskQueue, ...overrides });
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path } },
-    client: { dataConverter: { payloadCodecs: [payloadCodec(config)] } },
+    client: testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
   });
   await registerSearchAttributes(env);
   const database = createDatabase(config.DATABASE_URL, 5);
@@ -53,7 +54,7 @@ export async function startTimeSkipping(
       taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       activities: createActivities({ db: database.db, config, ...overridden }),
-      dataConverter: { payloadCodecs: [payloadCodec(config)] },
+      dataConverter: dataConverter(config),
       ...workerOptions,
     });
   let worker = await makeWorker();

@@ -347,6 +347,7 @@ async function sendDeposit(id: string, units: bigint, hash: string, withSender: 
     amount: formatUnits(units, decimals),
     txHash: hash,
     ...(withSender ? { sender: `sender-${hash}` } : {}),
+    source: 'sandbox',
   });
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { payloadCodec } from '../../src/temporal/client';
+import { dataConverter } from '../../src/temporal/client';
 import { REPLAY_PAYLOAD_KEYS, historiesDir } from '../replay/fixture-keys';
 
 /**
@@ -25,7 +25,7 @@ describe('recorded workflow histories replay on the current code', () => {
     await Worker.runReplayHistory(
       {
         workflowBundle: { codePath: inject('workflowBundlePath') },
-        dataConverter: { payloadCodecs: [payloadCodec({ PAYLOAD_KEYS: REPLAY_PAYLOAD_KEYS })] },
+        dataConverter: dataConverter({ PAYLOAD_KEYS: REPLAY_PAYLOAD_KEYS }),
       },
       history,
       file.replace(/\.history$/, ''),

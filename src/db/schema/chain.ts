@@ -3,8 +3,10 @@ import {
   bigint,
   bigserial,
   boolean,
+  index,
   integer,
   jsonb,
+  numeric,
   pgSequence,
   pgTable,
   text,
@@ -102,5 +104,40 @@ export const chainSends = pgTable(
     uniqueIndex('chain_sends_nonce_idx')
       .on(t.chainNodeId, t.fromAddress, t.nonce)
       .where(sql`${t.state} <> 'rejected'`),
+  ],
+);
+
+/**
+ * Transfers into deposit addresses that the chain watcher read from confirmed blocks, each waiting to be
+ * handed to its transaction's workflow. A scan records them and moves the node's cursor in one database
+ * transaction; the hand-over then goes deposit by deposit, so one that fails (Temporal away, a workflow that
+ * refuses it) never holds the cursor or another customer's deposit back. A refused one is held for ops in
+ * `crypto_deposits` with the reason, like every deposit, and marked handed over.
+ */
+export const chainTransfers = pgTable(
+  'chain_transfers',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    chainNodeId: text('chain_node_id').notNull(),
+    transactionId: text('transaction_id').notNull(),
+    txHash: text('tx_hash').notNull(),
+    /** The asset's catalogue code. */
+    asset: text('asset').notNull(),
+    /** Units of the asset, exact. */
+    amount: numeric('amount', { precision: 38, scale: 18 }).notNull(),
+    sender: text('sender'),
+    block: bigint('block', { mode: 'bigint' }).notNull(),
+    handedOverAt: timestamp('handed_over_at', { withTimezone: true }),
+    /** Failed hand-overs so far, the last one's error, and when to try again (a growing backoff). */
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('chain_transfers_transfer_idx').on(t.transactionId, t.txHash, t.asset),
+    index('chain_transfers_waiting_idx')
+      .on(t.chainNodeId, t.nextAttemptAt)
+      .where(sql`${t.handedOverAt} is null`),
   ],
 );
