@@ -19,6 +19,7 @@ import { evmChain } from './connectors/evm-chain';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
+import { proofActivities } from './proofs';
 import type { WorkerMetrics } from '../src/platform/metrics';
 
 export interface ActivityDeps {
@@ -95,6 +96,7 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
     ...linkActivities(db),
+    ...proofActivities(config.MASTER_KEY),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

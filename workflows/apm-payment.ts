@@ -144,7 +144,7 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
         return;
       }
       // Whatever the customer did at the provider meanwhile is asked, and a payment still open is closed.
-      await end(machine, await closePayment(machine, { ...call, reference: opened.reference }), why, {
+      await end(machine, await closePayment(machine, { ...call, reference: opened.reference }, why), why, {
         redirectUrl: null,
       });
       return;
@@ -199,11 +199,13 @@ async function end(
 
 /**
  * Closes a payment nobody finished in time (or that ops stopped): asked where it stands, and closed at the
- * provider while it still waits for the customer, so it can no longer be paid there.
+ * provider while it still waits for the customer, so it can no longer be paid there: declined then for
+ * `why`.
  */
 async function closePayment(
   machine: TransactionStateMachine,
   call: { connector: string; terminalId: string; paymentKey: string; reference: string },
+  why: string,
 ): Promise<Exclude<Lookup<ApmStatus>, { outcome: 'pending' }>> {
   for (let round = 0; ; round++) {
     const known = await ask(machine, call.connector, () => lookup.lookupApm(call));
@@ -211,7 +213,9 @@ async function closePayment(
     const step = `Close the payment at ${call.connector}`;
     machine.waiting.on('step', step);
     const closed = await attempt(() => lookup.cancelApm.executeWithOptions({ summary: step }, [call]));
-    if (closed.kind === 'done' && closed.value.outcome !== 'started') return closed.value;
+    if (closed.kind === 'done' && closed.value.outcome === 'approved') return closed.value;
+    if (closed.kind === 'done' && closed.value.outcome === 'declined')
+      return { outcome: 'declined', message: why };
     await machine.waiting.backoff(
       Math.min(5_000 * 2 ** round, 10 * 60_000),
       `${call.connector} has not closed the payment (round ${round + 1})`,

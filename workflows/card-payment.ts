@@ -70,6 +70,8 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     });
 
     let routed: Routed | undefined;
+    // Authorizations this payment sent that the acquirer certainly did not process (a cascade's refusals).
+    const notProcessed: string[] = [];
     try {
       for (const [rank, terminal] of terminals.entries()) {
         if (machine.stopReason) {
@@ -82,7 +84,7 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
             : await findLostAuthorization(machine, input, terminals.slice(rank));
           break;
         }
-        const result = await authorize(machine, calls, input, terminal, rank);
+        const result = await authorize(machine, calls, input, terminal, rank, notProcessed);
         if (result.kind === 'notProcessed') continue;
         routed = result;
         break;
@@ -190,10 +192,10 @@ async function authorize(
   input: CardPaymentInput,
   terminal: TerminalChoice,
   rank: number,
+  notProcessed: string[],
 ): Promise<Routed | { kind: 'notProcessed' }> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
   const step = `Authorize with ${terminal.terminalId} (${terminal.connector})`;
-  const notProcessed: string[] = [];
   for (;;) {
     machine.waiting.on('step', step);
     const result = await attempt(() =>
@@ -220,7 +222,10 @@ async function authorize(
       continue;
     }
     if (result.kind === 'failed') return { ...result, terminal };
-    if (result.kind === 'notProcessed') return result;
+    if (result.kind === 'notProcessed') {
+      notProcessed.push(authorizationKey);
+      return result;
+    }
     const known = learn(
       await askUntilKnown(machine, terminal.connector, () =>
         lookup.lookupAuthorization({
@@ -230,7 +235,9 @@ async function authorize(
         }),
       ),
     );
-    return known.kind === 'notProcessed' ? known : { ...known, terminal };
+    if (known.kind !== 'notProcessed') return { ...known, terminal };
+    notProcessed.push(authorizationKey);
+    return known;
   }
 }
 

@@ -1,8 +1,12 @@
 import { refusal } from './failures';
-import { log, setHandler, workflowInfo } from '@temporalio/workflow';
+import { log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { store } from './activities';
+import { shielded } from './transaction';
 import type { UpdateDefinition } from '@temporalio/common';
 import { NOT_AN_OPS_ACTION, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
+
+const SERVICE_KEY_CONFIRMED = 'service-update-key-confirmed';
 
 /**
  * Checks the proofs of a workflow's internal updates (src/contracts, `INTERNAL_UPDATES`) against the
@@ -10,9 +14,24 @@ import { verifyUpdateProof } from '../src/lib/update-proof';
  */
 export class UpdateProofs {
   private readonly spent = new Set<string>();
+  private trust: Promise<boolean> | undefined;
 
   /** `key`: the workflow input's `updateKey`; absent in workflows started before proofs. */
   constructor(private readonly key: string | undefined) {}
+
+  /**
+   * Whether the key this workflow was started with is the service's own, asked of the worker once, when
+   * the first internal update arrives: a workflow started from outside the service carries a key its
+   * starter holds, and takes no internal update at all. Histories from before replay without the question.
+   */
+  trusted(): Promise<boolean> {
+    const key = this.key;
+    if (key === undefined) return Promise.resolve(true);
+    this.trust ??= patched(SERVICE_KEY_CONFIRMED)
+      ? store.isServiceUpdateKey({ updateKey: key })
+      : Promise.resolve(true);
+    return this.trust;
+  }
 
   /** For a validator: refuses an update the service did not prove, before it is accepted. */
   check(update: string, arg: unknown, proof: UpdateProof | undefined): void {
@@ -45,10 +64,17 @@ export function setInternalHandler<Result, Arg>(
 ): void {
   setHandler(
     update,
-    (arg: Arg, proof?: UpdateProof) => {
+    // Shielded as a whole: a cancellation of the workflow is a stop request, never a torn-off update.
+    shielded(async (arg: Arg, proof?: UpdateProof) => {
       proofs.spend(proof);
+      if (!(await proofs.trusted())) {
+        log.warn('internal update refused: the workflow was not started by the service', {
+          update: update.name,
+        });
+        throw refusal(NOT_AN_OPS_ACTION);
+      }
       return handler(arg);
-    },
+    }),
     {
       description: `Internal, not an ops action (refused without the service's proof): ${options.description}`,
       validator: (arg: Arg, proof?: UpdateProof) => {

@@ -6,8 +6,14 @@ import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { createActivities } from '../../activities/index';
 import type { CardAcquirer } from '../../activities/connectors/types';
-import { sandboxOperations, transactions } from '../../src/db/schema/index';
-import { connectorKeys, forceFailUpdate, workflowIds, type CardPaymentInput } from '../../src/contracts';
+import { sandboxOperations, terminals, transactions } from '../../src/db/schema/index';
+import {
+  connectorKeys,
+  failureTypes,
+  forceFailUpdate,
+  workflowIds,
+  type CardPaymentInput,
+} from '../../src/contracts';
 import proto from '@temporalio/proto';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { cardPayment } from '../../workflows/card-payment';
@@ -48,27 +54,49 @@ const lostTask = () =>
     cardConnectors: { 'sandbox-acquirer': acquirer },
   });
 
-/** Runs the first authorization of `input` the way the lost task did, at the merchant's first terminal. */
-async function authorizeAsLostTask(input: CardPaymentInput): Promise<string> {
+/**
+ * Runs the authorization of `input` the way the lost task did, at the merchant's terminal of that rank
+ * (the first by default) after the ones before it refused (`notProcessed`: their keys); answers the
+ * terminal, or undefined when the acquirer refused the call.
+ */
+async function authorizeAsLostTask(
+  input: CardPaymentInput,
+  rank = 0,
+  notProcessed: string[] = [],
+): Promise<string | undefined> {
   const activities = lostTask();
-  const [first] = await activities.listTerminals({
-    merchantId: input.merchantId,
-    mode: input.mode,
-    kind: 'card',
-    terminalId: input.terminalId,
-  });
-  await new MockActivityEnvironment().run(activities.authorizeCard, {
-    transactionId: input.transactionId,
-    authorizationKey: connectorKeys.authorization(input.transactionId, first!.terminalId),
-    mode: input.mode,
-    connector: first!.connector,
-    terminalId: first!.terminalId,
-    terminalRank: 0,
-    amountMinor: input.amountMinor,
-    currency: input.currency,
-  });
-  return first!.terminalId;
+  const terminal = (
+    await activities.listTerminals({
+      merchantId: input.merchantId,
+      mode: input.mode,
+      kind: 'card',
+      terminalId: input.terminalId,
+    })
+  )[rank]!;
+  const refused = await new MockActivityEnvironment()
+    .run(activities.authorizeCard, {
+      transactionId: input.transactionId,
+      authorizationKey: connectorKeys.authorization(input.transactionId, terminal.terminalId),
+      mode: input.mode,
+      connector: terminal.connector,
+      terminalId: terminal.terminalId,
+      terminalRank: rank,
+      amountMinor: input.amountMinor,
+      currency: input.currency,
+      notProcessed,
+    })
+    .then(
+      () => false,
+      (error: unknown) => {
+        if ((error as { type?: string }).type !== failureTypes.notProcessed) throw error;
+        return true;
+      },
+    );
+  return refused ? undefined : terminal.terminalId;
 }
+
+const approvedAuthorizationsOf = async (transactionId: string) =>
+  (await authorizationsOf(transactionId)).filter((row) => row.state === 'approved');
 
 const authorizationsOf = (transactionId: string) =>
   env.database.db
@@ -165,5 +193,56 @@ describe('a card workflow task lost after its connector call', () => {
     expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
     expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
     expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+  });
+
+  it('does not charge the next terminal when the one the lost task charged is deactivated meanwhile', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const primary = (await authorizeAsLostTask(input))!;
+    await env.database.db.update(terminals).set({ active: false }).where(eq(terminals.id, primary));
+    try {
+      const result = await env.client.workflow.execute(cardPayment, {
+        workflowId: workflowIds.transaction(input.transactionId),
+        taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+        args: [input],
+      });
+      expect(result.status).toBe('SUCCESS');
+      // The payment is the one the lost task made, at the terminal that made it: never a second one.
+      expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: primary });
+      expect(await approvedAuthorizationsOf(input.transactionId)).toHaveLength(1);
+      expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+    } finally {
+      await env.database.db.update(terminals).set({ active: true }).where(eq(terminals.id, primary));
+    }
+  });
+
+  it('does not charge the first terminal again when it refused the lost task, which then charged the next', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    // The lost task: the first terminal refused outright, the second approved.
+    plans.set(input.transactionId, { authorize: ['refuse'] });
+    expect(await authorizeAsLostTask(input, 0)).toBeUndefined();
+    const [first] = await lostTask().listTerminals({
+      merchantId: input.merchantId,
+      mode: 'test',
+      kind: 'card',
+    });
+    const second = (await authorizeAsLostTask(input, 1, [
+      connectorKeys.authorization(input.transactionId, first!.terminalId),
+    ]))!;
+    // The retry routes from the first terminal again, which would take the card now.
+    const result = await env.client.workflow.execute(cardPayment, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    expect(result.status).toBe('SUCCESS');
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: second });
+    const approved = await approvedAuthorizationsOf(input.transactionId);
+    expect(approved.map((row) => row.idempotencyKey)).toEqual([
+      connectorKeys.authorization(input.transactionId, second),
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { keccak256, type Hex } from 'viem';
+import { createWalletClient, erc20Abi as erc20, http, keccak256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ANVIL_KEYS } from '../../src/chain/local';
 import { startTestEnv, type TestEnv } from '../helpers/env';
@@ -9,7 +9,9 @@ import { runCliIn } from '../helpers/cli';
 import { openHostedPage } from '../helpers/hosted-form';
 import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '../helpers/merchant-client';
 import {
+  chainNodes,
   chainSends,
+  chainTransfers,
   cryptoDeposits,
   depositAddresses,
   ledgerEntries,
@@ -19,6 +21,10 @@ import { evmChain } from '../../activities/connectors/evm-chain';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 import { rpc } from '../../src/chain/nodes';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { insertPayinTransaction } from '../helpers/fixtures';
+import { cryptoPayin } from '../../workflows/crypto-payin';
+import { firstAnswerUpdate, workflowIds } from '../../src/contracts';
+import { updateKeyOf } from '../../src/ciphers/update-proof';
 
 const CONFIRMATIONS = 3;
 
@@ -98,6 +104,93 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     });
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+  });
+
+  it('is held up by neither a zero-value transfer nor a deposit its workflow refuses: the next customer settles', async () => {
+    const customer = createWalletClient({
+      account: privateKeyToAccount(ANVIL_KEYS.customer),
+      transport: http(chain.node.url),
+    });
+    const transfer = (to: string, units: bigint) =>
+      customer.writeContract({
+        address: chain.tokens.USDT as Address,
+        abi: erc20,
+        functionName: 'transfer',
+        args: [to as Address, units],
+        chain: null,
+      });
+
+    // One transaction's gas: a zero-value token transfer into someone's deposit address.
+    const victim = await payin(merchant, 10);
+    await transfer(victim.deposit_address, 0n);
+    // A deposit its workflow refuses: this payin's workflow checks proofs against another key (a worker
+    // with another MASTER_KEY, say), so it refuses what this watcher sends.
+    const input = await insertPayinTransaction(env.database.db, credentials, {
+      cryptoCurrency: 'USDT',
+      cryptoNetwork: 'ETHEREUM',
+      decimals: 6,
+      expectedUnits: '5000000',
+    });
+    const refusing = await env.client.workflow.start(cryptoPayin, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [{ ...input, updateKey: updateKeyOf('ab'.repeat(32)) }],
+    });
+    const opened = await refusing.executeUpdate(firstAnswerUpdate);
+    const refusedAddress = (opened.details as { deposit_address: string }).deposit_address;
+    const refusedHash = await transfer(refusedAddress, 5_000_000n);
+    // Then another customer pays in full.
+    const paying = await payin(merchant, 10);
+    const sent = await deposit(merchant, paying.transaction_id, '10');
+    await chain.mine(CONFIRMATIONS - 1);
+
+    await expect
+      .poll(async () => (await status(merchant, paying.transaction_id)).status, { timeout: 15_000 })
+      .toBe('SUCCESS');
+    expect((await status(merchant, paying.transaction_id)).data.crypto_payment_status).toBe('FULLPAID');
+    // The refused deposit is held for ops with the reason, not dropped; the zero-value one is no deposit.
+    await expect
+      .poll(
+        async () =>
+          (
+            await env.database.db
+              .select()
+              .from(cryptoDeposits)
+              .where(eq(cryptoDeposits.transactionId, input.transactionId))
+          )[0],
+        { timeout: 15_000 },
+      )
+      .toMatchObject({
+        txHash: refusedHash,
+        disposition: 'held',
+        reason: 'Refused by its transaction: Not an ops action.',
+      });
+    expect(
+      await env.database.db
+        .select()
+        .from(cryptoDeposits)
+        .where(eq(cryptoDeposits.transactionId, victim.transaction_id)),
+    ).toEqual([]);
+    expect((await status(merchant, victim.transaction_id)).data).toMatchObject({ crypto_paid_amount: 0 });
+    // Every transfer the watcher found is handed over, and its cursor stands at the confirmed tip.
+    const waiting = await env.database.db.select().from(chainTransfers);
+    expect(waiting.filter((row) => row.handedOverAt === null)).toEqual([]);
+    expect(waiting.map((row) => row.txHash)).toEqual(expect.arrayContaining([refusedHash, sent.tx_hash]));
+    const [node] = await env.database.db
+      .select()
+      .from(chainNodes)
+      .where(eq(chainNodes.id, chain.chainNodeId));
+    await expect
+      .poll(async () => {
+        const [now] = await env.database.db
+          .select()
+          .from(chainNodes)
+          .where(eq(chainNodes.id, chain.chainNodeId));
+        return now!.scannedBlock;
+      })
+      .toBe((await chain.head()) - BigInt(CONFIRMATIONS - 1));
+    expect(node).toBeDefined();
+    await refusing.terminate('test over');
   });
 
   it('adds up a split USDT payment to OVERPAID and refunds the excess on chain by merchant setting', async () => {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
+import {
+  cardRequest,
+  merchantClient,
+  payinRequest,
+  payoutRequest,
+  type MerchantClient,
+} from '../helpers/merchant-client';
+import { withoutCard } from '../helpers/hosted-pages';
 
 let env: TestEnv;
 let alice: MerchantClient;
@@ -39,6 +46,21 @@ describe('GET /api/{mode}/status/{id}', () => {
         },
       });
     }
+  });
+
+  it('carries the fields the interface lists per kind: is_card_WL for APM, no chargeback for a crypto payin', async () => {
+    const apm = await alice.post('/api/v1/test/apm', withoutCard(cardRequest()));
+    const apmStatus = await alice.get(`/api/test/status/${apm.json().data.transaction_id}`);
+    expect(Object.keys(apmStatus.json().data)).toEqual(
+      expect.arrayContaining(['refund', 'chargeback', 'descriptor', 'is_card_WL']),
+    );
+    expect(apmStatus.json().data.is_card_WL).toBe(false);
+
+    const payin = await alice.post('/api/v1/test/crypto/payin', payinRequest());
+    const payinStatus = await alice.get(`/api/test/status/${payin.json().data.transaction_id}`);
+    expect(payinStatus.json().data).toHaveProperty('refund');
+    expect(payinStatus.json().data).toHaveProperty('crypto_payment_status');
+    expect(payinStatus.json().data).not.toHaveProperty('chargeback');
   });
 
   it('answers 404 for an unknown id', async () => {

@@ -322,4 +322,73 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       ).statusCode,
     ).toBe(200);
   });
+
+  it('takes no internal update in a workflow started from the UI with a key of its starter', async () => {
+    // "Start Workflow" in the UI: an on-ramp paying the starter's wallet, and a payin crediting a
+    // merchant's wallet, each with a key the starter holds and signs with.
+    const attacker = updateProver('cd'.repeat(32));
+    const walletId = merchant.credentials.wallets.find(
+      (w) => w.mode === 'test' && w.currency === 'USD',
+    )!.wallet_id;
+    const crypto = {
+      cryptoCurrency: 'USDT',
+      cryptoNetwork: 'TRON',
+      decimals: 6,
+      expectedUnits: '100000000',
+      fiatMinor: '10000',
+      fiatDecimals: 2,
+      depositWindowSeconds: 3600,
+    };
+    const base = {
+      merchantId: merchant.credentials.merchant_id,
+      mode: 'test' as const,
+      updateKey: attacker.publicKey,
+      crypto,
+      hostedPageUrl: 'http://attacker.example',
+    };
+    const onramp = await ui.workflow.start('cryptoRamp', {
+      workflowId: 'PAforgedOnrampForgedOnramp01',
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [
+        {
+          ...base,
+          transactionId: 'PAforgedOnrampForgedOnramp01',
+          transactionType: 'ONRAMP',
+          walletAddress: 'TAttackerWalletAttackerWallet',
+          fiatCurrency: 'USD',
+          fiatAmount: '100.00',
+          paymentWindowSeconds: 600,
+        },
+      ],
+    });
+    const payin = await ui.workflow.start('cryptoPayin', {
+      workflowId: 'PAforgedPayinForgedPayin0001',
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [{ ...base, transactionId: 'PAforgedPayinForgedPayin0001', walletId }],
+    });
+    await eventually('the on-ramp waiting for its customer', async () =>
+      ((await onramp.query('state')) as { waitingFor: string }).waitingFor === 'customer' ? true : undefined,
+    );
+    const before = await books();
+    const approve = await onramp
+      .executeUpdate('hostedDecision', {
+        args: ['approve', attacker.prove(onramp.workflowId, 'hostedDecision', 'approve')],
+      })
+      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
+    expect(approve).toBe(NOT_AN_OPS_ACTION);
+    const deposit = { txHash: 'forged', units: '100000000', sender: 'attacker', source: 'sandbox' };
+    const paid = await payin
+      .executeUpdate('deposit', { args: [deposit, attacker.prove(payin.workflowId, 'deposit', deposit)] })
+      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
+    expect(paid).toBe(NOT_AN_OPS_ACTION);
+    expect(await books()).toEqual(before);
+    // Nothing was sent on the on-ramp's behalf.
+    const history = await onramp.fetchHistory();
+    const scheduled = history.events!.flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+    expect(scheduled).not.toContain('sendCrypto');
+    await onramp.terminate('test over');
+    await payin.terminate('test over');
+  });
 });

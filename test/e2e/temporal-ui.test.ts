@@ -143,6 +143,13 @@ describe.skipIf(!cli)('the Temporal UI of the dev server', () => {
     await shot(page, 'update-refused');
     await page.reload();
 
+    // The customer's answer is not theirs to give: typed in the dialog, it is refused and moves nothing.
+    await sendUpdate(page, 'hostedDecision', '"approve"');
+    await expect.poll(() => page.locator('body').innerText(), UI_WAIT).toContain('Not an ops action.');
+    await shot(page, 'internal-update-refused');
+    expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('REDIRECT');
+    await page.reload();
+
     await sendUpdate(page, 'forceFail', '{"reason": "Customer called to cancel", "actor": "ui-tester"}');
     await expect
       .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json().status, UI_WAIT)
@@ -156,5 +163,46 @@ describe.skipIf(!cli)('the Temporal UI of the dev server', () => {
       statusBefore: 'REDIRECT',
       statusAfter: 'FAILED',
     });
+  });
+
+  it('tells a declined payment from a paid one at a glance: the TransactionStatus column and a saved view', async () => {
+    const merchant = merchantClient(env.app, await env.createMerchant());
+    const paid = await merchant.post('/api/v1/test/card', cardRequest({ order_id: 'ui-paid' }));
+    const declined = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ card_number: '4000000000000002', order_id: 'ui-declined' }),
+    );
+    expect([paid.json().status, declined.json().status]).toEqual(['SUCCESS', 'FAILED']);
+    const paidId = paid.json().data.transaction_id as string;
+    const declinedId = declined.json().data.transaction_id as string;
+
+    const page = await browser.newPage({ viewport: { width: 1900, height: 900 } });
+    await page.goto(`${temporal.uiUrl}/namespaces/default/workflows`);
+    // Both are Completed workflows: a decline is an answer, not a fault. The column tells them apart.
+    await expect.poll(() => page.getByRole('link', { name: declinedId }).count(), UI_WAIT).toBe(1);
+    await page.getByTestId('workflows-summary-table-configuration-button').click();
+    await page.getByTestId('orderable-list-item-TransactionStatus-add-button').click();
+    // Beside the workflow's own status, where the eye looks.
+    await page.getByTestId('orderable-list-item-Run ID-remove-button').click();
+    for (let i = 0; i < 4; i++)
+      await page.getByTestId('orderable-list-item-TransactionStatus-move-up-button').click();
+    await page.getByTestId('drawer-close-button').click();
+    await expect.poll(() => page.getByText('Configure Workflows Table').isVisible(), UI_WAIT).toBe(false);
+    const rowOf = (id: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name: id }) });
+    await expect.poll(() => rowOf(declinedId).innerText(), UI_WAIT).toMatch(/Completed[\s\S]*FAILED/);
+    expect(await rowOf(paidId).innerText()).toMatch(/Completed[\s\S]*SUCCESS/);
+    await shot(page, 'list-transaction-status');
+
+    // The saved view ops keep: what ended FAILED (README, "Operating").
+    await page.getByTestId('toggle-manual-query').click();
+    await page.getByTestId('manual-search-input').fill(`TransactionStatus = 'FAILED'`);
+    await page.getByTestId('manual-search-button').click();
+    await expect.poll(() => page.getByRole('link', { name: paidId }).count(), UI_WAIT).toBe(0);
+    expect(await page.getByRole('link', { name: declinedId }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Save as New' }).click();
+    await page.getByTestId('save-view-modal-input').fill('Failed payments');
+    await page.locator('dialog[open]').getByTestId('confirm-modal-button').click();
+    await expect.poll(() => page.getByText('Failed payments').count(), UI_WAIT).toBeGreaterThan(0);
+    await shot(page, 'list-failed-view');
   });
 });

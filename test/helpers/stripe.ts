@@ -27,6 +27,7 @@ export interface StripeDouble {
  * idempotency keys get the first answer, as with Stripe.
  *   4242424242424242 succeeds; 4000000000000002 is declined; 4000000000009995 has insufficient funds;
  *   4000002760003184 needs 3-D Secure on Stripe's page; 4000000000000119 meets a Stripe server error.
+ * A PaymentIntent waiting for 3-D Secure can be canceled; a succeeded one cannot.
  */
 export async function startStripeDouble(): Promise<StripeDouble> {
   const binary = process.env.STRIPE_MOCK_PATH;
@@ -94,6 +95,31 @@ export async function startStripeDouble(): Promise<StripeDouble> {
         last_payment_error: null,
       };
       intents.set(id, intent);
+      return { status: 200, body: intent };
+    }
+    const canceled = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
+    if (method === 'POST' && canceled) {
+      const intent = intents.get(canceled[1]!);
+      if (!intent)
+        return {
+          status: 404,
+          body: { error: { type: 'invalid_request_error', message: 'No such payment_intent' } },
+        };
+      // As Stripe: a succeeded (or already canceled) PaymentIntent cannot be canceled.
+      if (intent.status === 'succeeded' || intent.status === 'canceled')
+        return {
+          status: 400,
+          body: {
+            error: {
+              type: 'invalid_request_error',
+              code: 'payment_intent_unexpected_state',
+              message: `You cannot cancel this PaymentIntent because it has a status of ${String(intent.status)}.`,
+            },
+          },
+        };
+      intent.status = 'canceled';
+      intent.next_action = null;
+      intent.cancellation_reason = 'requested_by_customer';
       return { status: 200, body: intent };
     }
     const retrieved = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);

@@ -114,3 +114,14 @@ describe('money in minor units', () => {
     expect(formatMinor(minor, currency)).toBe(text);
   });
 });
+
+describe('the Stripe amount', () => {
+  it('is the exact number, or nothing is sent', async () => {
+    const { exactAmount } = await import('../../activities/connectors/stripe');
+    const { NotProcessedError } = await import('../../activities/connectors/errors');
+    expect(exactAmount(1050n)).toBe(1050);
+    expect(exactAmount(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    // One more is a number that would reach Stripe rounded: refused before anything is sent.
+    expect(() => exactAmount(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(NotProcessedError);
+  });
+});

@@ -1,14 +1,26 @@
 /**
  * Hunts for money bugs: fast-check generates transactions of every kind with random interleavings of
- * deposits (bursts, duplicates, late ones), customer decisions, connector faults (refused calls, lost
- * answers, lookups still pending), timeouts, cancellations and worker restarts, runs them concurrently on
- * the time-skipping server with the real workflows and activities, and checks the money invariants after
- * every run. `MONEY_PROPERTY_RUNS` sets how many batches of ten run (default 50: 500 transactions).
+ * deposits (bursts, duplicates, late ones, zero ones), customer decisions, connector faults (refused
+ * calls, lost answers, lookups still pending), timeouts, cancellations and ops stops (also while an
+ * outcome is unknown), updates sent by name without the service's proof (as the Temporal UI can), worker
+ * restarts, and workflow tasks lost after their local connector calls (a card authorized, or refused then
+ * authorized at the next terminal, by an attempt the history never saw, with the terminals changed before
+ * the retry). It runs them on the time-skipping server with the real workflows and activities, and checks
+ * the money invariants after every run. `MONEY_PROPERTY_RUNS` sets how many batches of ten run (default 50:
+ * 500 transactions).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { asc, eq, like } from 'drizzle-orm';
-import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../activities/index';
+import { dataConverter } from '../../src/temporal/client';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { faultyConnectors, type Fault, type FaultPlan } from '../helpers/faulty-connectors';
 import {
@@ -24,6 +36,7 @@ import {
   ledgerEntries,
   merchants,
   sandboxOperations,
+  terminals as terminals_,
   transactions,
   wallets,
 } from '../../src/db/schema/index';
@@ -32,8 +45,13 @@ import { cardPayout } from '../../workflows/card-payout';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
 import {
+  NOT_AN_OPS_ACTION,
+  connectorKeys,
+  failureTypes,
   firstAnswerUpdate,
+  forceFailUpdate,
   hostedDecisionUpdate,
+  type CardPaymentInput,
   type CryptoExpectation,
   type FirstAnswer,
 } from '../../src/contracts';
@@ -57,8 +75,20 @@ type Step =
   | { kind: 'deposits'; deposits: { hash: number; share: number; withSender: boolean }[] }
   | { kind: 'decision'; decision: 'approve' | 'decline' }
   | { kind: 'cancel' }
+  | { kind: 'forceFail' }
+  /** An internal update sent by name without proof, as the Temporal UI can: refused, moves nothing. */
+  | { kind: 'forged' }
   | { kind: 'restart' }
   | { kind: 'wait'; ms: number };
+
+/**
+ * A workflow task lost after its local connector calls: what it sent before the workflow's history saw
+ * any of it, and how the terminals changed before the retry.
+ */
+interface LostTask {
+  sent: 'nothing' | 'first' | 'first refused, then second';
+  then: 'unchanged' | 'first deactivated';
+}
 
 interface CryptoScenario {
   kind: 'payin' | 'offramp';
@@ -77,6 +107,7 @@ interface CardScenario {
   kind: 'card';
   pan: string;
   plan: FaultPlan;
+  lost: LostTask;
   timeoutSeconds: number;
   steps: Step[];
 }
@@ -111,6 +142,8 @@ const decision = fc
   .constantFrom('approve', 'decline')
   .map((d) => ({ kind: 'decision', decision: d }) as Step);
 const cancel = fc.constant({ kind: 'cancel' } as Step);
+const forceFail = fc.constant({ kind: 'forceFail' } as Step);
+const forged = fc.constant({ kind: 'forged' } as Step);
 /** The worker is stopped and a new one started, with whatever the transaction was doing in flight. */
 const restart = fc.constant({ kind: 'restart' } as Step);
 /**
@@ -124,11 +157,17 @@ const decisionSteps = fc.oneof(
   { weight: 6, arbitrary: decision },
   { weight: 2, arbitrary: wait },
   { weight: 1, arbitrary: cancel },
+  { weight: 1, arbitrary: forceFail },
+  { weight: 1, arbitrary: forged },
   { weight: 1, arbitrary: restart },
 );
+const lostTask: fc.Arbitrary<LostTask> = fc.record({
+  sent: fc.constantFrom('nothing', 'nothing', 'first', 'first refused, then second'),
+  then: fc.constantFrom('unchanged', 'first deactivated'),
+});
 /** Shares of the expected amount, in millionths, around the boundaries that matter. */
 const share = fc.oneof(
-  fc.constantFrom(1_000_000, 999_999, 1_000_001, 500_000, 250_000, 1, 2_000_000),
+  fc.constantFrom(1_000_000, 999_999, 1_000_001, 500_000, 250_000, 1, 2_000_000, 0),
   fc.integer({ min: 1, max: 1_500_000 }),
 );
 const deposits = fc
@@ -159,6 +198,8 @@ const cryptoScenario: fc.Arbitrary<Scenario> = fc.record({
       { weight: 12, arbitrary: deposits },
       { weight: 2, arbitrary: wait },
       { weight: 1, arbitrary: cancel },
+      { weight: 1, arbitrary: forceFail },
+      { weight: 1, arbitrary: forged },
       { weight: 1, arbitrary: restart },
     ),
     { maxLength: 5 },
@@ -177,6 +218,7 @@ const cardScenario: fc.Arbitrary<Scenario> = fc.record({
     '4012888888881881',
   ),
   plan,
+  lost: lostTask,
   timeoutSeconds: fc.constantFrom(60, 900),
   steps: fc.array(decisionSteps, { maxLength: 3 }),
 }) as fc.Arbitrary<Scenario>;
@@ -234,6 +276,10 @@ beforeAll(async () => {
 afterAll(() => ts?.close());
 
 const db = () => ts.database.db;
+let uiClient: Client | undefined;
+/** The Temporal UI: the same server and codec, none of the service's keys. */
+const ui = () =>
+  (uiClient ??= new Client({ connection: ts.env.connection, dataConverter: dataConverter(ts.config) }));
 
 // ---- running one scenario ----------------------------------------------------------------------------
 
@@ -308,6 +354,7 @@ async function start(s: Scenario, merchant: MerchantCredentials) {
         challengeTimeoutSeconds: s.timeoutSeconds,
       });
       plans.set(input.transactionId, structuredClone(s.plan));
+      await loseTask(s.lost, input, merchant);
       return run(cardPayment, input);
     }
     case 'payout': {
@@ -338,6 +385,50 @@ async function start(s: Scenario, merchant: MerchantCredentials) {
   }
 }
 
+/**
+ * What a workflow task lost after its local connector calls leaves behind: authorizations made through the
+ * activities as the lost attempt ran them (the faults of the plan apply), then the terminals changed.
+ */
+async function loseTask(lost: LostTask, input: CardPaymentInput, merchant: MerchantCredentials) {
+  if (lost.sent === 'nothing') return;
+  const activities = createActivities({
+    db: db(),
+    config: ts.config,
+    cardConnectors: { 'sandbox-acquirer': faultyConnectors(db(), plans).card },
+  });
+  const terminals = await activities.listTerminals({
+    merchantId: merchant.merchant_id,
+    mode: 'test',
+    kind: 'card',
+  });
+  const refused: string[] = [];
+  for (const [rank, terminal] of terminals.slice(0, lost.sent === 'first' ? 1 : 2).entries()) {
+    const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
+    // The lost attempt's first call is refused (`first refused, then second`) or goes as the plan says.
+    if (rank === 0 && lost.sent !== 'first') plans.get(input.transactionId)!.authorize?.unshift('refuse');
+    const outcome = await new MockActivityEnvironment()
+      .run(activities.authorizeCard, {
+        transactionId: input.transactionId,
+        authorizationKey,
+        mode: 'test' as const,
+        connector: terminal.connector,
+        terminalId: terminal.terminalId,
+        terminalRank: rank,
+        amountMinor: input.amountMinor,
+        currency: input.currency,
+        notProcessed: refused,
+      })
+      .then(
+        () => 'answered',
+        (error: { type?: string }) => (error.type === failureTypes.notProcessed ? 'refused' : 'lost'),
+      );
+    if (outcome !== 'refused') break;
+    refused.push(authorizationKey);
+  }
+  if (lost.then === 'first deactivated')
+    await db().update(terminals_).set({ active: false }).where(eq(terminals_.id, terminals[0]!.terminalId));
+}
+
 /** Sends one deposit through the service's own path: to the workflow, or held once the workflow closed. */
 async function sendDeposit(id: string, units: bigint, hash: string, withSender: boolean) {
   const [row] = await db().select().from(transactions).where(eq(transactions.id, id));
@@ -349,6 +440,29 @@ async function sendDeposit(id: string, units: bigint, hash: string, withSender: 
     ...(withSender ? { sender: `sender-${hash}` } : {}),
     source: 'sandbox',
   });
+}
+
+/**
+ * Waits for `what` at most a minute of real time (a client waiting on an update stops the time-skipping
+ * server's clock, so a wait on a timer there would never end), and on failure says where the workflow was.
+ */
+async function within<T>(handle: WorkflowHandle, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(async () => {
+      const history = await handle.fetchHistory().catch(() => undefined);
+      const events = (history?.events ?? []).map(
+        (e) =>
+          `${e.eventId} ${e.eventType} ${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}${e.markerRecordedEventAttributes?.markerName ?? ''}${e.timerStartedEventAttributes ? ` timer ${String(e.timerStartedEventAttributes.startToFireTimeout?.seconds)} s` : ''}`,
+      );
+      reject(new Error(`${handle.workflowId} gave no ${what} within a minute:\n${events.join('\n')}`));
+    }, 60_000);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -373,15 +487,23 @@ async function runScenario(
   const id = input.transactionId;
   const sent = new Map<string, bigint>();
   const expected = s.kind === 'payin' || s.kind === 'offramp' ? BigInt(s.expectedUnits) : 0n;
+  // A share of 0 is a zero-value deposit, which the workflow refuses and the service holds.
   const unitsOf = (share: number) => {
     const units = (expected * BigInt(share)) / 1_000_000n;
-    return units > 0n ? units : 1n;
+    return units > 0n || share === 0 ? units : 1n;
   };
   const trace = (what: string) => {
     if (process.env.MONEY_PROPERTY_TRACE) console.log(`${new Date().toISOString()} ${id} ${s.kind} ${what}`);
   };
   trace('start');
-  await handle.executeUpdate(firstAnswerUpdate);
+  // The first answer is asked for as the API does, but not waited on: a client waiting on an update stops
+  // the time-skipping server's clock, and a first answer may wait on a timer (a payout every terminal
+  // refused backs off before its first move). The steps may come before it; what they meet is the point.
+  await within(
+    handle,
+    'its first task',
+    handle.startUpdate(firstAnswerUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }),
+  );
   for (const step of s.steps) {
     trace(JSON.stringify(step));
     if (step.kind === 'deposits') {
@@ -402,6 +524,27 @@ async function runScenario(
         .catch(() => undefined);
     } else if (step.kind === 'cancel') {
       await handle.cancel().catch(() => undefined);
+    } else if (step.kind === 'forceFail') {
+      // Accepted or refused (a final transaction, an outcome being asked for); its answer is not awaited.
+      await handle
+        .startUpdate(forceFailUpdate, {
+          args: [{ reason: 'Stopped by the property test.', actor: 'property' }],
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        })
+        .catch(() => undefined);
+    } else if (step.kind === 'forged') {
+      const forgedUpdate =
+        s.kind === 'payin' || s.kind === 'offramp'
+          ? { name: 'deposit', arg: { txHash: 'forged', units: String(expected * 2n), sender: 'forger' } }
+          : { name: 'hostedDecision', arg: 'approve' };
+      const refused = await ui()
+        .workflow.getHandle(id)
+        .executeUpdate(forgedUpdate.name, { args: [forgedUpdate.arg] })
+        .then(
+          () => 'taken',
+          (error: unknown) => (error instanceof WorkflowUpdateFailedError ? error.cause?.message : 'closed'),
+        );
+      expect(['closed', NOT_AN_OPS_ACTION], `a forged ${forgedUpdate.name}`).toContain(refused);
     } else if (step.kind === 'restart') {
       await untilIdle(handle);
       await ts.restartWorker();
@@ -572,6 +715,7 @@ async function check(ran: Ran): Promise<void> {
 describe('money invariants under random interleavings (time-skipping, fast-check)', () => {
   it(`hold for ${RUNS * BATCH} generated transactions`, { timeout: 30 * 60_000 }, async () => {
     const seed = Number(process.env.MONEY_PROPERTY_SEED ?? Date.now() % 2 ** 31);
+    console.log(`money invariants: seed ${seed} (MONEY_PROPERTY_SEED replays it)`);
     await fc.assert(
       fc.asyncProperty(batch, async (scenarios) => {
         const runs: Promise<Ran>[] = [];
