@@ -16,7 +16,7 @@ import { TransactionStateMachine } from './state';
 import type { Placement } from './projection';
 import { ask } from './unknown-outcome';
 import type { ApmStatus } from '../activities/connectors/types';
-import { runTransaction, shielded } from './transaction';
+import { runTransaction } from './transaction';
 
 const NO_METHOD = 'This payment method is not available.';
 
@@ -42,10 +42,10 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
     setInternalHandler(
       machine.proofs,
       apmMethodUpdate,
-      shielded(async (choice: { method: ApmMethod }) => {
+      async (choice: { method: ApmMethod }) => {
         method = choice.method;
         return machine.nextSnapshot();
-      }),
+      },
       {
         description: 'the method the customer picked on the APM page.',
         validator: (choice: { method: ApmMethod }) => {

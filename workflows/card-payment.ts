@@ -16,7 +16,7 @@ import type { TerminalChoice } from '../activities/projection';
 import { connector, lookup, quickConnector, store } from './activities';
 import { attempt, refusal, type Outcome } from './failures';
 import { TransactionStateMachine } from './state';
-import { runTransaction, shielded } from './transaction';
+import { runTransaction } from './transaction';
 import { ask, askUntilKnown } from './unknown-outcome';
 
 /**
@@ -153,10 +153,10 @@ async function cardEntered(
   setInternalHandler(
     machine.proofs,
     cardEnteredUpdate,
-    shielded(async (_entered: CardEntered) => {
+    async (_entered: CardEntered) => {
       entered = true;
       return machine.nextSnapshot();
-    }),
+    },
     {
       description: 'the hosted payment page has vaulted the card the customer typed.',
       validator: () => {

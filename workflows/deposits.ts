@@ -1,4 +1,3 @@
-import { refusal } from './failures';
 import { condition, patched } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
@@ -13,8 +12,8 @@ import { formatUnits } from '../src/lib/units';
 import { records } from './activities';
 import { DepositReturns, type Received } from './deposit-returns';
 import type { TransactionStateMachine } from './state';
-import { shielded } from './transaction';
 import type { CryptoSettings } from '../activities/crypto';
+import { refusal } from './failures';
 
 export interface Settlement {
   status: PaymentStatus;
@@ -60,21 +59,16 @@ export class DepositWatcher {
     this.tolerance = toleranceUnits(settings, expectation);
     this.expected = BigInt(expectation.expectedUnits);
     this.returns = new DepositReturns(transactionId, expectation);
-    setInternalHandler(
-      machine.proofs,
-      depositUpdate,
-      shielded((deposit: Deposit) => this.receive(deposit)),
-      {
-        description: 'a deposit the chain watcher saw confirmed on the deposit address.',
-        validator: (deposit: Deposit) => {
-          if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
-            throw refusal('A deposit must be positive.');
-          if (!deposit.txHash) throw refusal('A deposit needs its transaction hash.');
-          if (deposit.source === 'sandbox' && machine.mode !== 'test')
-            throw refusal('Sandbox deposits are for test mode only.');
-        },
+    setInternalHandler(machine.proofs, depositUpdate, (deposit: Deposit) => this.receive(deposit), {
+      description: 'a deposit the chain watcher saw confirmed on the deposit address.',
+      validator: (deposit: Deposit) => {
+        if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
+          throw refusal('A deposit must be positive.');
+        if (!deposit.txHash) throw refusal('A deposit needs its transaction hash.');
+        if (deposit.source === 'sandbox' && machine.mode !== 'test')
+          throw refusal('Sandbox deposits are for test mode only.');
       },
-    );
+    });
   }
 
   get paidUnits(): bigint {

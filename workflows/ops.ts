@@ -1,4 +1,3 @@
-import { refusal } from './failures';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, currentUpdateInfo, patched, setHandler, startChild } from '@temporalio/workflow';
 import {
@@ -14,6 +13,7 @@ import { records } from './activities';
 import { shielded } from './transaction';
 import { webhookDelivery } from './webhook-delivery';
 import type { TransactionStateMachine } from './state';
+import { refusal } from './failures';
 
 const EMPTY_REDELIVERY_AUDITED = 'empty-redelivery-audited';
 

@@ -1,8 +1,8 @@
-import { refusal } from './failures';
 import { allHandlersFinished, condition } from '@temporalio/workflow';
 import { UpdateProofs, setInternalHandler } from './proofs';
 import { linkUsedUpdate, type PaymentLinkInput } from '../src/contracts';
 import { records } from './activities';
+import { refusal } from './failures';
 
 export const LINK_USED = 'This payment link has already been used.';
 export const LINK_EXPIRED = 'This payment link has expired.';

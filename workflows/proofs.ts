@@ -1,10 +1,10 @@
-import { refusal } from './failures';
 import { log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { store } from './activities';
 import { shielded } from './transaction';
 import type { UpdateDefinition } from '@temporalio/common';
 import { NOT_AN_OPS_ACTION, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
+import { refusal } from './failures';
 
 const SERVICE_KEY_CONFIRMED = 'service-update-key-confirmed';
 

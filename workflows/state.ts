@@ -1,4 +1,3 @@
-import { refusal } from './failures';
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { UpdateProofs, setInternalHandler } from './proofs';
 import {
@@ -21,6 +20,7 @@ import { shielded } from './transaction';
 import { Waiting } from './waiting';
 import { sendWebhookEvent } from './webhook-delivery';
 import { installOpsHandlers, type StopRequest } from './ops';
+import { refusal } from './failures';
 
 /** How a wait for the customer ended. */
 export type Answer = HostedDecision | 'timeout' | 'stopped';
@@ -71,10 +71,10 @@ export class TransactionStateMachine {
     setInternalHandler(
       this.proofs,
       hostedDecisionUpdate,
-      shielded(async (answer: HostedDecision) => {
+      async (answer: HostedDecision) => {
         this.decision = answer;
         return this.finalAnswer();
-      }),
+      },
       {
         description: "the customer's approve or decline on a hosted page.",
         validator: () => {

@@ -1,4 +1,3 @@
-import { refusal } from './failures';
 import {
   ParentClosePolicy,
   allHandlersFinished,
@@ -19,6 +18,7 @@ import {
 } from '../src/contracts';
 import { records, webhook } from './activities';
 import { clock } from './waiting';
+import { refusal } from './failures';
 
 /**
  * Records the delivery in the attempt's own write instead of a separate step. Workflows started before

@@ -216,11 +216,9 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       const seen = new Set<string>();
       for (const id of workflows) {
         const { updates, signals } = await updatesOf(id);
-        if (process.env.TRACE_PROOFS) console.log(id, updates);
         expect(signals, `${id} defines no signal`).toEqual([]);
         for (const update of updates) {
           seen.add(update);
-          if (process.env.TRACE_PROOFS) console.log('sending', update);
           if ((INTERNAL_UPDATES as readonly string[]).includes(update)) {
             const sent = await sendAsUi(id, update, FORGED[update as keyof typeof FORGED]);
             expect(sent, `${update} on ${id}`).toEqual({ refused: NOT_AN_OPS_ACTION });

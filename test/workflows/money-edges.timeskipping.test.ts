@@ -28,6 +28,7 @@ import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { addTerminal } from '../../src/merchants/terminals';
 import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
 import type { PayoutProcessor } from '../../activities/connectors/types';
+import { formatUnits, parseUnits } from '../../src/lib/units';
 
 /** Payout keys whose confirmation calls fail (before reaching the processor) this many more times. */
 const confirmFailures = new Map<string, number>();
@@ -137,19 +138,11 @@ describe('crypto settlement at the edges (time-skipping)', () => {
     await handle.result();
     const final = await row(input.transactionId);
     const rows = await depositsOf(input.transactionId);
-    const h = await handle.fetchHistory();
-    console.log(
-      'HIST',
-      JSON.stringify(
-        h.events
-          ?.filter((e) => e.workflowTaskFailedEventAttributes)
-          .map((e) => e.workflowTaskFailedEventAttributes),
-      ),
-    );
     expect(rows.map((r) => r.txHash)).toEqual(['a', 'b', 'c']);
     const counted = rows.filter((r) => r.countedInPayment);
-    const paid = counted.reduce((sum, r) => sum + Number(r.amount) * 1e6, 0);
-    expect(final.details.crypto_paid_amount).toBe(String(paid / 1e6));
+    // The column keeps 18 decimals; USDT has 6.
+    const paid = counted.reduce((sum, r) => sum + parseUnits(r.amount, 18)! / 10n ** 12n, 0n);
+    expect(final.details.crypto_paid_amount).toBe(formatUnits(paid, 6));
     for (const [i, r] of rows.entries()) {
       expect(['counted', 'refunded']).toContain(r.disposition);
       expect(receipts[i]!.disposition).toBe(r.countedInPayment ? 'counted' : 'refunded');
@@ -162,9 +155,8 @@ describe('crypto settlement at the edges (time-skipping)', () => {
         expect(r.refundTxHash).toMatch(/^0x/);
       }
     }
-    // What was kept is what was credited, at the locked rate.
-    const kept = paid / 1e6;
-    expect(await ledgerOf(input.transactionId)).toEqual([['credit', BigInt(Math.floor(kept * 100))]]);
+    // What was kept is what was credited, at the locked rate (1 USD a USDT): cents, rounded down.
+    expect(await ledgerOf(input.transactionId)).toEqual([['credit', paid / 10_000n]]);
   });
 
   it('accounts an OFFRAMP deposit that arrives after completion', async () => {
