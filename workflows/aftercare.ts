@@ -16,6 +16,8 @@ export const CANNOT_REFUND = 'This transaction cannot be refunded.';
 export const CANNOT_CHARGE_BACK = 'This transaction cannot be charged back.';
 export const ALREADY_REFUNDED = 'Transaction has already been refunded.';
 export const ALREADY_CHARGED_BACK = 'Transaction has already been charged back.';
+/** Every refund and chargeback names who asked, for the audit trail. */
+const WHO_ASKS = 'Who asks must be named (actor).';
 export const CHARGEBACK_TEST_ONLY = 'Chargebacks can only be simulated in test mode.';
 
 /**
@@ -38,13 +40,17 @@ export async function aftercare(input: AftercareInput): Promise<void> {
   const proofs = new UpdateProofs(input.updateKey);
   setInternalHandler(proofs, refundUpdate, (request) => oneAtATime('refund', request), {
     description: "the merchant's refund of the settled transaction, in full.",
-    validator: ({ reason }) => {
+    validator: ({ reason, actor }) => {
       if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > 500)
         throw refusal('A reason of 1 to 500 characters is required.');
+      if (!actor) throw refusal(WHO_ASKS);
     },
   });
   setInternalHandler(proofs, chargebackUpdate, (request) => oneAtATime('chargeback', request), {
     description: 'a chargeback of the settled transaction (test mode).',
+    validator: ({ actor }) => {
+      if (!actor) throw refusal(WHO_ASKS);
+    },
   });
   await condition(() => received > 0 && allHandlersFinished());
 }

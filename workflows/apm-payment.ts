@@ -150,7 +150,9 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       return;
     }
     // The answer is sent under the payment's key until the provider gives the outcome: a repeat is a
-    // question, never a second payment, and a lost answer is never taken for a decline.
+    // question, never a second payment, and a lost answer is never taken for a decline. While the provider
+    // still waits for it, a stop or the page's time running out closes the payment there instead.
+    const answerDeadline = Date.now() + timeoutMs;
     for (let round = 0; ; round++) {
       machine.waiting.on('step', `Send the customer's answer to ${terminal.connector}`);
       const completed = await attempt(() =>
@@ -168,6 +170,11 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
         const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
         if (known.outcome !== 'started') {
           await end(machine, known, 'The payment could not be processed.');
+          return;
+        }
+        if (machine.stopReason !== undefined || Date.now() >= answerDeadline) {
+          const why = machine.stopReason ?? 'Transaction abandoned.';
+          await end(machine, await closePayment(machine, { ...call, reference: opened.reference }, why), why);
           return;
         }
       } else if (completed.kind === 'notProcessed') {

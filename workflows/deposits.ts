@@ -135,8 +135,10 @@ export class DepositWatcher {
       sender: received.sender,
     });
     await this.machine.record({ details: this.details() });
-    // The deposit that completes the payment answers with the settled outcome.
-    return receipt('counted', this.complete ? await this.machine.finalAnswer() : undefined);
+    // The deposit that completes the payment answers with the settled outcome, unless its sender waits on
+    // nothing but the accounting (the chain watcher, which serves every customer of its node).
+    const settled = this.complete && deposit.answer !== 'accounted';
+    return receipt('counted', settled ? await this.machine.finalAnswer() : undefined);
   }
 
   /** Counts deposits until they cover the expected amount, the window closes, or a stop is requested. */

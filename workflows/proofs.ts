@@ -6,37 +6,41 @@ import { NOT_AN_OPS_ACTION, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
 import { refusal } from './failures';
 
-const SERVICE_KEY_CONFIRMED = 'service-update-key-confirmed';
+/**
+ * Every workflow started from here on requires proofs: one started without an update key (the Temporal UI's
+ * "Start Workflow", say) takes no internal update at all. Histories from before (no marker) replay as
+ * they ran, taking internal updates without proof.
+ */
+const UPDATE_PROOFS_REQUIRED = 'update-proofs-required';
 
 /**
  * Checks the proofs of a workflow's internal updates (src/contracts, `INTERNAL_UPDATES`) against the
- * update key it was started with. A proof counts once: one copied from the history is refused.
+ * update key it was started with, once the worker has confirmed that key is the service's own (a workflow
+ * started from outside the service carries a key of its starter's). A proof counts once: one copied from
+ * the history is refused.
  */
 export class UpdateProofs {
   private readonly spent = new Set<string>();
-  private trust: Promise<boolean> | undefined;
+  private readonly required: boolean;
+  /** Whether the worker confirmed the key; undefined until it answered. */
+  private confirmed: boolean | undefined;
+  private readonly confirmation: Promise<boolean>;
 
-  /** `key`: the workflow input's `updateKey`; absent in workflows started before proofs. */
-  constructor(private readonly key: string | undefined) {}
-
-  /**
-   * Whether the key this workflow was started with is the service's own, asked of the worker once, when
-   * the first internal update arrives: a workflow started from outside the service carries a key its
-   * starter holds, and takes no internal update at all. Histories from before replay without the question.
-   */
-  trusted(): Promise<boolean> {
-    const key = this.key;
-    if (key === undefined) return Promise.resolve(true);
-    this.trust ??= patched(SERVICE_KEY_CONFIRMED)
-      ? store.isServiceUpdateKey({ updateKey: key })
-      : Promise.resolve(true);
-    return this.trust;
+  /** `key`: the workflow input's `updateKey`. Call first thing in the workflow: it records a patch marker. */
+  constructor(private readonly key: string | undefined) {
+    this.required = patched(UPDATE_PROOFS_REQUIRED);
+    this.confirmation =
+      this.required && key !== undefined
+        ? store.isServiceUpdateKey({ updateKey: key }).then((confirmed) => (this.confirmed = confirmed))
+        : Promise.resolve((this.confirmed = !this.required));
   }
 
   /** For a validator: refuses an update the service did not prove, before it is accepted. */
   check(update: string, arg: unknown, proof: UpdateProof | undefined): void {
-    if (this.key === undefined) return;
+    if (!this.required) return;
     const proven =
+      this.key !== undefined &&
+      this.confirmed !== false &&
       proof !== undefined &&
       !this.spent.has(proof.nonce) &&
       verifyUpdateProof(this.key, workflowInfo().workflowId, update, arg, proof);
@@ -46,9 +50,22 @@ export class UpdateProofs {
     }
   }
 
-  /** For the handler: the proof is used up. */
-  spend(proof: UpdateProof | undefined): void {
+  /**
+   * For the handler: the proof is used up, and the worker's confirmation of the key is known (it is asked
+   * at start, so only an update in the workflow's very first task may wait for it). Synchronous whenever
+   * nothing is left to wait for, so a handler runs as it did before proofs.
+   */
+  admit(update: string, proof: UpdateProof | undefined): void | Promise<void> {
     if (proof) this.spent.add(proof.nonce);
+    if (this.confirmed === true) return;
+    const refuse = () => {
+      log.warn('internal update refused: the workflow was not started by the service', { update });
+      throw refusal(NOT_AN_OPS_ACTION);
+    };
+    if (this.confirmed === false) refuse();
+    return this.confirmation.then((confirmed) => {
+      if (!confirmed) refuse();
+    });
   }
 }
 
@@ -66,13 +83,8 @@ export function setInternalHandler<Result, Arg>(
     update,
     // Shielded as a whole: a cancellation of the workflow is a stop request, never a torn-off update.
     shielded(async (arg: Arg, proof?: UpdateProof) => {
-      proofs.spend(proof);
-      if (!(await proofs.trusted())) {
-        log.warn('internal update refused: the workflow was not started by the service', {
-          update: update.name,
-        });
-        throw refusal(NOT_AN_OPS_ACTION);
-      }
+      const admitted = proofs.admit(update.name, proof);
+      if (admitted) await admitted;
       return handler(arg);
     }),
     {

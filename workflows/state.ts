@@ -1,4 +1,10 @@
-import { allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  patched,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import { UpdateProofs, setInternalHandler } from './proofs';
 import {
   firstAnswerUpdate,
@@ -27,6 +33,8 @@ export type Answer = HostedDecision | 'timeout' | 'stopped';
 
 const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
 
+const DECISION_ANSWERED_WHEN_HANDLED = 'decision-answered-when-handled';
+
 /**
  * A transaction's public status inside its workflow. Every move is projected to Postgres (with a growing
  * version), mirrored in the search attributes, and a move into a final status starts its webhook. It
@@ -50,6 +58,8 @@ export class TransactionStateMachine {
   private stopAudited = false;
   /** Moves projected so far: what `nextSnapshot` waits on. */
   private moves = 0;
+  /** Waits for a hosted-page answer begun so far. */
+  private waits = 0;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
   constructor(
@@ -73,7 +83,13 @@ export class TransactionStateMachine {
       hostedDecisionUpdate,
       async (answer: HostedDecision) => {
         this.decision = answer;
-        return this.finalAnswer();
+        const waits = this.waits;
+        // Answered once handled: final, or waiting again (a return from the acquirer's page that found the
+        // challenge still open), so such returns never pile up in flight. Histories from before waited for
+        // the final state.
+        if (!patched(DECISION_ANSWERED_WHEN_HANDLED)) return this.finalAnswer();
+        await condition(() => isFinal(this.projection.state.status) || this.waits > waits);
+        return this.projection.state;
       },
       {
         description: "the customer's approve or decline on a hosted page.",
@@ -103,6 +119,7 @@ export class TransactionStateMachine {
    * another wait).
    */
   async awaitDecision(timeoutMs: number, waitingFor: string): Promise<Answer> {
+    this.waits += 1;
     this.decision = undefined;
     this.awaitingDecision = true;
     this.waiting.on('customer', waitingFor, Date.now() + timeoutMs);

@@ -167,6 +167,18 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
     // and the lookup runs only after the call itself has ended).
     async lookup(request) {
       const stripe = clientFor(request.terminal);
+      // A known PaymentIntent is read directly; one Stripe says it does not have is asked about again,
+      // never taken for "not processed".
+      if (request.reference) {
+        try {
+          return resultOf(await stripe.paymentIntents.retrieve(request.reference));
+        } catch (error) {
+          if (error instanceof OutcomeUnknownError) return { outcome: 'pending' };
+          if (error instanceof Stripe.errors.StripeError)
+            throw new OutcomeUnknownError(`stripe lookup: ${error.type}`);
+          throw error;
+        }
+      }
       try {
         for await (const intent of stripe.paymentIntents.list({
           created: { gte: Math.floor(Date.now() / 1000) - 2 * 86_400 },

@@ -20,8 +20,15 @@ export interface CardAcquirer {
     decision: 'approve' | 'decline';
     terminal: TerminalAccess;
   }): Promise<AuthorizeResult>;
-  /** Where an authorization stands, by the idempotency key it was sent with (for a lost answer). */
-  lookup(request: { authorizationKey: string; terminal: TerminalAccess }): Promise<Lookup<AuthorizeResult>>;
+  /**
+   * Where an authorization stands: by the provider's reference when the payment has one (a challenge), else
+   * by the idempotency key it was sent with (a lost answer).
+   */
+  lookup(request: {
+    authorizationKey: string;
+    reference?: string;
+    terminal: TerminalAccess;
+  }): Promise<Lookup<AuthorizeResult>>;
   /**
    * Closes an authorization whose 3-D Secure challenge the cardholder left unfinished, so it can no longer
    * complete: answers `declined` once closed, or `approved` when the cardholder finished first.

@@ -7,8 +7,9 @@ import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index
 import type { Logger } from '../platform/log';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { findTransaction } from '../transactions/lookup';
-import { assetOf, holdDeposit, submitDeposit, type DepositOutcome } from '../transactions/deposits';
-import { formatUnits } from '../lib/units';
+import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits';
+import type { DepositDisposition } from '../contracts';
+import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
@@ -327,7 +328,7 @@ export async function handOverDeposits(
 async function handOver(
   options: Pick<WatcherOptions, 'db' | 'temporal'>,
   deposit: typeof chainTransfers.$inferSelect,
-): Promise<DepositOutcome | 'held'> {
+): Promise<DepositDisposition> {
   const { db, temporal } = options;
   const row = await findTransaction(db, deposit.transactionId);
   if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
@@ -337,18 +338,15 @@ async function handOver(
     amount: deposit.amount,
     ...(deposit.sender ? { sender: deposit.sender } : {}),
   };
-  if (assetOf(row)?.code !== deposit.asset) {
-    await holdDeposit(db, {
-      ...ref,
-      reason: `Paid in ${deposit.asset}, which this transaction does not take.`,
-    });
-    return 'held';
+  const asset = assetOf(row);
+  const found =
+    asset?.code === deposit.asset ? await findCryptoAsset(db, asset.code, asset.network) : undefined;
+  const units = found ? parseUnits(canonicalDecimal(deposit.amount) ?? '', found.decimals) : undefined;
+  if (!asset || asset.code !== deposit.asset || units === undefined) {
+    const reason = !asset
+      ? 'This transaction does not take deposits.'
+      : `Paid in ${deposit.asset}, which this transaction does not take.`;
+    return (await holdDeposit(db, { ...ref, reason })) ? 'held' : 'duplicate';
   }
-  const outcome = await submitDeposit(db, temporal, row, { ...ref, source: 'chain' });
-  if (outcome === 'not-accepting' || 'invalid' in outcome) {
-    const why = outcome === 'not-accepting' ? 'This transaction does not take deposits.' : outcome.invalid;
-    await holdDeposit(db, { ...ref, reason: `Refused by its transaction: ${why}` });
-    return 'held';
-  }
-  return outcome;
+  return handOverDeposit(db, temporal, row, { ...ref, units });
 }

@@ -82,6 +82,11 @@ export interface Deposit {
    * workflow too). Absent in deposits made before it was said.
    */
   source?: 'chain' | 'sandbox';
+  /**
+   * `accounted`: answer once the deposit is accounted, not once the payment it completes has settled
+   * (which may wait on a fiat payout). Absent: the settled answer, as before.
+   */
+  answer?: 'accounted';
 }
 
 export type DepositDisposition = 'counted' | 'refunded' | 'held' | 'duplicate';

@@ -8,13 +8,19 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { DataConverter, SearchAttributePair, UpdateDefinition } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  type DataConverter,
+  type SearchAttributePair,
+  type UpdateDefinition,
+} from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import type { Config } from '../platform/config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import { updateProver, type UpdateProver } from '../ciphers/update-proof';
 import {
   INTERNAL_UPDATES,
+  failureTypes,
   firstAnswerUpdate,
   workflowIds,
   type TransactionSnapshot,
@@ -158,6 +164,31 @@ export type UpdateOutcome<Result> =
   /** The workflow has closed (or never started). */
   | { kind: 'closed' };
 
+/**
+ * Whether an update's failure is the workflow saying no before it took the update: its validator's
+ * refusal, or no handler of that name. A failure of an update it took (a fault in its handler) is not.
+ */
+function refusedBeforeTaken(error: WorkflowUpdateFailedError): boolean {
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure && cause.type === failureTypes.refused) return true;
+  return /no registered handler for update/i.test(cause?.message ?? '');
+}
+
+/** Whether the transaction's workflow still runs (a workflow never started does not). */
+async function stillRunning(client: Client, transactionId: string): Promise<boolean> {
+  return client.workflow
+    .getHandle(workflowIds.transaction(transactionId))
+    .describe()
+    .then(
+      (description) => description.status.name === 'RUNNING',
+      (cause: unknown) => {
+        if (cause instanceof WorkflowNotFoundError) return false;
+        throw cause;
+      },
+    );
+}
+
+/** Sends an update to a transaction's running workflow and waits for its result. */
 /** Sends an update to a transaction's running workflow and waits for its result. */
 export async function sendUpdate<Result, Args extends [unknown, ...unknown[]]>(
   client: Client,
@@ -170,14 +201,10 @@ export async function sendUpdate<Result, Args extends [unknown, ...unknown[]]>(
     return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] as unknown as Args }) };
   } catch (error) {
     if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
-    const running = await handle.describe().then(
-      (description) => description.status.name === 'RUNNING',
-      (cause: unknown) => {
-        if (cause instanceof WorkflowNotFoundError) return false;
-        throw cause;
-      },
-    );
-    const message = error instanceof WorkflowUpdateFailedError ? (error.cause?.message ?? error.message) : '';
-    return running ? { kind: 'refused', message } : { kind: 'closed' };
+    if (!(await stillRunning(client, transactionId))) return { kind: 'closed' };
+    // A handler that failed after the workflow took the update is a fault to retry, not a refusal.
+    if (error instanceof WorkflowUpdateFailedError && refusedBeforeTaken(error))
+      return { kind: 'refused', message: error.cause?.message ?? error.message };
+    throw error;
   }
 }

@@ -119,6 +119,42 @@ export async function submitDeposit(
 }
 
 /**
+ * The chain watcher's hand-over of a confirmed deposit: to the transaction's workflow, answered once the
+ * workflow has accounted it (the settlement it may complete takes its own time; the watcher serves every
+ * customer of its node). A deposit the workflow refuses, or one for a transaction that has closed, is held
+ * for ops with the reason. A hand-over that does not complete in time throws, to be tried again (the
+ * workflow counts a repeated deposit once).
+ */
+export async function handOverDeposit(
+  db: Db,
+  temporal: Client,
+  row: TransactionRow,
+  deposit: DepositRef & { units: bigint },
+): Promise<DepositDisposition> {
+  const outcome = await temporal.withDeadline(Date.now() + HAND_OVER_TIMEOUT_MS, () =>
+    sendUpdate(temporal, row.id, depositUpdate, {
+      txHash: deposit.txHash,
+      units: deposit.units.toString(),
+      ...(deposit.sender ? { sender: deposit.sender } : {}),
+      source: 'chain',
+      answer: 'accounted',
+    }),
+  );
+  if (outcome.kind === 'done') return outcome.result.disposition;
+  const held = await holdDeposit(db, {
+    ...deposit,
+    reason:
+      outcome.kind === 'refused'
+        ? `Refused by its transaction: ${outcome.message || 'no reason given'}`
+        : 'Arrived after the transaction closed.',
+  });
+  return held ? 'held' : 'duplicate';
+}
+
+/** How long one hand-over may wait for the workflow to take a deposit. */
+const HAND_OVER_TIMEOUT_MS = 10_000;
+
+/**
  * What of a counted deposit stayed in the payment, in units of 10^-18 of the asset (the column's scale):
  * its amount less any excess sent back or held.
  */

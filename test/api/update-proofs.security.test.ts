@@ -321,7 +321,7 @@ describe('updates sent by name from the Temporal UI, without the service proof',
     ).toBe(200);
   });
 
-  it('takes no internal update in a workflow started from the UI with a key of its starter', async () => {
+  it('takes no internal update in a workflow started from the UI, with a key of its starter or none', async () => {
     // "Start Workflow" in the UI: an on-ramp paying the starter's wallet, and a payin crediting a
     // merchant's wallet, each with a key the starter holds and signs with.
     const attacker = updateProver('cd'.repeat(32));
@@ -379,7 +379,22 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       .executeUpdate('deposit', { args: [deposit, attacker.prove(payin.workflowId, 'deposit', deposit)] })
       .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
     expect(paid).toBe(NOT_AN_OPS_ACTION);
-    expect(await books()).toEqual(before);
+    // Started with no key at all, a refund of a live payment, by name: refused as well.
+    const live = await merchant.post('/api/v1/live/card', cardRequest({ card_number: '4242424242424242' }));
+    const liveId = live.json().data.transaction_id as string;
+    const aftercare = await ui.workflow.start('aftercare', {
+      workflowId: workflowIds.aftercare(liveId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [{ transactionId: liveId }],
+    });
+    const refunded = await aftercare
+      .executeUpdate('refund', { args: [{ reason: 'from the UI', actor: 'ui' }] })
+      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
+    expect(refunded).toBe(NOT_AN_OPS_ACTION);
+    const [liveRow] = await env.database.db.select().from(transactions).where(eq(transactions.id, liveId));
+    expect(liveRow).toMatchObject({ status: 'SUCCESS', refunded: false });
+    await aftercare.terminate('test over');
+    expect(await books()).toEqual({ ...before, transactions: expect.any(Array) });
     // Nothing was sent on the on-ramp's behalf.
     const history = await onramp.fetchHistory();
     const scheduled = history.events!.flatMap(

@@ -95,7 +95,7 @@ it('records the histories', { timeout: 180_000 }, async () => {
   const frictionless = await start('cardPayment', await card('4242424242424242'));
   await save('card-frictionless', frictionless, 'finished');
   const aftercare = await env.client.workflow.executeUpdateWithStart(refundUpdate, {
-    args: [{ reason: 'Customer request' }],
+    args: [{ reason: 'Customer request', actor: 'merchant:recording' }],
     startWorkflowOperation: new WithStartWorkflowOperation('aftercare', {
       workflowId: workflowIds.aftercare(frictionless.workflowId),
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
