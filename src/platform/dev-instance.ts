@@ -30,6 +30,8 @@ export interface DevInstance {
   master_key: string;
   temporal_address: string;
   api_url: string;
+  /** The Temporal CLI the dev server runs from, for `npx payments temporal …`. */
+  temporal_cli?: string;
 }
 
 export const devInstanceFile = join(dataDir, 'dev-instance.json');
