@@ -9,6 +9,7 @@ import { commands as templateCommands } from './templates';
 import { cliConfig, print, type CliContext, type Command } from './context';
 import { CliError } from './errors';
 import { merchantTools } from './merchant-tools';
+import { runTemporal } from './temporal';
 import { readFileSync } from 'node:fs';
 
 export { CliError };
@@ -40,6 +41,8 @@ const USAGE = `Usage: payments <command>
   templates list --merchant ID --mode test|live [--json]
   templates links --merchant ID --mode test|live [--json]   (the latest payment links and their state)
   db migrate
+  temporal ARGS...   the Temporal CLI of \`npm run dev\`, on its server, payloads decoded through the codec
+                     (for example: temporal workflow show --workflow-id PA…)
 
 Merchant tools (no configuration needed):
   encrypt --key ENCRYPTION_KEY [--data JSON | --file F]      (else stdin) prints the body {"payload": …}
@@ -68,6 +71,13 @@ const groups: Record<string, Record<string, Command>> = {
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [group, name, ...rest] = argv;
+  // The Temporal CLI of `npm run dev`, with every argument passed through as typed.
+  if (group === 'temporal') {
+    return runTemporal(argv.slice(1), env).catch((error: unknown) => {
+      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    });
+  }
   // The merchant's tools need no configuration: they run before any is read.
   const tool = merchantTools[group ?? ''] ?? merchantTools[`${group} ${name}`];
   if (tool && !argv.includes('--help')) {
