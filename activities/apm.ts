@@ -1,10 +1,9 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { failureTypes, type ApmMethod, type Mode } from '../src/contracts';
 import { terminalCredentials } from '../src/merchants/terminals';
 import type { ApmProvider, ApmStatus, TerminalAccess } from './connectors/types';
 import type { Lookup } from './connectors/errors';
-import { callConnector, unknownConnector } from './connector-calls';
+import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
 
 interface ApmCall {
   connector: string;
@@ -63,8 +62,7 @@ export function apmActivities(db: Db, masterKey: string, providers: Record<strin
           terminal,
         }),
       );
-      if (result.outcome === 'declined')
-        throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+      if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
       return 'approved';
     },
 

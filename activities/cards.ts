@@ -1,5 +1,4 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault, terminals } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
@@ -7,7 +6,7 @@ import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
 import type { Lookup } from './connectors/errors';
-import { callConnector, unknownConnector } from './connector-calls';
+import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
 
 export interface AuthorizeInput {
   transactionId: string;
@@ -53,8 +52,7 @@ export function cardActivities(
     credentials: terminalId ? await terminalCredentials(db, masterKey, terminalId) : undefined,
   });
   const settled = (result: AuthorizeResult): AuthorizeOutcome => {
-    if (result.outcome === 'declined')
-      throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+    if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
 
@@ -89,10 +87,7 @@ export function cardActivities(
         if (known.outcome === 'pending')
           throw new Error(`${input.connector}: the authorization is in progress`);
         if (known.outcome !== 'not_found') return settled(known);
-        throw ApplicationFailure.nonRetryable(
-          'Card data expired before authorization.',
-          failureTypes.declined,
-        );
+        throw businessOutcome('Card data expired before authorization.', failureTypes.declined);
       }
       const { pan, expiry, cvv } = card;
       if (!sentBefore) {
@@ -187,8 +182,7 @@ export function cardActivities(
           }),
         { asking: true },
       );
-      if (result.outcome === 'refused')
-        throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+      if (result.outcome === 'refused') throw businessOutcome(result.message, failureTypes.declined);
       return result.reference;
     },
 
@@ -197,6 +191,8 @@ export function cardActivities(
       connector: string;
       terminalId?: string;
       authorizationKey: string;
+      /** The acquirer's reference for the payment, when it gave one. */
+      reference?: string;
     }): Promise<Lookup<AuthorizeResult>> {
       const acquirer = connectorFor(input.connector);
       const terminal = await terminalAccess(input.terminalId);
@@ -220,17 +216,17 @@ async function describeSent(db: Db, keys: string[]): Promise<SentAuthorization[]
     .select({ id: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
     .from(terminals)
     .where(inArray(terminals.id, ids));
-  return keys.flatMap((authorizationKey, i) => {
+  return keys.map((authorizationKey, i) => {
     const terminal = found.find((t) => t.id === ids[i]);
-    return terminal
-      ? [
-          {
-            authorizationKey,
-            terminalId: terminal.id,
-            connector: terminal.connector,
-            descriptor: terminal.descriptor,
-          },
-        ]
-      : [];
+    // Terminals are never deleted (only deactivated); one that vanished cannot be asked, so nothing is
+    // sent anywhere else until ops look (the activity fails and is retried).
+    if (!terminal)
+      throw new Error(`${authorizationKey} went through terminal ${ids[i]}, which no longer exists`);
+    return {
+      authorizationKey,
+      terminalId: terminal.id,
+      connector: terminal.connector,
+      descriptor: terminal.descriptor,
+    };
   });
 }

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { failureTypes } from '../src/contracts';
 import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
 
@@ -45,4 +45,17 @@ export async function callConnector<T>(
 /** A terminal names a connector this worker does not have: nothing was sent anywhere. */
 export function unknownConnector(kind: string, name: string): never {
   throw ApplicationFailure.nonRetryable(`Unknown ${kind} connector ${name}.`, failureTypes.notProcessed);
+}
+
+/**
+ * A business answer (a decline, no funds, an inactive wallet): an outcome the workflow tells the merchant,
+ * not a fault, so the worker logs it at debug rather than as a failed activity (BENIGN).
+ */
+export function businessOutcome(message: string, type: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    message,
+    type,
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN,
+  });
 }

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
-import { ApplicationFailure } from '@temporalio/common';
 import { failureTypes } from '../src/contracts';
 import type { Db } from '../src/db/client';
+import { businessOutcome } from './connector-calls';
 import { applyLedgerEntry, creditWallet } from '../src/wallets/ledger';
 import { ledgerEntries, wallets } from '../src/db/schema/index';
 
@@ -12,8 +12,7 @@ export interface WalletView {
   status: 'Active' | 'Inactive';
 }
 
-const walletInactive = () =>
-  ApplicationFailure.nonRetryable('The wallet is inactive.', failureTypes.walletInactive);
+const walletInactive = () => businessOutcome('The wallet is inactive.', failureTypes.walletInactive);
 
 /**
  * Wallet steps of a payout, each keyed by (wallet, transaction, step) so a retry is a no-op: reserve takes
@@ -24,8 +23,7 @@ export function ledgerActivities(db: Db) {
   return {
     async getWallet(input: { walletId: string }): Promise<WalletView> {
       const [wallet] = await db.select().from(wallets).where(eq(wallets.id, input.walletId));
-      if (!wallet)
-        throw ApplicationFailure.nonRetryable(`Wallet ${input.walletId} not found.`, failureTypes.notFound);
+      if (!wallet) throw businessOutcome(`Wallet ${input.walletId} not found.`, failureTypes.notFound);
       return {
         walletId: wallet.id,
         currency: wallet.currency,
@@ -46,7 +44,7 @@ export function ledgerActivities(db: Db) {
         amount: -BigInt(input.amountMinor),
       });
       if (result === 'insufficient')
-        throw ApplicationFailure.nonRetryable('Insufficient funds.', failureTypes.insufficientFunds);
+        throw businessOutcome('Insufficient funds.', failureTypes.insufficientFunds);
       if (result === 'inactive') throw walletInactive();
     },
 
@@ -102,7 +100,7 @@ export function ledgerActivities(db: Db) {
           amount: -credit.amount,
         });
         if (result === 'insufficient')
-          throw ApplicationFailure.nonRetryable(
+          throw businessOutcome(
             'The wallet no longer holds the amount this transaction credited.',
             failureTypes.insufficientFunds,
           );

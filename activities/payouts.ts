@@ -1,12 +1,11 @@
 import { eq } from 'drizzle-orm';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { cardVault } from '../src/db/schema/index';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { failureTypes, type Mode } from '../src/contracts';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
-import { callConnector, unknownConnector } from './connector-calls';
+import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
 
 export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: string };
 
@@ -14,8 +13,7 @@ export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: strin
 export function payoutActivities(db: Db, masterKey: string, processors: Record<string, PayoutProcessor>) {
   const processorFor = (name: string) => processors[name] ?? unknownConnector('payout', name);
   const settled = (result: PayoutResult): PayoutOutcome => {
-    if (result.outcome === 'declined')
-      throw ApplicationFailure.nonRetryable(result.message, failureTypes.declined);
+    if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
 
@@ -35,7 +33,7 @@ export function payoutActivities(db: Db, masterKey: string, processors: Record<s
         .from(cardVault)
         .where(eq(cardVault.transactionId, input.transactionId));
       if (!card?.pan || !card.expiry)
-        throw ApplicationFailure.nonRetryable('Card data expired before the payout.', failureTypes.declined);
+        throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
       const { pan, expiry } = card;
       const result = await callConnector(input.connector, () =>
         processor.send({

@@ -1,11 +1,11 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
 // every test, the fault suite and the cluster test.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
+import { runQuietly } from './quiet.mjs';
 import {
   ensureChromium,
   ensureStripeMock,
@@ -47,10 +47,10 @@ const steps = [
 ];
 for (const [name, [command, ...args]] of steps) {
   process.stdout.write(`\n== ${name} ==\n`);
-  const result = spawnSync(command, args, { stdio: 'inherit', env });
-  if (result.status !== 0) {
+  const status = await runQuietly(command, args, env);
+  if (status !== 0) {
     process.stderr.write(`\n${name} failed\n`);
-    process.exit(result.status ?? 1);
+    process.exit(status);
   }
 }
 const passed = [checkReport(results, 'tests')];
@@ -59,21 +59,21 @@ const passed = [checkReport(results, 'tests')];
 // skipped when only some files run.
 if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
   env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  passed.push(runSuite('fault suite', 'vitest.faults.config.ts'));
+  passed.push(await runSuite('fault suite', 'vitest.faults.config.ts'));
 }
 if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
   const { server, sqlTool } = await ensureTemporalServer();
   env.TEMPORAL_SERVER_PATH = server;
   env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  passed.push(runSuite('cluster test', 'vitest.cluster.config.ts'));
+  passed.push(await runSuite('cluster test', 'vitest.cluster.config.ts'));
 }
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
 /** Runs one Vitest configuration on its own; answers how many of its tests passed. */
-function runSuite(name, config) {
+async function runSuite(name, config) {
   const file = join(mkdtempSync(join(tmpdir(), 'payments-suite-')), 'results.json');
   process.stdout.write(`\n== ${name} ==\n`);
-  spawnSync(
+  await runQuietly(
     'npx',
     [
       'vitest',
@@ -84,7 +84,7 @@ function runSuite(name, config) {
       '--reporter=json',
       `--outputFile.json=${file}`,
     ],
-    { stdio: 'inherit', env },
+    env,
   );
   return checkReport(file, name);
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, like } from 'drizzle-orm';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
@@ -73,7 +73,7 @@ async function authorizeAsLostTask(
       terminalId: input.terminalId,
     })
   )[rank]!;
-  const refused = await new MockActivityEnvironment()
+  const refused = await activityEnvironment()
     .run(activities.authorizeCard, {
       transactionId: input.transactionId,
       authorizationKey: connectorKeys.authorization(input.transactionId, terminal.terminalId),

@@ -18,7 +18,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityEnvironment } from '../helpers/mock-activity';
 import { createActivities } from '../../activities/index';
 import { dataConverter } from '../../src/temporal/client';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
@@ -406,7 +406,7 @@ async function loseTask(lost: LostTask, input: CardPaymentInput, merchant: Merch
     const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
     // The lost attempt's first call is refused (`first refused, then second`) or goes as the plan says.
     if (rank === 0 && lost.sent !== 'first') plans.get(input.transactionId)!.authorize?.unshift('refuse');
-    const outcome = await new MockActivityEnvironment()
+    const outcome = await activityEnvironment()
       .run(activities.authorizeCard, {
         transactionId: input.transactionId,
         authorizationKey,
