@@ -11,6 +11,7 @@ import {
 } from '../src/contracts';
 import { records } from './activities';
 import { shielded } from './transaction';
+import { RETRY_AUDITED_FIRST } from './waiting';
 import { webhookDelivery } from './webhook-delivery';
 import type { TransactionStateMachine } from './state';
 import { refusal } from './failures';
@@ -51,8 +52,15 @@ export function installOpsHandlers(machine: TransactionStateMachine): void {
     retryNowUpdate,
     shielded(async (input: OpsAction | undefined) => {
       const before = machine.current().status;
-      machine.waiting.cutBackoff();
-      await audit('retryNow', input, before);
+      // On the trail before the retry acts, so what the retry does can rely on it being recorded
+      // (histories from before cut first).
+      if (patched(RETRY_AUDITED_FIRST)) {
+        await audit('retryNow', input, before);
+        machine.waiting.cutBackoff();
+      } else {
+        machine.waiting.cutBackoff();
+        await audit('retryNow', input, before);
+      }
       return machine.state();
     }),
     {

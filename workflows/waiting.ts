@@ -19,6 +19,12 @@ export function clock(at: number, now = Date.now()): string {
 const STOP_WAITS_FOR_THE_CONNECTOR = 'stop-waits-for-the-connector';
 
 /**
+ * `retryNow` (of a transaction or a webhook delivery) is on the audit trail before the retry it asks for
+ * acts, so what the retry does may rely on it being recorded. Histories from before cut the wait first.
+ */
+export const RETRY_AUDITED_FIRST = 'retry-audited-before-it-acts';
+
+/**
  * What the workflow waits on, kept for the state query and shown in the Temporal UI as the workflow's
  * current details; and the backoffs that `retryNow` cuts short.
  */

@@ -17,7 +17,7 @@ import {
   type WebhookDeliveryInput,
 } from '../src/contracts';
 import { records, webhook } from './activities';
-import { clock } from './waiting';
+import { RETRY_AUDITED_FIRST, clock } from './waiting';
 import { refusal } from './failures';
 
 /**
@@ -38,13 +38,21 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
   setHandler(
     webhookRetryNowUpdate,
     async (action: OpsAction | undefined) => {
-      retryRequested = true;
-      await records.recordWebhookOpsAction({
-        eventId: input.eventId,
-        key: `retryWebhook:${input.run}:${currentUpdateInfo()?.id ?? 'retryNow'}`,
-        actor: actorOf(action),
-        action: 'retryWebhook',
-      });
+      const record = () =>
+        records.recordWebhookOpsAction({
+          eventId: input.eventId,
+          key: `retryWebhook:${input.run}:${currentUpdateInfo()?.id ?? 'retryNow'}`,
+          actor: actorOf(action),
+          action: 'retryWebhook',
+        });
+      // On the trail before the attempt goes (histories from before asked for the attempt first).
+      if (patched(RETRY_AUDITED_FIRST)) {
+        await record();
+        retryRequested = true;
+      } else {
+        retryRequested = true;
+        await record();
+      }
       return 'The next attempt starts now.';
     },
     {

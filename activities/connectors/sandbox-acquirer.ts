@@ -1,7 +1,13 @@
 import type { Db } from '../../src/db/client';
+import { opsRetried } from '../../src/transactions/ops-audit';
 import { NotProcessedError, OutcomeUnknownError } from './errors';
 import { sandboxRecords, type SandboxRecord } from './sandbox-records';
 import type { AuthorizeRequest, AuthorizeResult, CardAcquirer } from './types';
+
+/** Approved, its answer lost, and still "in progress" when asked, until ops retry it (a rehearsal). */
+const UNKNOWN_UNTIL_OPS_RETRY = '4000000000000887';
+/** References of authorizations that stay in progress until ops retry them. */
+const heldForOps = (reference: string) => reference.startsWith('sbxu_');
 
 const asResult = (record: SandboxRecord): AuthorizeResult =>
   record.state === 'declined'
@@ -26,6 +32,8 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
       case '4242424242424242':
       case '4000000000000770':
         return answer('approved');
+      case UNKNOWN_UNTIL_OPS_RETRY:
+        return { state: 'approved', reference: `sbxu_${request.transactionId}`, message: null };
       case '4000000000000002':
         return answer('declined', 'Card declined.');
       case '4000000000009995':
@@ -44,7 +52,7 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
       const decided = decide(request);
       if (decided === 'outage') throw new NotProcessedError('sandbox acquirer: simulated processor outage');
       const recorded = await books.record(request.idempotencyKey, decided);
-      if (request.pan === '4000000000000770')
+      if (request.pan === '4000000000000770' || request.pan === UNKNOWN_UNTIL_OPS_RETRY)
         throw new OutcomeUnknownError('sandbox acquirer: the answer was lost');
       return asResult(recorded);
     },
@@ -63,7 +71,11 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
 
     async lookup(request) {
       const record = await books.find(request.authorizationKey);
-      return record ? asResult(record) : { outcome: 'not_found' };
+      if (!record) return { outcome: 'not_found' };
+      const transactionId = request.authorizationKey.split(':')[0]!;
+      if (heldForOps(record.reference) && !(await opsRetried(db, transactionId)))
+        return { outcome: 'pending' };
+      return asResult(record);
     },
 
     // An unfinished challenge is closed as declined; one already answered keeps its answer.

@@ -1,9 +1,12 @@
 import type { Db } from '../../src/db/client';
+import { opsRetried } from '../../src/transactions/ops-audit';
 import { NotProcessedError, OutcomeUnknownError } from './errors';
 import { sandboxRecords, type SandboxRecord } from './sandbox-records';
 import type { PayoutProcessor, PayoutRequest, PayoutResult } from './types';
 
 const LOST_SEND = '4000000000003261';
+/** Every send refused as an outage until ops retry the payout (a rehearsal). */
+const DOWN_UNTIL_OPS_RETRY = '4000000000003287';
 const LOST_CONFIRM = '4000000000003279';
 
 const asResult = (record: SandboxRecord): PayoutResult =>
@@ -27,6 +30,7 @@ export function sandboxPayouts(db: Db): PayoutProcessor {
       case '4222222222222222':
       case '5111222233334444':
       case LOST_SEND:
+      case DOWN_UNTIL_OPS_RETRY:
         return answer('paid');
       case '4333333333333333':
       case '5222333344445555':
@@ -44,6 +48,8 @@ export function sandboxPayouts(db: Db): PayoutProcessor {
 
   return {
     async send(request) {
+      if (request.pan === DOWN_UNTIL_OPS_RETRY && !(await opsRetried(db, request.transactionId)))
+        throw new NotProcessedError('sandbox payouts: processor outage (until ops retry the payout)');
       const recorded = await books.record(request.idempotencyKey, decide(request));
       if (request.pan === LOST_SEND) throw new OutcomeUnknownError('sandbox payouts: the answer was lost');
       return asResult(recorded);

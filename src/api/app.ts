@@ -37,6 +37,7 @@ import { walletRoutes } from './routes/wallets';
 import { aftercareRoutes } from './routes/aftercare';
 import { listRoutes } from './routes/lists';
 import { webhookEventRoutes } from './routes/webhook-events';
+import { sandboxWebhookRoutes } from './routes/sandbox-webhook';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
 
 export type { AppDeps };
@@ -209,6 +210,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     aftercareRoutes,
     listRoutes,
     webhookEventRoutes,
+    sandboxWebhookRoutes,
     healthRoutes,
   ];
   const pages = [

@@ -44,7 +44,7 @@ export const commands: Record<string, Command> = {
     });
     if (values.kind !== undefined && !isTransactionKind(values.kind))
       throw new CliError(`--kind must be one of ${TRANSACTION_KINDS.join(', ')}`);
-    const stuck = await findStuck(await ctx.temporal(), {
+    const stuck = await findStuck(ctx.database.db, await ctx.temporal(), {
       taskQueue: ctx.config.TEMPORAL_TASK_QUEUE,
       olderThanMs: parseAge(values['older-than'] ?? '15m'),
       ...(values.kind ? { kind: values.kind } : {}),

@@ -14,6 +14,10 @@ export const SANDBOX_CARD_TABLE: [cards: string, outcome: string][] = [
     '4000000000000770',
     'approved, but the answer is lost: PENDING while the status is asked for, then SUCCESS',
   ],
+  [
+    '4000000000000887',
+    'approved, the answer lost, and the acquirer says "in progress" until ops retry it (a rehearsal)',
+  ],
   ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
 ];
 
@@ -26,6 +30,7 @@ export const SANDBOX_PAYOUT_TABLE: [cards: string, outcome: string][] = [
     '4000000000003279',
     'verification page, then the answer to the approval or rejection is lost: the status is asked for',
   ],
+  ['4000000000003287', 'the processor refuses every send as an outage until ops retry it (a rehearsal)'],
   ['any other card (test mode)', 'FAILED, The Card is not supported for testing.'],
 ];
 

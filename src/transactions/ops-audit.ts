@@ -1,4 +1,4 @@
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { opsActions } from '../db/schema/index';
 
@@ -28,4 +28,20 @@ export async function opsTrail(db: Db, transactionId: string) {
     .from(opsActions)
     .where(eq(opsActions.transactionId, transactionId))
     .orderBy(asc(opsActions.createdAt), asc(opsActions.id));
+}
+
+/** The ops actions that ask for another try now: `retryNow`, and its webhook and redelivery kin. */
+const RETRIES = ['retryNow', 'retryWebhook', 'redeliverWebhooks'];
+
+/**
+ * Whether ops asked for another try of this transaction (or one of its webhooks): what the sandbox's
+ * rehearsal cards and webhook endpoint wait for (docs/sandbox.md, rehearsing a stuck payment).
+ */
+export async function opsRetried(db: Db, transactionId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: opsActions.id })
+    .from(opsActions)
+    .where(and(eq(opsActions.transactionId, transactionId), inArray(opsActions.action, RETRIES)))
+    .limit(1);
+  return row !== undefined;
 }

@@ -50,10 +50,12 @@ async function askState(client: Client, workflowId: string): Promise<Transaction
 /**
  * Transactions that are not final past their expected time, from Temporal's visibility (search
  * attributes) and each workflow's own state: running longer than `olderThanMs` and not simply waiting
- * on a customer or deposits within their deadline; and terminated workflows whose status never became
- * final (ops should not terminate: the projection then stays as it was).
+ * on a customer or deposits within their deadline; webhook deliveries still retrying after that long; and
+ * terminated workflows whose status never became final (ops should not terminate: the projection then
+ * stays as it was), unless a later run (a reset) took over or the status was made final since.
  */
 export async function findStuck(
+  db: Db,
   client: Client,
   options: { taskQueue: string; olderThanMs: number; kind?: TransactionKind; now?: Date },
 ): Promise<StuckTransaction[]> {
@@ -77,6 +79,8 @@ export async function findStuck(
       stuck.push(describe(info, 'no worker answered the state query'));
       continue;
     }
+    // Visibility lags a moment behind a workflow that just ended: its own state says it is final.
+    if (isFinal(state.status) && state.waitingFor === 'nothing') continue;
     const onCustomer = state.waitingFor === 'customer' || state.waitingFor === 'deposits';
     const withinDeadline = state.until !== undefined && Date.parse(state.until) > now.getTime();
     const retrying = await retryingActivity(client, info.workflowId);
@@ -85,9 +89,43 @@ export async function findStuck(
   }
   const terminated = `${ours} AND ExecutionStatus = 'Terminated' AND ${notFinal}${kind}`;
   for await (const info of client.workflow.list({ query: terminated })) {
+    const latest = await client.workflow
+      .getHandle(info.workflowId)
+      .describe()
+      .catch(() => undefined);
+    if (latest && latest.runId !== info.runId) continue;
+    const row = await findTransaction(db, info.workflowId);
+    if (row && isFinal(row.status)) continue;
     stuck.push(describe(info, 'terminated: the projection was never made final'));
   }
+  if (!options.kind)
+    stuck.push(...(await stuckWebhooks(db, client, `${ours} AND StartTime < '${before}'`, now)));
   return stuck.sort((a, b) => b.ageMinutes - a.ageMinutes);
+}
+
+/** Webhook deliveries still retrying (a failing merchant endpoint), each under its transaction. */
+async function stuckWebhooks(db: Db, client: Client, scope: string, now: Date): Promise<StuckTransaction[]> {
+  const found: StuckTransaction[] = [];
+  const running = `${scope} AND WorkflowType = 'webhookDelivery' AND ExecutionStatus = 'Running'`;
+  for await (const info of client.workflow.list({ query: running })) {
+    const eventId = /^webhook-(.+)-\d+$/.exec(info.workflowId)?.[1];
+    const [event] = eventId ? await findWebhookEvents(db, eventId) : [];
+    if (!event) continue;
+    const row = await findTransaction(db, event.transactionId);
+    const metadata = (await client
+      .withDeadline(Date.now() + ANSWER_WAIT_MS, () =>
+        client.workflow.getHandle(info.workflowId).query('__temporal_workflow_metadata'),
+      )
+      .catch(() => undefined)) as { currentDetails?: string } | undefined;
+    found.push({
+      transactionId: event.transactionId,
+      kind: 'webhook',
+      status: row?.status ?? '?',
+      ageMinutes: Math.floor((now.getTime() - info.startTime.getTime()) / 60_000),
+      waiting: `webhook ${event.id} (${info.workflowId}): ${metadata?.currentDetails || 'no worker answered'}`,
+    });
+  }
+  return found;
 }
 
 /** Everything ops look at for one transaction: projection, workflow, webhooks, audit trail. */
@@ -159,7 +197,7 @@ async function refusedWhenFinal<T>(db: Db, client: Client, transactionId: string
     kind: 'refused',
     message:
       `The workflow of ${transactionId} is ${execution.toLowerCase().replace(/_/g, ' ')} while the transaction ` +
-      `is ${row.status}: reset it to its last workflow task (Temporal UI: Reset; or temporal workflow reset ` +
+      `is ${row.status}: reset it to its last workflow task (Temporal UI: Reset; or npx payments temporal workflow reset ` +
       `--workflow-id ${transactionId} --type LastWorkflowTask --reason "…"), then act on it again.`,
   } as const;
 }

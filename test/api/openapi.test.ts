@@ -49,6 +49,7 @@ const NOT_DOCUMENTED: Record<string, string> = {
   '/api/v1/:mode/payout/verification/:id': 'hosted page',
   '/api/v1/:mode/crypto/checkout/:id': 'hosted page',
   '/api/v1/:mode/crypto/checkout/:id/deposit': "hosted page: the checkout's test-mode deposit form",
+  '/api/v1/test/sandbox/failing-webhook': 'sandbox: a webhook endpoint for rehearsing ops (docs/sandbox.md)',
   '/codec/encode': "the Temporal UI's payload codec, for ops with CODEC_TOKEN",
   '/codec/decode': "the Temporal UI's payload codec, for ops with CODEC_TOKEN",
 };
