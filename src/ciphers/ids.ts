@@ -2,7 +2,11 @@ import { randomInt } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const URL_SAFE = `${BASE62}-_`;
-export const PRINTABLE = `${BASE62}!#$%&()*+,-./:;<=>?@[]^_{|}~`;
+/**
+ * Printable characters a shell passes through as typed, quoted or not (no `$`, quotes, `!`, `<`, spaces,
+ * and no leading `-` to read as an option): for keys a reader pastes into a command. 70 of them.
+ */
+export const SHELL_SAFE = `${BASE62}_.:+=@%,`;
 
 /** Characters drawn uniformly from `alphabet` by the CSPRNG. */
 export function randomString(length: number, alphabet: string = BASE62): string {

@@ -10,7 +10,7 @@ import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {
   currency: string;
-  /** The test wallet's opening balance, in minor units; the live wallet opens at 0. */
+  /** The opening balance of the wallet in each mode, in minor units. */
   amount: bigint;
 }
 
@@ -67,9 +67,9 @@ export async function createMerchant(
       for (const spec of options.wallets) {
         const walletId = newId('wal');
         await tx.insert(wallets).values({ id: walletId, merchantId, mode, currency: spec.currency });
-        // An opening balance is test money. A live wallet opens empty: live money arrives by real credits
-        // (payins, `wallets credit` with its reference), never by typing a number at creation.
-        const opening = mode === 'test' ? spec.amount : 0n;
+        // The contract's opening balance, in each mode: the sandbox merchant's wallets and `merchants create
+        // --wallet CUR:AMOUNT` alike (docs/sandbox.md).
+        const opening = spec.amount;
         if (opening > 0n) await creditWallet(tx, walletId, `opening_${walletId}`, opening);
         createdWallets.push({
           wallet_id: walletId,

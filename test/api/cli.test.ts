@@ -96,13 +96,13 @@ describe('npx payments', () => {
       ['GBP', 10],
       ['USD', 2500],
     ]);
-    // Live money is never typed in: the live wallets open empty.
+    // A wallet of each currency in each mode, with the opening balance given (the contract, section 1).
     const client = merchantClient(env.app, created);
     const live = await client.get('/api/v1/wallet', { key: client.key('live') });
     expect(live.json().data.map((w: { currency: string; amount: number }) => [w.currency, w.amount])).toEqual(
       [
-        ['GBP', 0],
-        ['USD', 0],
+        ['GBP', 10],
+        ['USD', 2500],
       ],
     );
   });
