@@ -1,6 +1,15 @@
-import { parse } from 'lossless-json';
+import { parse, stringify } from 'lossless-json';
 import { encryptEnvelope } from '../ciphers/envelope';
 import { verifyWebhook, type WebhookCheck } from '../webhooks/signing';
+import type {
+  CardPaymentRequest,
+  HostedPaymentRequest,
+  PayinRequest,
+  PayoutRequest,
+  RampRequest,
+} from './requests';
+
+export type * from './requests';
 
 /**
  * A small typed client for this service's merchant API (docs/api.md, docs/hosted.md), for a merchant's
@@ -63,22 +72,22 @@ export class PaymentsClient {
   }
 
   // Transactions (encrypted bodies).
-  card(fields: Fields) {
+  card(fields: CardPaymentRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/card`, fields);
   }
-  hostedCard(fields: Fields) {
+  hostedCard(fields: HostedPaymentRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/hosted/card`, fields);
   }
-  apm(fields: Fields) {
+  apm(fields: HostedPaymentRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/apm`, fields);
   }
-  payout(fields: Fields) {
+  payout(fields: PayoutRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/payout`, fields);
   }
-  ramp(fields: Fields) {
+  ramp(fields: RampRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/crypto`, fields);
   }
-  payin(fields: Fields) {
+  payin(fields: PayinRequest) {
     return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/crypto/payin`, fields);
   }
 
@@ -186,9 +195,10 @@ export class PaymentsClient {
     return { ...check, valid: check.signature && check.hash && check.fresh };
   }
 
-  private encrypted<T>(path: string, fields: Fields): Promise<T> {
+  private encrypted<T>(path: string, fields: object): Promise<T> {
     return this.request<T>('POST', path, {
-      payload: encryptEnvelope(JSON.stringify(fields), this.options.encryptionKey),
+      // lossless-json writes a bigint amount as the exact integer it is.
+      payload: encryptEnvelope(stringify(fields)!, this.options.encryptionKey),
     });
   }
 

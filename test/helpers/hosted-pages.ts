@@ -1,9 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { startWebhookReceiver } from './webhook-receiver';
 import { openHostedPage } from './hosted-form';
+import type { HostedPaymentRequest } from '../../src/client/index';
 
-/** A card request without the card: what hosted payments (card page, APM) are created with. */
-export function withoutCard(request: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A card request without the card: what hosted payments (card page, APM) are created with. Typed as the
+ * client's request: what `cardRequest` builds is complete, whatever a test overrides in it.
+ */
+export function withoutCard(request: Record<string, unknown>): HostedPaymentRequest {
   const {
     card_number: _number,
     card_expiry_month: _month,
@@ -11,7 +15,7 @@ export function withoutCard(request: Record<string, unknown>): Record<string, un
     card_cvv: _cvv,
     ...rest
   } = request;
-  return rest;
+  return rest as HostedPaymentRequest;
 }
 
 /** A hosted page opened by its full URL (as a create answers it), through `openHostedPage`. */
