@@ -113,6 +113,27 @@ export function rememberPid(dataDir: string, name: string, pid: number | undefin
   if (pid !== undefined) writeFileSync(join(dataDir, `${name}.pid`), `${pid}\n`);
 }
 
+/**
+ * Gives the data folder up as the process ends, however it ends. A child still running (another library's
+ * exit hook can end the process before its stop finished) is told to stop, and its pid file stays, so the
+ * next start waits for it rather than finding its port taken.
+ */
 export function releaseDataDir(dataDir: string): void {
-  for (const name of ['dev.pid', 'temporal.pid', 'anvil.pid']) rmSync(join(dataDir, name), { force: true });
+  rmSync(join(dataDir, 'dev.pid'), { force: true });
+  for (const [name, marker] of [
+    ['temporal', 'start-dev'],
+    ['anvil', 'anvil'],
+  ] as const) {
+    const file = join(dataDir, `${name}.pid`);
+    const pid = pidIn(file);
+    if (pid !== undefined && alive(pid) && commandOf(pid).includes(marker)) {
+      try {
+        process.kill(pid, 'SIGTERM');
+        continue;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    rmSync(file, { force: true });
+  }
 }
