@@ -1,0 +1,22 @@
+// `npm run test:file -- <file>...`: the given test files with the cached tools, no lint stage: the quick
+// inner loop. Files all under test/unit/ run with the unit configuration (no Postgres, no Temporal).
+import { ensureDependencies } from './deps.mjs';
+import { runQuietly } from './quiet.mjs';
+import { ensureChromium, ensureStripeMock, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
+
+const files = process.argv.slice(2);
+if (files.length === 0) {
+  process.stderr.write('usage: npm run test:file -- <test file>...\n');
+  process.exit(2);
+}
+await ensureDependencies();
+const env = { ...process.env };
+const unit = files.every((file) => file.startsWith('test/unit/'));
+if (!unit) {
+  if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
+  env.TEMPORAL_TEST_SERVER_PATH ??= await ensureTestServer();
+  env.STRIPE_MOCK_PATH ??= await ensureStripeMock();
+  if (files.some((file) => file.startsWith('test/e2e/'))) env.CHROMIUM_PATH ??= await ensureChromium();
+}
+const config = unit ? ['--config', 'vitest.unit.config.ts'] : [];
+process.exit(await runQuietly('npx', ['vitest', 'run', ...config, ...files], env));
