@@ -24,6 +24,7 @@ describe('the noise npm test leaves out', () => {
         'SLF4J: Defaulting to no-operation (NOP) logger implementation',
         'SLF4J: See http://www.slf4j.org/codes.html#StaticLoggerBinder for further details.',
         'time=2026-11-25T12:00:00Z level=ERROR msg="Persistent store operation failure" error="context canceled"',
+        'time=2026-11-25T12:24:43.599 level=ERROR msg="Update workflow execution operation failed." shard-id=1 store-operation=update-wf-execution error="context canceled"',
       ]),
     ).toEqual([]);
   });
