@@ -1,6 +1,7 @@
 import {
   allHandlersFinished,
   condition,
+  log,
   patched,
   setHandler,
   upsertSearchAttributes,
@@ -199,6 +200,8 @@ export class TransactionStateMachine {
     this.moves += 1;
     this.first ??= this.projection.snapshot();
     if (isFinal(status)) {
+      // An outcome, not a fault: a decline is told at info like a success (the SDK skips it on replay).
+      log.info(`transaction ${status}: ${message}`, { transactionId: this.transactionId, status });
       this.waiting.on('nothing', `${status}: ${message}`);
       await this.notify(`status:${status}`);
     }

@@ -101,10 +101,20 @@ export { NativeConnection };
 
 let runtimeInstalled = false;
 
+/** The SDK's log level for a pino level. */
+function sdkLevel(level: string): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  if (level === 'trace') return 'TRACE';
+  if (level === 'debug') return 'DEBUG';
+  if (level === 'info') return 'INFO';
+  if (level === 'warn') return 'WARN';
+  return 'ERROR';
+}
+
 /**
- * Sends the Temporal SDK's own logs (warnings and up) through our JSON logger and, with `metricsAddress`
- * (`host:port`), serves the SDK's worker metrics (task slots, poll and schedule latencies, cache) there in
- * Prometheus format, for the process's `/metrics` to pass on.
+ * Sends the Temporal SDK's logs, and the workflows' own (`log` of @temporalio/workflow), through our JSON
+ * logger at the process's level and, with `metricsAddress` (`host:port`), serves the SDK's worker metrics
+ * (task slots, poll and schedule latencies, cache) there in Prometheus format, for the process's `/metrics`
+ * to pass on.
  */
 export function installRuntime(log: Logger, options: { metricsAddress?: string } = {}): void {
   if (runtimeInstalled) return;
@@ -115,10 +125,13 @@ export function installRuntime(log: Logger, options: { metricsAddress?: string }
       : {}),
     // The process shuts its worker down itself (src/process/main.ts), in order with the API and Postgres pool.
     shutdownSignals: [],
-    logger: new DefaultLogger('WARN', (entry) => {
+    // At the process's own level: a workflow's outcome lines are info (a decline is an answer, not a fault).
+    logger: new DefaultLogger(sdkLevel(log.level), (entry) => {
       const fields = { ...entry.meta, sdk: true };
       if (entry.level === 'ERROR') log.error(fields, entry.message);
-      else log.warn(fields, entry.message);
+      else if (entry.level === 'WARN') log.warn(fields, entry.message);
+      else if (entry.level === 'INFO') log.info(fields, entry.message);
+      else log.debug(fields, entry.message);
     }),
   });
 }
