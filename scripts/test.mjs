@@ -94,7 +94,7 @@ function checkReport(file, name) {
   const report = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
   if (!report || !report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0) {
     process.stderr.write(
-      `\n${name} failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed files` : 'no test report'}\n`,
+      `\n${name} failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed suites (files and describe blocks)` : 'no test report'}\n`,
     );
     process.exit(1);
   }
