@@ -24,7 +24,7 @@ import {
   until,
 } from './harness';
 import { LoadClient, type Created, type Merchant } from './load';
-import { expectClean, report, runLoad, verify } from './verdict';
+import { depositsOf, expectClean, report, runLoad, verify } from './verdict';
 
 const TRANSACTIONS = Number(process.env.FAULT_TRANSACTIONS ?? 150);
 const CONCURRENCY = 4;
@@ -43,6 +43,26 @@ const serviceSettings = {
   PAGE_RATE_LIMIT_PER_SECOND: '10000',
   PAGE_RATE_LIMIT_BURST: '10000',
 };
+
+/** Where a workflow stands and the events it went through, from the CLI: for the report of one not final. */
+function workflowSummary(binary: string, address: string, workflowId: string): string {
+  const cli = (...args: string[]) => {
+    try {
+      return execFileSync(binary, [...args, '--address', address, '-w', workflowId], { encoding: 'utf8' });
+    } catch (error) {
+      return `(${(error as Error).message})`;
+    }
+  };
+  const described = cli('workflow', 'describe');
+  let events = cli('workflow', 'show', '-o', 'json');
+  try {
+    const history = JSON.parse(events) as { events: { eventId: string; eventType: string }[] };
+    events = history.events.map((e) => `${e.eventId} ${e.eventType}`).join(', ');
+  } catch {
+    // the error text as it is
+  }
+  return `${described}\n  events: ${events}`;
+}
 
 const scratch = () => {
   const dir = mkdtempSync(join(tmpdir(), 'payments-faults-'));
@@ -170,8 +190,14 @@ describe('fault suite', () => {
       webhookAttempts: receiver.attempts,
     });
     for (const line of verdict.notFinal) {
+      const id = line.split(' ')[0]!;
+      // What the client was answered, what became of its deposits, and what the processes logged of it.
+      const deposits = await depositsOf(postgres.url, id);
+      const logged = [...api.log.split('\n'), ...worker.log.split('\n')].filter((l) => l.includes(id));
       process.stdout.write(
-        `[faults] not final: ${line}\n  ${(client.trail.get(line.split(' ')[0]!) ?? []).join('\n  ')}\n`,
+        `[faults] not final: ${line}\n  ${(client.trail.get(id) ?? []).join('\n  ')}\n` +
+          `  deposits: ${JSON.stringify(deposits)}\n  logged:\n  ${logged.join('\n  ')}\n` +
+          `  in Temporal:\n${workflowSummary(binary, temporal.address, id)}\n`,
       );
     }
     if (verdict.notFinal.length > 0) process.stdout.write(`${worker.log.slice(-4000)}\n`);

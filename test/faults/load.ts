@@ -154,7 +154,12 @@ export class LoadClient {
       amount,
       tx_hash: txHash,
     });
-    this.note(transactionId, `deposit ${amount}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    // The status and how the deposit was accounted, not cut off by the rest of the body.
+    const { status, deposit } = answer.body as { status?: string; deposit?: unknown };
+    this.note(
+      transactionId,
+      `deposit ${amount}: ${answer.status} ${status} ${JSON.stringify(deposit ?? answer.body)}`,
+    );
     if (answer.status !== 200)
       throw new Error(`deposit to ${transactionId}: ${answer.status} ${JSON.stringify(answer.body)}`);
   }

@@ -37,6 +37,20 @@ export interface Verdict {
   webhookRedeliveries: number;
 }
 
+/** The deposits recorded for a transaction, with how each was accounted: for the report of one not final. */
+export async function depositsOf(databaseUrl: string, transactionId: string) {
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const { rows } = await db.query(
+      'select tx_hash, amount, disposition, reason from crypto_deposits where transaction_id = $1',
+      [transactionId],
+    );
+    return rows as { tx_hash: string; amount: string; disposition: string; reason: string | null }[];
+  } finally {
+    await db.end();
+  }
+}
+
 /** Everything the suite promises, read from Postgres and from what the receiver acknowledged. */
 export async function verify(
   databaseUrl: string,
