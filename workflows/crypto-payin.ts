@@ -17,6 +17,7 @@ export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>
   const machine = new TransactionStateMachine(input, 'crypto_payin');
   return runTransaction(machine, async () => {
     const { crypto } = input;
+    const watcher = new DepositWatcher(input.transactionId, crypto, machine);
     const { settings, address, expiresAt } = await openDeposits(input);
     const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,
@@ -28,7 +29,7 @@ export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>
       expires_at: expiresAt,
       ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
     });
-    const watcher = new DepositWatcher(input.transactionId, crypto, settings, machine, details);
+    watcher.open(settings, details);
 
     await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay in crypto.', {
       redirectUrl: input.hostedPageUrl,

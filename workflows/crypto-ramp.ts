@@ -72,6 +72,7 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
 async function offramp(input: CryptoRampInput, machine: TransactionStateMachine): Promise<void> {
   const { crypto } = input;
   const quoted = quotedDetails(input);
+  const watcher = new DepositWatcher(input.transactionId, crypto, machine);
   const { settings, address, expiresAt } = await openDeposits(input);
   let payoutReference: string | undefined;
   const details = (): RampDetails => ({
@@ -83,7 +84,7 @@ async function offramp(input: CryptoRampInput, machine: TransactionStateMachine)
     ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
     ...(payoutReference ? { fiat_payout_reference: payoutReference } : {}),
   });
-  const watcher = new DepositWatcher(input.transactionId, crypto, settings, machine, details);
+  watcher.open(settings, details);
   await machine.move('REDIRECT', 'Redirect the customer to redirect_url to send the crypto.', {
     redirectUrl: input.hostedPageUrl,
     details: details(),

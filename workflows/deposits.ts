@@ -45,18 +45,22 @@ export class DepositWatcher {
   /** Set once the window has been open and closed again: a deposit after that is late, not early. */
   private closed = false;
   private deadline: number | undefined;
-  private readonly tolerance: bigint;
   private readonly expected: bigint;
   private readonly returns: DepositReturns;
+  /** The merchant's settings and what the transaction shows, from `open` on. */
+  private terms:
+    { settings: CryptoSettings; tolerance: bigint; details: () => Record<string, unknown> } | undefined;
 
+  /**
+   * Takes deposits from the workflow's first moment: one sent while the address is still being opened (a
+   * sandbox deposit made on a first answer that came back PENDING) waits for `open` instead of being refused
+   * for want of a handler. The fault suite found such deposits held for ops and their payments left open.
+   */
   constructor(
     private readonly transactionId: string,
     private readonly expectation: CryptoExpectation,
-    private readonly settings: CryptoSettings,
     private readonly machine: TransactionStateMachine,
-    private readonly details: () => Record<string, unknown>,
   ) {
-    this.tolerance = toleranceUnits(settings, expectation);
     this.expected = BigInt(expectation.expectedUnits);
     this.returns = new DepositReturns(transactionId, expectation);
     setInternalHandler(machine.proofs, depositUpdate, (deposit: Deposit) => this.receive(deposit), {
@@ -69,6 +73,28 @@ export class DepositWatcher {
           throw refusal('Sandbox deposits are for test mode only.');
       },
     });
+  }
+
+  /** Once the address is open: the merchant's settings that settle the payment and what it shows. */
+  open(settings: CryptoSettings, details: () => Record<string, unknown>): void {
+    this.terms = { settings, tolerance: toleranceUnits(settings, this.expectation), details };
+  }
+
+  private get opened() {
+    if (!this.terms) throw new Error('DepositWatcher used before open()');
+    return this.terms;
+  }
+
+  private get tolerance(): bigint {
+    return this.opened.tolerance;
+  }
+
+  private get settings(): CryptoSettings {
+    return this.opened.settings;
+  }
+
+  private details(): Record<string, unknown> {
+    return this.opened.details();
   }
 
   get paidUnits(): bigint {
@@ -107,6 +133,7 @@ export class DepositWatcher {
     });
     if (this.seen.has(deposit.txHash)) return receipt('duplicate');
     this.seen.add(deposit.txHash);
+    if (!this.terms) await condition(() => this.terms !== undefined);
     if (!this.counting && !this.closed && patched(EARLY_DEPOSITS_WAIT)) {
       await condition(() => this.counting || this.closed || this.machine.stopReason !== undefined);
     }

@@ -233,3 +233,65 @@ describe('a deposit that arrives while the payin is still showing its address', 
     expect(found!.details).toMatchObject({ crypto_payment_status: 'FULLPAID', crypto_paid_amount: '100' });
   });
 });
+
+describe('a deposit that arrives while the transaction is still opening its address', () => {
+  // The address is held at its opening until the test lets it go: a sandbox deposit made at once after a
+  // create whose first answer came back PENDING (a worker restarting, Postgres away) lands there. The fault
+  // suite found such deposits refused for want of a handler, held for ops, and their payments left open.
+  let held: TimeSkippingEnv;
+  let gate = { reached: () => undefined as void, release: () => undefined as void };
+  let opening = Promise.resolve();
+  let released = Promise.resolve();
+  const closeGate = () => {
+    opening = new Promise<void>((resolve) => (gate.reached = resolve));
+    released = new Promise<void>((resolve) => (gate.release = resolve));
+  };
+  beforeAll(async () => {
+    held = await startTimeSkipping(
+      {},
+      {
+        wrap: (activities) => ({
+          async openDepositAddress(input) {
+            gate.reached();
+            await released;
+            return activities.openDepositAddress(input);
+          },
+        }),
+      },
+    );
+  });
+  afterAll(() => held?.close());
+
+  for (const kind of ['payin', 'OFFRAMP'] as const) {
+    it(`counts it once the address is open (${kind})`, async () => {
+      gate = { reached: () => undefined, release: () => undefined };
+      closeGate();
+      const own = await held.createMerchant();
+      const input =
+        kind === 'payin'
+          ? await insertPayinTransaction(held.database.db, own)
+          : await insertRampTransaction(held.database.db, own, 'OFFRAMP');
+      const handle = await held.env.client.workflow.start(kind === 'payin' ? cryptoPayin : cryptoRamp, {
+        workflowId: input.transactionId,
+        taskQueue: held.taskQueue,
+        args: [input as never],
+      });
+      await opening;
+      const update = await handle.startUpdate(depositUpdate, {
+        args: [{ txHash: 'before-the-address', units: '100000000', sender: 'Tsender' }],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      gate.release();
+      expect((await update.result()).disposition).toBe('counted');
+      expect((await handle.result()).status).toBe('SUCCESS');
+      expect(
+        (
+          await held.database.db.select().from(transactions).where(eq(transactions.id, input.transactionId))
+        )[0]!.details,
+      ).toMatchObject({
+        crypto_payment_status: 'FULLPAID',
+        crypto_paid_amount: '100',
+      });
+    });
+  }
+});
