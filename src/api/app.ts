@@ -108,6 +108,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   if (deps.tracing) traceRequests(app);
+  // First: it learns every route registered after it (for 405s) and answers every error.
+  registerErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -154,7 +156,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.setReplySerializer((payload) => stringifyExact(payload));
 
-  registerErrorHandling(app);
   app.decorate(
     'authenticate',
     authenticate({

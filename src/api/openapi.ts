@@ -726,6 +726,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   ORDER_CONFLICT: '`order_id` reused with other fields.',
   TRANSACTION_NOT_FOUND: 'No such transaction of this merchant and mode.',
   ROUTE_NOT_FOUND: 'Unknown route or mode, or a test-mode endpoint called in live mode.',
+  METHOD_NOT_ALLOWED: 'A known URL asked with a method it does not take; `Allow` lists those it takes.',
   BAD_URL: 'Malformed percent-encoding in the URL.',
   URL_TOO_LONG: 'A path segment over 191 characters.',
   BAD_REQUEST: 'Another malformed request.',

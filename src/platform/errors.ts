@@ -10,6 +10,7 @@ export const errorCatalogue = {
   ORDER_CONFLICT: { status: 409, message: 'The order id has already been taken.' },
   TRANSACTION_NOT_FOUND: { status: 404, message: 'Transaction not found.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'Not Found.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed for this URL.' },
   BAD_URL: { status: 400, message: 'The request URL is malformed.' },
   URL_TOO_LONG: { status: 414, message: 'The request URL is too long.' },
   BAD_REQUEST: { status: 400, message: 'Bad Request.' },

@@ -75,6 +75,24 @@ describe('bearer authentication on every merchant endpoint', () => {
     expect(response.json().message).toBe('Authentication token is missing.');
   });
 
+  it('answers 405 with Allow for a known URL asked with a method it does not take', async () => {
+    const cases = [
+      { method: 'DELETE', url: '/api/v1/test/card', allow: ['POST'] },
+      { method: 'PUT', url: '/api/v1/wallet', allow: ['GET', 'HEAD'] },
+      { method: 'PATCH', url: '/api/test/status/PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D', allow: ['GET', 'HEAD'] },
+      // A method that takes a body, without one: the router refuses it before any route could.
+      { method: 'QUERY', url: '/metrics', allow: ['GET', 'HEAD'] },
+    ] as const;
+    for (const { method, url, allow } of cases) {
+      const response = await env.app.inject({ method: method as 'GET', url });
+      expect(response.statusCode, `${method} ${url}`).toBe(405);
+      expect(response.json()).toEqual({ message: 'The method is not allowed for this URL.' });
+      expect(String(response.headers.allow).split(', ').sort()).toEqual([...allow]);
+    }
+    const unknown = await env.app.inject({ method: 'DELETE', url: '/api/v1/test/nothing-here' });
+    expect(unknown.statusCode).toBe(404);
+  });
+
   it('answers 404 Not Found for an unknown mode or route', async () => {
     for (const url of ['/api/v1/prod/card', '/api/v1/test/nothing-here']) {
       const response = await env.app.inject({

@@ -57,9 +57,28 @@ export function answerFrameworkError(
 
 /** The one place errors become HTTP answers (docs/api.md, errors). Nothing internal leaks in a 5xx. */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.status(404).send({ message: errorCatalogue.ROUTE_NOT_FOUND.message });
+  // Every route registered from here on, as a path pattern and its method: a URL the service serves, asked
+  // with a method it does not take, is 405 with the methods it does take in `Allow` (RFC 9110), not 404.
+  const served: { pattern: RegExp; method: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    const literal = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^${literal.replace(/:\w+/g, '[^/]+?').replace(/\\\*/g, '.*')}$`);
+    for (const method of [route.method].flat()) served.push({ pattern, method });
   });
+  /** A request no route took: 405 for a URL the service serves under other methods, else 404. */
+  const unmatched = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = [...new Set(served.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    if (allowed.length > 0) {
+      void reply
+        .status(405)
+        .header('allow', allowed.join(', '))
+        .send({ message: errorCatalogue.METHOD_NOT_ALLOWED.message });
+      return;
+    }
+    void reply.status(404).send({ message: errorCatalogue.ROUTE_NOT_FOUND.message });
+  };
+  app.setNotFoundHandler(unmatched);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     let apiError: ApiError;
@@ -67,6 +86,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
       apiError = error;
     } else if (error.code && fastifyCodes[error.code]) {
       apiError = new ApiError(fastifyCodes[error.code]!);
+    } else if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' && !request.routeOptions.url) {
+      // A method that takes a body (QUERY), sent without one to a URL no route takes with it: the router
+      // refuses it before the not-found handler would.
+      unmatched(request, reply);
+      return;
     } else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       // Another client error from the framework: its status, never its message (it can echo input).
       request.log.info(
