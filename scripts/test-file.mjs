@@ -2,7 +2,13 @@
 // inner loop. Files all under test/unit/ run with the unit configuration (no Postgres, no Temporal).
 import { ensureDependencies } from './deps.mjs';
 import { runQuietly } from './quiet.mjs';
-import { ensureChromium, ensureStripeMock, ensureTemporalCli, ensureTestServer } from './toolchain.mjs';
+import {
+  ensureChromium,
+  ensureSchemathesis,
+  ensureStripeMock,
+  ensureTemporalCli,
+  ensureTestServer,
+} from './toolchain.mjs';
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -17,6 +23,8 @@ if (!unit) {
   env.TEMPORAL_TEST_SERVER_PATH ??= await ensureTestServer();
   env.STRIPE_MOCK_PATH ??= await ensureStripeMock();
   if (files.some((file) => file.startsWith('test/e2e/'))) env.CHROMIUM_PATH ??= await ensureChromium();
+  if (files.some((file) => file.startsWith('test/conformance/')))
+    env.SCHEMATHESIS_PATH ??= await ensureSchemathesis();
 }
 const config = unit ? ['--config', 'vitest.unit.config.ts'] : [];
 process.exit(await runQuietly('npx', ['vitest', 'run', ...config, ...files], env));

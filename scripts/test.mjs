@@ -1,5 +1,5 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
-// server, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
+// server, Schemathesis for the conformance test, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
 // every test, the fault suite and the cluster test.
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { ensureDependencies } from './deps.mjs';
 import { runQuietly } from './quiet.mjs';
 import {
   ensureChromium,
+  ensureSchemathesis,
   ensureStripeMock,
   ensureTemporalCli,
   ensureTemporalServer,
@@ -20,6 +21,7 @@ const env = { ...process.env };
 if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
 env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
 env.STRIPE_MOCK_PATH = await ensureStripeMock();
+env.SCHEMATHESIS_PATH = await ensureSchemathesis();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 

@@ -1,11 +1,12 @@
 // Installs and locates the external tools the service and its tests need: the Temporal CLI (dev server),
-// the Temporal server and stripe-mock for the tests, the Java time-skipping test server and Chromium. Everything is cached under ~/.cache/payments, keyed by
-// version, so only the first run pays for it. Plain Node (no dependencies): it runs before `npm install`.
+// the Temporal server and stripe-mock for the tests, the Java time-skipping test server, Schemathesis and
+// Chromium. Everything is cached under ~/.cache/payments, keyed by version, so only the first run pays for it. Plain Node (no dependencies): it runs before `npm install`.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 
 /**
@@ -303,6 +304,38 @@ exec java -cp '${classpath}' io.temporal.testserver.TestServer "$@"
   renameSync(`${wrapper}.tmp`, wrapper);
   log(`test server ready: ${wrapper}`);
   return wrapper;
+}
+
+/**
+ * Path of the Schemathesis CLI (`st`), installed with pip into a cached virtual environment from the pinned
+ * `scripts/schemathesis-requirements.txt` (keyed by that file's hash, so a change installs afresh).
+ */
+export async function ensureSchemathesis() {
+  if (process.env.SCHEMATHESIS_PATH) return process.env.SCHEMATHESIS_PATH;
+  const requirements = join(dirname(fileURLToPath(import.meta.url)), 'schemathesis-requirements.txt');
+  const pins = readFileSync(requirements);
+  const version = /^schemathesis==(\S+)$/m.exec(String(pins))?.[1];
+  const key = createHash('sha256').update(pins).digest('hex').slice(0, 12);
+  const dir = join(cacheRoot, `schemathesis-${version}-${key}`);
+  const binary = join(dir, 'bin', 'st');
+  if (existsSync(join(dir, '.installed'))) return binary;
+  const python = onPath('python3');
+  if (!python) throw new Error('Python 3 is needed for Schemathesis (or set SCHEMATHESIS_PATH).');
+  log(`installing Schemathesis ${version} from PyPI into ${dir} (first run only, about 10 s)...`);
+  await run(python, ['-m', 'venv', '--clear', dir]).catch((error) => {
+    throw new Error(`python3 -m venv failed (on Debian: apt-get install python3-venv): ${error.message}`);
+  });
+  await run(join(dir, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    '--only-binary=:all:',
+    '--requirement',
+    requirements,
+  ]);
+  writeFileSync(join(dir, '.installed'), `${new Date().toISOString()}\n`);
+  log(`Schemathesis ready: ${binary}`);
+  return binary;
 }
 
 /** Path of a Chromium binary for browser tests, installing Debian's package when absent. */

@@ -12,6 +12,7 @@ import {
   phoneNumber,
   terminalId,
   text,
+  SPACE,
 } from './fields';
 
 /**
@@ -23,7 +24,8 @@ export function cardFields<WithCvv extends boolean>(
   luhnExempt: ReadonlySet<string> = new Set(),
 ) {
   const fields = {
-    card_number: text('card_number', { max: 23 })
+    // The Luhn check digit is beyond JSON Schema: the reference says it in words.
+    card_number: text('card_number', { max: 23, pattern: `^(${SPACE}|-)*([0-9](${SPACE}|-)*){12,19}$` })
       .transform((v) => v.replace(/[\s-]/g, ''))
       .refine((v) => /^\d{12,19}$/.test(v) && (luhnValid(v) || luhnExempt.has(v)), {
         message: 'The card number field must be a valid card number.',
@@ -32,15 +34,22 @@ export function cardFields<WithCvv extends boolean>(
       max: 2,
       check: (v) => /^(0[1-9]|1[0-2])$/.test(v),
       rule: 'two digits, 01 to 12',
+      pattern: '^(0[1-9]|1[0-2])$',
     }),
     card_expiry_year: text('card_expiry_year', {
       max: 4,
       check: (v) => /^\d{4}$/.test(v),
       rule: 'four digits (YYYY)',
+      pattern: '^[0-9]{4}$',
     }),
   };
   const cvv = {
-    card_cvv: text('card_cvv', { max: 4, check: (v) => /^\d{3,4}$/.test(v), rule: '3 or 4 digits' }),
+    card_cvv: text('card_cvv', {
+      max: 4,
+      check: (v) => /^\d{3,4}$/.test(v),
+      rule: '3 or 4 digits',
+      pattern: '^[0-9]{3,4}$',
+    }),
   };
   return (withCvv ? { ...fields, ...cvv } : fields) as WithCvv extends true
     ? typeof fields & typeof cvv

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { isHttpUrl } from '../lib/urls';
 
 export { isHttpUrl };
-import { countryAlpha2 } from '../lib/countries';
-import { isFiatCurrency } from '../lib/currencies';
+import { COUNTRY_CODES, countryAlpha2 } from '../lib/countries';
+import { FIAT_CURRENCIES, isFiatCurrency } from '../lib/currencies';
 import { JsonNumber } from '../lib/json';
-import { canonicalDecimal } from '../lib/units';
+import { canonicalDecimal, plainDecimal } from '../lib/units';
 import { validationError } from '../platform/errors';
 
 /** `first_name` -> `first name`, as merchants read it in messages. */
@@ -36,28 +36,50 @@ function typed(field: string, kind = 'a string') {
       : `The ${human(field)} field must be ${kind}.`;
 }
 
-/** A required string, trimmed, checked by `check`, with `rule` as the message's tail. */
+/**
+ * What the API documents of text with no rule of its own: no control characters, and something besides
+ * spaces (text is trimmed, and blank text is missing text). JSON Schema's regex dialect, which Python's and
+ * JavaScript's engines both read the same.
+ */
+/** A space the API trims from around text: any white space but a control character (regex class). */
+export const SPACE = '[^\\S\\u0000-\\u001f\\u007f-\\u009f]';
+
+/** Text with no control character (C0, DEL, C1), in JSON Schema's regex dialect. */
+export const CLEAN_TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
+export const PLAIN_TEXT_PATTERN =
+  '^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
+/**
+ * A required string, trimmed, checked by `check`, with `rule` as the message's tail. `pattern` is the
+ * check as JSON Schema says it, for the API reference (src/api/openapi.ts); without a check, the text is
+ * documented as `PLAIN_TEXT_PATTERN`. Lengths count characters (code points), as JSON Schema does.
+ */
 export function text(
   field: string,
-  options: { max?: number; min?: number; check?: Check; rule?: string } = {},
+  options: { max?: number; min?: number; check?: Check; rule?: string; pattern?: string } = {},
 ) {
   const max = options.max ?? 191;
   const min = options.min ?? 1;
-  return z
+  const pattern = options.pattern ?? (options.check ? undefined : PLAIN_TEXT_PATTERN);
+  const lengthRule = `The ${human(field)} field must be between ${min} and ${max} characters.`;
+  const checked = z
     .string({ error: typed(field) })
+    // The longest length counts what was sent, spaces around it included (as JSON Schema counts it).
+    .check((ctx) => {
+      if ([...ctx.value].length > max && !hasUnsafeText(ctx.value))
+        ctx.issues.push({ code: 'custom', input: ctx.value, message: lengthRule });
+    })
     .trim()
     .check((ctx) => {
       const value = ctx.value;
+      const length = [...value].length;
       if (hasUnsafeText(value)) {
         ctx.issues.push({ code: 'custom', input: '', message: unsafeTextMessage(field) });
-      } else if (value.length === 0) {
+      } else if (length === 0) {
         ctx.issues.push({ code: 'custom', input: value, message: `The ${human(field)} field is required.` });
-      } else if (value.length < min || value.length > max) {
-        ctx.issues.push({
-          code: 'custom',
-          input: value,
-          message: `The ${human(field)} field must be between ${min} and ${max} characters.`,
-        });
+      } else if (length < min || length > max) {
+        ctx.issues.push({ code: 'custom', input: value, message: lengthRule });
       } else if (options.check && !options.check(value)) {
         ctx.issues.push({
           code: 'custom',
@@ -66,30 +88,52 @@ export function text(
         });
       }
     });
+  return pattern ? checked.meta({ pattern }) : checked;
 }
 
+// No control character either: refused wherever they appear, and the reference says so in this pattern.
 const EMAIL =
-  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+  // eslint-disable-next-line no-control-regex
+  /^[^\s@"(),:;<>[\\\]\u0000-\u001f\u007f-\u009f]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 export const email = (field = 'email') =>
-  text(field, { max: 254, check: (v) => EMAIL.test(v), rule: 'a valid email address' });
+  text(field, {
+    max: 254,
+    check: (v) => EMAIL.test(v),
+    rule: 'a valid email address',
+    pattern: EMAIL.source,
+  });
 
 export const ipAddress = (field = 'ip_address') =>
-  text(field, { max: 45, check: (v) => isIP(v) !== 0, rule: 'a valid IPv4 or IPv6 address' });
+  text(field, {
+    max: 45,
+    check: (v) => isIP(v) !== 0,
+    rule: 'a valid IPv4 or IPv6 address',
+  }).meta({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] });
 
 export const phoneNumber = (field = 'phone_number') =>
   text(field, {
     max: 20,
     check: (v) => /^\+?\d{8,19}$/.test(v),
     rule: '8 to 19 digits with an optional leading +',
+    pattern: '^\\+?[0-9]{8,19}$',
   });
 
 /** Letters of any script, no spaces or punctuation. */
 export const personName = (field: string) =>
-  text(field, { min: 3, max: 191, check: (v) => /^\p{L}+$/u.test(v), rule: 'letters only' });
+  text(field, {
+    min: 3,
+    max: 191,
+    check: (v) => /^\p{L}+$/u.test(v),
+    rule: 'letters only',
+    pattern: `^${SPACE}*\\p{L}{3,}${SPACE}*$`,
+  });
 
 export const httpUrl = (field: string) =>
-  text(field, { max: 2048, check: isHttpUrl, rule: 'an absolute http or https URL' });
+  text(field, { max: 2048, check: isHttpUrl, rule: 'an absolute http or https URL' }).meta({
+    format: 'uri',
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+',
+  });
 
 /** ISO 3166-1 country; the result is always alpha-2. */
 export const country = (field = 'country', forms: 'alpha2' | 'alpha2or3' = 'alpha2') =>
@@ -97,17 +141,31 @@ export const country = (field = 'country', forms: 'alpha2' | 'alpha2or3' = 'alph
     max: 3,
     check: (v) => (forms === 'alpha2' ? v.length === 2 : true) && countryAlpha2(v) !== undefined,
     rule: forms === 'alpha2' ? 'a valid ISO 3166-1 alpha-2 country code' : 'a valid ISO 3166-1 country code',
-  }).transform((v) => countryAlpha2(v)!);
+  })
+    .meta({
+      enum: forms === 'alpha2' ? COUNTRY_CODES.alpha2 : [...COUNTRY_CODES.alpha2, ...COUNTRY_CODES.alpha3],
+    })
+    .transform((v) => countryAlpha2(v)!);
 
 export const fiatCurrency = (field = 'currency') =>
   text(field, {
     max: 3,
     check: (v) => isFiatCurrency(v.toUpperCase()),
     rule: 'a valid ISO 4217 currency code',
-  }).transform((v) => v.toUpperCase());
+  })
+    .meta({ enum: FIAT_CURRENCIES })
+    .transform((v) => v.toUpperCase());
 
+/**
+ * An amount's digits as plain decimal text: a JSON number in any of its exact forms (`1e2`, `1050.0`), a
+ * string as digits with an optional fraction, spaces around it aside.
+ */
 const numberText = (value: unknown): string | undefined =>
-  value instanceof JsonNumber ? value.text : typeof value === 'string' ? value.trim() : undefined;
+  value instanceof JsonNumber
+    ? plainDecimal(value.text)
+    : typeof value === 'string'
+      ? value.trim()
+      : undefined;
 
 /** A positive integer in minor units, as a bigint. */
 export const minorAmount = (field = 'amount') =>
@@ -117,14 +175,20 @@ export const minorAmount = (field = 'amount') =>
       ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
       return z.NEVER;
     }
-    if (raw === undefined || !/^\d{1,18}$/.test(raw) || BigInt(raw) <= 0n) {
+    // A whole number: `1050.0` is 1050, and leading zeros carry nothing.
+    const whole = raw === undefined ? undefined : /^0*(\d{1,18})(?:\.0*)?$/.exec(raw)?.[1];
+    if (
+      whole === undefined ||
+      (raw!.includes('.') && !(value instanceof JsonNumber)) ||
+      BigInt(whole) <= 0n
+    ) {
       ctx.addIssue({
         code: 'custom',
         message: `The ${human(field)} field must be a positive integer in the currency's minor units.`,
       });
       return z.NEVER;
     }
-    return BigInt(raw);
+    return BigInt(whole);
   });
 
 /** A positive decimal in major units, kept as its exact canonical text (no exponent, no float). */
@@ -143,14 +207,22 @@ export const decimalAmount = (field = 'amount') =>
     return canonical;
   });
 
+/** Blank text, as an optional field may be sent instead of leaving it out. */
+export const BLANK_PATTERN = `^${SPACE}*$`;
+
+/** An optional field: left out, null or blank text (trimmed, it is empty) are all "not given". */
 export const optional = <T extends z.ZodTypeAny>(schema: T) =>
-  z.preprocess((v) => (v === null || v === '' ? undefined : v), schema.optional());
+  z.preprocess(
+    (v) => (v === null || (typeof v === 'string' && v.trim() === '') ? undefined : v),
+    schema.optional(),
+  );
 
 export const orderId = () =>
   text('order_id', {
     max: 191,
     check: (v) => /^[\x21-\x7e]+$/.test(v),
     rule: 'printable ASCII without spaces',
+    pattern: `^${SPACE}*[!-~]+${SPACE}*$`,
   });
 
 export const terminalId = () => text('terminal_id', { max: 64 });

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from './fields';
+import { COUNTRY_CODES } from '../lib/countries';
+import { FIAT_CURRENCIES } from '../lib/currencies';
 import { errorCatalogue, type ErrorCode } from '../platform/errors';
 import { APM_METHODS, LEDGER_STEPS, MODES, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
 import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../sandbox/tables';
@@ -68,12 +71,14 @@ interface FieldNote {
   enum?: readonly string[];
   /** For fields the route parses later (ramp amounts): how they are read. */
   amount?: AmountKind;
+  /** A field that is always refused when given (`{ not: {} }`). */
+  refused?: true;
 }
 
 const FIELD_NOTES: Record<string, FieldNote> = {
   first_name: { description: "The customer's first name.", example: 'Jane' },
   last_name: { description: "The customer's last name.", example: 'Doe' },
-  email: { description: "The customer's email address.", format: 'email', example: 'jane@example.com' },
+  email: { description: "The customer's email address.", example: 'jane@example.com' },
   address: { description: 'Billing street address.', example: '1 Main Street' },
   country: { description: "The customer's country.", example: 'US' },
   city: { description: 'Billing city.', example: 'New York' },
@@ -207,20 +212,48 @@ const FIELD_NOTES: Record<string, FieldNote> = {
   'WalletTransactionListQuery.wallet_id': { description: "Only this wallet's entries." },
   'WalletTransactionListQuery.status': {
     description: 'Refused (422): ledger entries have no status; filter by `transaction_type`.',
+    refused: true,
   },
   'WebhookEventListQuery.transaction_id': { description: "Only this transaction's events." },
 };
 
+/**
+ * A positive decimal as text: up to 20 whole digits and 18 decimals (leading zeros aside), not zero. Without
+ * lookahead, which not every regex engine that reads the document has: a fraction of a zero whole part
+ * spells out where its first non-zero digit is.
+ */
+const DECIMAL_PATTERN = (() => {
+  const fractions = Array.from(
+    { length: 18 },
+    (_, zeros) => `${'0'.repeat(zeros)}[1-9][0-9]{0,${17 - zeros}}`,
+  );
+  return `^${SPACE}*0*([1-9][0-9]{0,19}(\\.[0-9]{1,18})?|0\\.(${fractions.join('|')}))${SPACE}*$`;
+})();
+
 const AMOUNTS: Record<AmountKind, { schema: JsonSchema; description: string; example: unknown }> = {
   minor: {
-    schema: { type: ['integer', 'string'], minimum: 1, pattern: '^[0-9]{1,18}$' },
+    // A string of at most 18 digits (leading zeros aside), not zero; an integer in range.
+    schema: {
+      type: ['integer', 'string'],
+      minimum: 1,
+      // 10^18 exactly (a JSON number is a double): the largest 18-digit integer is below it.
+      exclusiveMaximum: 1_000_000_000_000_000_000,
+      pattern: `^${SPACE}*0*[1-9][0-9]{0,17}${SPACE}*$`,
+    },
     description:
       "A positive integer in the currency's minor units (ISO 4217 exponent: 1050 USD is 10.50 USD), at most " +
       '18 digits, as a JSON integer or a string of digits; read exactly, never through a float.',
     example: 1050,
   },
   decimal: {
-    schema: { type: ['number', 'string'], exclusiveMinimum: 0, pattern: '^[0-9]{1,20}(\\.[0-9]{1,18})?$' },
+    // A string: up to 20 whole and 18 decimal digits, not zero. A number: in the same range; the digits a
+    // currency or asset takes are checked against the one chosen.
+    schema: {
+      type: ['number', 'string'],
+      minimum: 0.000_000_000_000_000_001,
+      exclusiveMaximum: 100_000_000_000_000_000_000,
+      pattern: DECIMAL_PATTERN,
+    },
     description:
       "A positive decimal in major units, at most the currency's or asset's decimals, as a JSON number or a " +
       'numeric string; read exactly, never through a float.',
@@ -296,8 +329,18 @@ function describeField(owner: string, name: string, field: z.ZodType, json: Json
   const rule = kind || json.enum || note.enum ? undefined : ruleOf(field, limits.minLength);
   const description = [note.description, kind ? AMOUNTS[kind].description : rule].filter(Boolean).join(' ');
   const example = 'example' in note ? note.example : kind ? AMOUNTS[kind].example : undefined;
+  if (note.refused) return { not: {}, ...(description ? { description } : {}) };
+  // A long list the reference holds once (countries, currencies): named, not repeated per field.
+  const shared = Object.entries(SHARED_ENUMS).find(
+    ([, values]) => JSON.stringify(json.enum) === JSON.stringify(values),
+  )?.[0];
+  const { enum: _listed, ...unlisted } = json;
   return {
-    ...(kind ? AMOUNTS[kind].schema : json),
+    ...(kind
+      ? AMOUNTS[kind].schema
+      : shared
+        ? { ...unlisted, $ref: `#/components/schemas/${shared}` }
+        : json),
     ...limits,
     ...(note.format ? { format: note.format } : {}),
     ...(note.enum ? { enum: [...note.enum] } : {}),
@@ -305,6 +348,19 @@ function describeField(owner: string, name: string, field: z.ZodType, json: Json
     ...(example === undefined ? {} : { examples: [example] }),
   };
 }
+
+/** Lists of codes that several fields take, each a schema of its own in the document. */
+const SHARED_ENUMS: Record<string, readonly string[]> = {
+  CountryCode: COUNTRY_CODES.alpha2,
+  CountryCodeAlpha2Or3: [...COUNTRY_CODES.alpha2, ...COUNTRY_CODES.alpha3],
+  CurrencyCode: FIAT_CURRENCIES,
+};
+
+const SHARED_ENUM_DESCRIPTIONS: Record<keyof typeof SHARED_ENUMS, string> = {
+  CountryCode: 'An ISO 3166-1 alpha-2 country code (any case is read).',
+  CountryCodeAlpha2Or3: 'An ISO 3166-1 alpha-2 or alpha-3 country code (any case is read).',
+  CurrencyCode: 'An active ISO 4217 currency code (any case is read).',
+};
 
 /** Markdown's code marks taken out, for the fields Swagger UI shows as plain text (example summaries). */
 function plain(text: string): string {
@@ -318,12 +374,43 @@ function requestSchema(name: string, schema: z.ZodType): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const example: Record<string, unknown> = {};
   for (const [field, property] of Object.entries(json.properties as Record<string, JsonSchema>)) {
-    properties[field] = describeField(name, field, fields[field]!, property);
-    const examples = properties[field].examples as unknown[] | undefined;
+    const described = describeField(name, field, fields[field]!, property);
+    properties[field] = takesBlank(fields[field]!) ? orBlank(described) : described;
+    const examples = described.examples as unknown[] | undefined;
     if (examples) example[field] = examples[0];
   }
-  return { ...json, properties, examples: [example] };
+  // Fields the API does not know are ignored, as long as their text is clean (see `AnyJson`).
+  return { ...json, properties, additionalProperties: ref('AnyJson'), examples: [example] };
 }
+
+/** Whether a field reads null and blank text as "not given" (the `optional` of src/api/fields). */
+function takesBlank(field: z.ZodType): boolean {
+  return [null, '', ' '].every((value) => field.safeParse(value).success);
+}
+
+/** A field that may also be null or blank, which is the same as leaving it out. */
+function orBlank(schema: JsonSchema): JsonSchema {
+  const { description, examples, ...rule } = schema;
+  return {
+    anyOf: [rule, { type: 'string', pattern: BLANK_PATTERN }, { type: 'null' }],
+    description: [description, 'Null or blank is the same as leaving it out.'].filter(Boolean).join(' '),
+    ...(examples ? { examples } : {}),
+  };
+}
+
+/**
+ * Any JSON value whose strings and keys hold no control character: what an unknown field may carry (the
+ * API refuses such text wherever it appears, and ignores the field otherwise).
+ */
+const anyJson = (): JsonSchema => ({
+  description: 'Any JSON value with no control characters in its strings or keys.',
+  anyOf: [
+    { type: ['null', 'boolean', 'number'] },
+    { type: 'string', pattern: CLEAN_TEXT_PATTERN },
+    { type: 'array', items: ref('AnyJson') },
+    { type: 'object', propertyNames: { pattern: CLEAN_TEXT_PATTERN }, additionalProperties: ref('AnyJson') },
+  ],
+});
 
 /** A list route's query schema as query parameters. */
 function queryParameters(name: QueryName): JsonSchema[] {
@@ -1437,7 +1524,17 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonSchema {
         },
       },
       parameters: PATH_PARAMETERS,
-      schemas: { ...requests, ...answerSchemas() },
+      schemas: {
+        ...requests,
+        AnyJson: anyJson(),
+        ...Object.fromEntries(
+          Object.entries(SHARED_ENUMS).map(([name, values]) => [
+            name,
+            { type: 'string', enum: [...values], description: SHARED_ENUM_DESCRIPTIONS[name] },
+          ]),
+        ),
+        ...answerSchemas(),
+      },
       examples: errorExamples(),
     },
   };

@@ -7,3 +7,9 @@ export function countryAlpha2(code: string): string | undefined {
   if (/^[A-Z]{3}$/.test(upper) && countries.isValid(upper)) return countries.alpha3ToAlpha2(upper);
   return undefined;
 }
+
+/** Every ISO 3166-1 code the API takes, upper case, for the API reference. */
+export const COUNTRY_CODES = {
+  alpha2: Object.keys(countries.getAlpha2Codes()).sort(),
+  alpha3: Object.keys(countries.getAlpha3Codes()).sort(),
+};

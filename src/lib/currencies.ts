@@ -27,3 +27,6 @@ const FUNDS_CODES = new Set([
 export function isFiatCurrency(code: string): boolean {
   return /^[A-Z]{3}$/.test(code) && !FUNDS_CODES.has(code) && currencyExponent(code) !== undefined;
 }
+
+/** Every fiat currency code the API takes (upper case; any case is read), for the API reference. */
+export const FIAT_CURRENCIES: readonly string[] = currencyCodes.codes().filter(isFiatCurrency).sort();

@@ -176,7 +176,22 @@ describe('the request schemas', () => {
     const card = schemas.CardRequest!.properties as Record<string, JsonSchema>;
     expect(card.first_name).toMatchObject({ type: 'string', minLength: 1, maxLength: 191 });
     expect(card.email!.description).toContain('Must be a valid email address.');
-    expect(card.amount).toMatchObject({ type: ['integer', 'string'], pattern: '^[0-9]{1,18}$' });
+    expect(card.amount).toMatchObject({ type: ['integer', 'string'], minimum: 1 });
+    // Each pattern takes exactly what its validator takes: the conformance test (test/conformance)
+    // generates from them; here a few values each way.
+    const matches = (schema: JsonSchema, value: string) =>
+      new RegExp(schema.pattern as string, 'u').test(value);
+    for (const ok of ['1050', ' 0001050 ', '999999999999999999'])
+      expect(matches(card.amount!, ok), ok).toBe(true);
+    for (const bad of ['0', '000', '10.5', '1e3', '1000000000000000000'])
+      expect(matches(card.amount!, bad), bad).toBe(false);
+    expect(card.country).toMatchObject({ $ref: '#/components/schemas/CountryCodeAlpha2Or3' });
+    expect(matches(card.phone_number!, '+12025550123')).toBe(true);
+    expect(matches(card.phone_number!, '12345')).toBe(false);
+    expect(matches(card.first_name!, 'Jane')).toBe(true);
+    for (const bad of ['   ', 'Ja\u0001ne']) expect(matches(card.first_name!, bad), bad).toBe(false);
+    // An optional field may be null or blank, which the API reads as left out.
+    expect(card.order_id!.anyOf).toContainEqual({ type: 'null' });
     const payin = schemas.PayinRequest!.properties as Record<string, JsonSchema>;
     expect(payin.amount).toMatchObject({ type: ['number', 'string'] });
     const ramp = schemas.RampRequest!.properties as Record<string, JsonSchema>;

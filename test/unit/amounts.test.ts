@@ -10,6 +10,11 @@ describe('minor amounts (card and payout amount)', () => {
     ['1050', 1050n],
     [new JsonNumber('9007199254740993'), 9007199254740993n],
     [new JsonNumber('999999999999999999'), 999999999999999999n],
+    // A JSON number in any exact form of a whole number: JSON Schema calls 1050.0 an integer.
+    [new JsonNumber('1e3'), 1000n],
+    [new JsonNumber('1050.0'), 1050n],
+    [new JsonNumber('1.05E3'), 1050n],
+    ['0001050', 1050n],
   ])('reads %j exactly as %s', (input, expected) => {
     expect(minorAmount().parse(input)).toBe(expected);
   });
@@ -18,8 +23,12 @@ describe('minor amounts (card and payout amount)', () => {
     [new JsonNumber('0')],
     [new JsonNumber('-5')],
     [new JsonNumber('10.5')],
-    [new JsonNumber('1e3')],
+    [new JsonNumber('1e-3')],
+    [new JsonNumber('1e18')],
+    [new JsonNumber('1e999')],
     [new JsonNumber('1000000000000000000')],
+    // A string is digits only.
+    ['1050.0'],
     ['12a'],
     [true],
     [{}],
@@ -43,6 +52,11 @@ describe('decimal amounts (crypto and ramp amounts)', () => {
     [new JsonNumber('0.1'), '0.1'],
     [new JsonNumber('100.50'), '100.5'],
     ['0012.500', '12.5'],
+    [new JsonNumber('1e2'), '100'],
+    [new JsonNumber('1.5E-3'), '0.0015'],
+    [new JsonNumber('2.50e1'), '25'],
+    // Leading zeros carry nothing: 20 whole digits after them.
+    ['0000012345678901234567890', '12345678901234567890'],
     [new JsonNumber('0.003333333333333334'), '0.003333333333333334'],
     [new JsonNumber('12345678901234567890.123456789012345678'), '12345678901234567890.123456789012345678'],
   ])('keeps %j exact as %s', (input, expected) => {

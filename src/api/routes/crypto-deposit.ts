@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
-import { decimalAmount, optional, parseInput, text } from '../fields';
+import { decimalAmount, optional, parseInput, text, SPACE } from '../fields';
 import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
@@ -11,7 +11,12 @@ import type { RouteDeps } from '../deps';
 export const DepositRequest = z.object({
   amount: decimalAmount('amount'),
   tx_hash: optional(
-    text('tx_hash', { max: 128, check: (v) => /^[A-Za-z0-9]+$/.test(v), rule: 'letters and digits only' }),
+    text('tx_hash', {
+      max: 128,
+      check: (v) => /^[A-Za-z0-9]+$/.test(v),
+      rule: 'letters and digits only',
+      pattern: `^${SPACE}*[A-Za-z0-9]+${SPACE}*$`,
+    }),
   ),
 });
 

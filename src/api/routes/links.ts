@@ -13,6 +13,7 @@ import {
   terminalId,
   text,
   upperCode,
+  SPACE,
 } from '../fields';
 import type { PageDeps, RouteDeps } from '../deps';
 import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
@@ -40,28 +41,35 @@ import {
 import { escapeHtml, renderPage } from '../pages/layout';
 
 /** `expiry_date`: a day (`YYYY-MM-DD`, the link closes at its end, UTC) or an ISO 8601 time, in the future. */
-const expiryDate = text('expiry_date', { max: 40 }).transform((value, ctx) => {
-  const day = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const at = new Date(day ? `${value}T23:59:59.999Z` : value);
-  const valid = !Number.isNaN(at.getTime()) && (!day || at.toISOString().slice(0, 10) === value);
-  if (!valid) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'The expiry date field must be a date (YYYY-MM-DD) or an ISO 8601 time.',
-    });
-    return z.NEVER;
-  }
-  // A day closes at its end, so the 90th day from today is still within 90 days.
-  const latest = Date.now() + LINK_MAX_DAYS * 86_400_000 + (day ? 86_400_000 : 0);
-  if (at.getTime() <= Date.now() || at.getTime() > latest) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `The expiry date field must be in the future and within ${LINK_MAX_DAYS} days.`,
-    });
-    return z.NEVER;
-  }
-  return at;
-});
+const EXPIRY =
+  '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?';
+const expiryDate = text('expiry_date', { max: 40, pattern: `^${SPACE}*${EXPIRY}${SPACE}*$` }).transform(
+  (value, ctx) => {
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(value);
+    const at = new Date(day ? `${value}T23:59:59.999Z` : value);
+    const valid =
+      new RegExp(`^${EXPIRY}$`).test(value) &&
+      !Number.isNaN(at.getTime()) &&
+      (!day || at.toISOString().slice(0, 10) === value);
+    if (!valid) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'The expiry date field must be a date (YYYY-MM-DD) or an ISO 8601 time.',
+      });
+      return z.NEVER;
+    }
+    // A day closes at its end, so the 90th day from today is still within 90 days.
+    const latest = Date.now() + LINK_MAX_DAYS * 86_400_000 + (day ? 86_400_000 : 0);
+    if (at.getTime() <= Date.now() || at.getTime() > latest) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `The expiry date field must be in the future and within ${LINK_MAX_DAYS} days.`,
+      });
+      return z.NEVER;
+    }
+    return at;
+  },
+);
 
 export const LinkRequest = z
   .object({

@@ -14,7 +14,7 @@ import {
   type ListQuery,
   type WalletListQuery,
 } from '../../transactions/lists';
-import { optional, parseInput, text } from '../fields';
+import { optional, parseInput, text, SPACE } from '../fields';
 import type { RouteDeps } from '../deps';
 
 /** A calendar day that exists: `2026-02-30` and year 0 are refused, not rolled over or sent to Postgres. */
@@ -23,7 +23,8 @@ export const isoDate = (field: string) =>
     max: 64,
     check: (v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && v >= '0001-01-01' && dayExists(v),
     rule: 'a calendar day that exists, as YYYY-MM-DD',
-  });
+    pattern: `^${SPACE}*[0-9]{4}-[0-9]{2}-[0-9]{2}${SPACE}*$`,
+  }).meta({ format: 'date' });
 
 function dayExists(day: string): boolean {
   const parsed = new Date(`${day}T00:00:00Z`);
@@ -32,7 +33,12 @@ function dayExists(day: string): boolean {
 
 /** At most 100 a page. */
 export const pageLimit = optional(
-  text('limit', { max: 3, check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100, rule: '1 to 100' }),
+  text('limit', {
+    max: 3,
+    check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100,
+    rule: '1 to 100',
+    pattern: '^0*(100|[1-9][0-9]?)$',
+  }),
 );
 
 const oneOf = <T extends string>(field: string, values: readonly T[]) =>
@@ -40,7 +46,9 @@ const oneOf = <T extends string>(field: string, values: readonly T[]) =>
     max: 32,
     check: (v) => (values as readonly string[]).includes(v),
     rule: `one of ${values.join(', ')}`,
-  }).transform((v) => v as T);
+  })
+    .meta({ enum: [...values] })
+    .transform((v) => v as T);
 
 /** What both lists share: the period, the cursor, the page size and the order (or reference) filter. */
 const paging = {

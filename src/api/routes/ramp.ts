@@ -13,6 +13,7 @@ import {
   phoneNumber,
   text,
   upperCode,
+  SPACE,
 } from '../fields';
 import { closingFields } from '../card-fields';
 import { createRamp } from '../../transactions/ramp';
@@ -38,6 +39,7 @@ export const RampRequest = z
       max: 128,
       check: (v) => /^[A-Za-z0-9:_-]+$/.test(v),
       rule: 'a wallet address (letters, digits, : _ -)',
+      pattern: `^${SPACE}*[A-Za-z0-9:_-]{8,128}${SPACE}*$`,
     }),
     ip_address: ipAddress(),
     email: email(),

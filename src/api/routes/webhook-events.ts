@@ -8,14 +8,19 @@ import {
   listWebhookEvents,
   prepareAuditedRedelivery,
 } from '../../transactions/webhook-events';
-import { optional, parseInput, text } from '../fields';
+import { optional, parseInput, text, SPACE } from '../fields';
 import { isoDate, pageLimit } from './lists';
 import type { RouteDeps } from '../deps';
 
 export const EventLogRequest = z.object({
   transaction_id: optional(text('transaction_id', { max: 191 })),
   delivered: optional(
-    text('delivered', { max: 5, check: (v) => v === 'true' || v === 'false', rule: 'true or false' }),
+    text('delivered', {
+      max: 5,
+      check: (v) => v === 'true' || v === 'false',
+      rule: 'true or false',
+      pattern: `^${SPACE}*(true|false)${SPACE}*$`,
+    }),
   ),
   transaction_start_date: optional(isoDate('transaction_start_date')),
   transaction_end_date: optional(isoDate('transaction_end_date')),
