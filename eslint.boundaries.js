@@ -1,5 +1,6 @@
 // Which folder may import which: the layers of docs/architecture.md, enforced on every lint.
-// api, cli -> domain -> (temporal client, base, lib, contracts); worker -> activities -> domain; workflows
+// api, cli -> adapters (src/chain) -> domain -> (temporal client, base, lib, contracts); worker -> activities
+// -> adapters, domain; workflows
 // -> contracts and lib only (activities as types); the process roots wire everything together.
 
 /** [element type, path patterns relative to the repository root]; the first match wins. */
@@ -9,7 +10,9 @@ export const layers = [
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
   ['client', ['src/client']],
-  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/chain', 'src/sandbox']],
+  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/sandbox']],
+  // The chain adapters: nodes, the watcher, transfers. Above the domain, which never imports them.
+  ['adapters', ['src/chain']],
   ['api', ['src/api']],
   ['cli', ['src/cli']],
   ['process', ['src/process', 'src/dev']],
@@ -27,11 +30,23 @@ export const allowed = {
   // The merchant's typed client: the envelope and webhook signatures, nothing of the service.
   client: ['base', 'lib'],
   domain: ['temporal', 'base', 'lib', 'contracts'],
-  api: ['domain', 'temporal', 'base', 'lib', 'contracts'],
-  cli: ['domain', 'temporal', 'base', 'lib', 'contracts'],
-  activities: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  adapters: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  api: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+  cli: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+  activities: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
   workflows: ['lib', 'contracts'],
-  process: ['api', 'cli', 'activities', 'workflows', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+  process: [
+    'api',
+    'cli',
+    'activities',
+    'workflows',
+    'adapters',
+    'domain',
+    'temporal',
+    'base',
+    'lib',
+    'contracts',
+  ],
   tools: [
     'client',
     'process',
@@ -39,6 +54,7 @@ export const allowed = {
     'cli',
     'activities',
     'workflows',
+    'adapters',
     'domain',
     'temporal',
     'base',

@@ -7,24 +7,32 @@ import {
   retryNowUpdate,
   workflowIds,
   actorOf,
+  type FirstAnswer,
   type OpsAction,
+  type StopRequest,
+  type TransactionState,
 } from '../src/contracts';
 import { records } from './activities';
 import { shielded } from './transaction';
-import { RETRY_AUDITED_FIRST } from './waiting';
+import { RETRY_AUDITED_FIRST, type Waiting } from './waiting';
 import { webhookDelivery } from './webhook-delivery';
-import type { TransactionStateMachine } from './state';
 import { refusal } from './failures';
 
 const EMPTY_REDELIVERY_AUDITED = 'empty-redelivery-audited';
 
-/** An ops request to fail the transaction at its next wait or step boundary. */
-export interface StopRequest {
-  reason: string;
-  actor: string;
-  action: 'forceFail' | 'cancel';
-  /** Makes the audit row of this request unique. */
-  key: string;
+/**
+ * What the ops handlers use of a transaction's state machine (`TransactionStateMachine` in ./state, which
+ * installs them): named here so this module needs nothing of the machine's.
+ */
+export interface OpsMachine {
+  readonly transactionId: string;
+  readonly waiting: Waiting;
+  readonly unknownOutcome: boolean;
+  current(): FirstAnswer;
+  state(): TransactionState;
+  isFinal(): boolean;
+  requestStop(request: StopRequest): void;
+  finalAnswer(): Promise<FirstAnswer>;
 }
 
 /**
@@ -33,7 +41,7 @@ export interface StopRequest {
  * `forceFail` fails the transaction with the same compensations as a normal failure, `redeliverWebhooks`
  * sends its webhook events again. Anything but a redelivery is refused on a final transaction.
  */
-export function installOpsHandlers(machine: TransactionStateMachine): void {
+export function installOpsHandlers(machine: OpsMachine): void {
   const refuseIfFinal = () => {
     if (machine.isFinal()) throw refusal(alreadyFinal(machine.current().status));
   };

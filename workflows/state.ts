@@ -19,6 +19,7 @@ import {
   type TransactionSnapshot,
   type TransactionState,
   type TransactionStatus,
+  type StopRequest,
   type Mode,
   type TransactionRef,
 } from '../src/contracts';
@@ -26,7 +27,7 @@ import { Projection, type Placement } from './projection';
 import { shielded } from './transaction';
 import { Waiting } from './waiting';
 import { sendWebhookEvent } from './webhook-delivery';
-import { installOpsHandlers, type StopRequest } from './ops';
+import { installOpsHandlers } from './ops';
 import { refusal } from './failures';
 
 /** How a wait for the customer ended. */

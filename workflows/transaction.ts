@@ -1,6 +1,5 @@
 import { CancellationScope } from '@temporalio/workflow';
-import { CANCELLED_BY_OPS, UI_ACTOR, type FirstAnswer } from '../src/contracts';
-import type { StopRequest } from './ops';
+import { CANCELLED_BY_OPS, UI_ACTOR, type FirstAnswer, type StopRequest } from '../src/contracts';
 
 /**
  * An update handler that a workflow cancellation does not break off: cancellation is a stop request the

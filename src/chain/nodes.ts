@@ -16,14 +16,9 @@ import { chainNodes, cryptoAssets } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { ChainKeys } from './keys';
+import { EVM_NATIVE_COINS } from '../crypto/networks';
 
-/** Networks an EVM node can serve, with the native coin each one pays gas in. */
-export const EVM_NATIVE_COINS: Readonly<Record<string, string>> = {
-  ETHEREUM: 'ETH',
-  BINANCE_SMART_CHAIN: 'BNB',
-  POLYGON: 'POL',
-  AVALANCHE: 'AVAX',
-};
+export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
 
 export const erc20Abi = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
@@ -79,15 +74,6 @@ export async function activeChainNode(
     .from(chainNodes)
     .where(and(eq(chainNodes.mode, mode), eq(chainNodes.network, network), eq(chainNodes.active, true)));
   return row ? open(row, masterKey) : undefined;
-}
-
-/** Whether a node watches `network` for `mode` (no secrets read). */
-export async function isWatched(db: Db, mode: Mode, network: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: chainNodes.id })
-    .from(chainNodes)
-    .where(and(eq(chainNodes.mode, mode), eq(chainNodes.network, network), eq(chainNodes.active, true)));
-  return rows.length > 0;
 }
 
 export async function chainNodeById(db: Db, masterKey: string, id: string): Promise<ChainNode | undefined> {

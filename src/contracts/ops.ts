@@ -32,6 +32,15 @@ export const stateQuery = defineQuery<TransactionState>('state');
  * An ops action's input, as the CLI sends it or as typed in the Temporal UI's update dialog, for example
  * `{"reason": "Processor outage, refund manually", "actor": "alice"}`.
  */
+/** An ops request to fail the transaction at its next wait or step boundary. */
+export interface StopRequest {
+  reason: string;
+  actor: string;
+  action: 'forceFail' | 'cancel';
+  /** Makes the audit row of this request unique. */
+  key: string;
+}
+
 export interface OpsAction {
   /** Who acts; the CLI sends the operating-system user, the UI `temporal-ui` unless given. */
   actor?: string;

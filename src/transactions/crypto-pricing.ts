@@ -6,7 +6,7 @@ import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
 import type { CryptoExpectation } from '../contracts';
 import type { RateSource } from '../crypto/rates';
-import { isWatched } from '../chain/nodes';
+import { isWatched } from '../crypto/networks';
 import type { MerchantScope, TransactionDeps } from './deps';
 
 /** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */

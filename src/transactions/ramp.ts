@@ -1,5 +1,5 @@
 import { fieldError } from '../platform/errors';
-import { EVM_NATIVE_COINS } from '../chain/nodes';
+import { EVM_NATIVE_COINS } from '../crypto/networks';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';

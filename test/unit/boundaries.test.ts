@@ -52,6 +52,11 @@ describe('import boundaries', () => {
     ],
     ['an activity importing the API', 'activities/probe.ts', "import { buildApp } from '../src/api/app';"],
     [
+      'the domain importing a chain adapter',
+      'src/transactions/probe.ts',
+      "import { startChainWatcher } from '../chain/watcher';",
+    ],
+    [
       'workflow code importing activity code',
       'workflows/probe.ts',
       "import { cardActivities } from '../activities/cards';",
