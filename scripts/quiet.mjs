@@ -76,3 +76,16 @@ export async function runQuietly(command, args, env) {
   await Promise.all([filter(child.stdout, process.stdout), filter(child.stderr, process.stderr)]);
   return done;
 }
+
+/** Runs `command args` to the end, its stdout and stderr filtered into one text; resolves with both. */
+export async function runCaptured(command, args, env) {
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...env, RUST_BACKTRACE: '0' },
+  });
+  const done = new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  const chunks = [];
+  const sink = { write: (text) => chunks.push(text) };
+  await Promise.all([filter(child.stdout, sink), filter(child.stderr, sink)]);
+  return { status: await done, output: chunks.join('') };
+}

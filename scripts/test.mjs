@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
-import { runQuietly } from './quiet.mjs';
+import { runCaptured, runQuietly } from './quiet.mjs';
 import {
   ensureChromium,
   ensureSchemathesis,
@@ -29,31 +29,38 @@ if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 // async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
 const results = join(mkdtempSync(join(tmpdir(), 'payments-vitest-')), 'results.json');
 
-const steps = [
+// The checks are independent: on two cores they run side by side (about 25 s instead of 45 s), each one's
+// output shown under its name once it is done.
+const checks = [
   ['lint', ['npx', 'eslint', '.']],
   ['typecheck', ['npx', 'tsc', '--noEmit']],
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
-  [
-    'tests',
-    [
-      'npx',
-      'vitest',
-      'run',
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${results}`,
-      ...process.argv.slice(2),
-    ],
-  ],
 ];
-for (const [name, [command, ...args]] of steps) {
-  process.stdout.write(`\n== ${name} ==\n`);
-  const status = await runQuietly(command, args, env);
-  if (status !== 0) {
+const checked = await Promise.all(checks.map(([, [command, ...args]]) => runCaptured(command, args, env)));
+for (const [i, [name]] of checks.entries()) {
+  process.stdout.write(`\n== ${name} ==\n${checked[i].output}`);
+  if (checked[i].status !== 0) {
     process.stderr.write(`\n${name} failed\n`);
-    process.exit(status);
+    process.exit(checked[i].status);
   }
+}
+process.stdout.write('\n== tests ==\n');
+const testStatus = await runQuietly(
+  'npx',
+  [
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${results}`,
+    ...process.argv.slice(2),
+  ],
+  env,
+);
+if (testStatus !== 0) {
+  process.stderr.write('\ntests failed\n');
+  process.exit(testStatus);
 }
 const passed = [checkReport(results, 'tests')];
 

@@ -38,6 +38,14 @@ def encrypt(plaintext: bytes) -> str:
 
 @schemathesis.hook
 def before_load_schema(context, raw_schema):
+    # The long code lists (countries, currencies) as the same set spelled as a pattern: the coverage phase
+    # sends every value of an enum, hundreds per field, and one or two of a pattern; what is valid is the same.
+    for name, schema in raw_schema.get("components", {}).get("schemas", {}).items():
+        values = schema.get("enum")
+        if name.endswith("Code") or name.endswith("Or3"):
+            if values and len(values) > 20:
+                schema.pop("enum")
+                schema["pattern"] = "^(" + "|".join(re.escape(value) for value in values) + ")$"
     for path, operations in raw_schema.get("paths", {}).items():
         for method, operation in operations.items():
             body = operation.get("requestBody") if isinstance(operation, dict) else None

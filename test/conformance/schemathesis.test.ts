@@ -68,6 +68,8 @@ describe('the served OpenAPI document, checked by Schemathesis', () => {
         'all',
         '--seed',
         String(SEED),
+        '--phases',
+        process.env.SCHEMATHESIS_PHASES ?? 'examples,coverage,fuzzing,stateful',
         '--max-examples',
         String(MAX_EXAMPLES),
         // One worker: two threads can trip CPython 3.11 ("AST constructor recursion depth mismatch").

@@ -214,6 +214,9 @@ describe('a deposit that arrives while the payin is still showing its address', 
       workflowId: input.transactionId,
       taskQueue: held.taskQueue,
       args: [input],
+      // The held step keeps its workflow task open: the update gets in when the worker heartbeats the
+      // task, at 80% of this timeout (the 10 s default made each test wait 16 s).
+      workflowTaskTimeout: '2 seconds',
     });
     await atRedirect;
     const update = await handle.startUpdate(depositUpdate, {
@@ -275,6 +278,7 @@ describe('a deposit that arrives while the transaction is still opening its addr
         workflowId: input.transactionId,
         taskQueue: held.taskQueue,
         args: [input as never],
+        workflowTaskTimeout: '2 seconds',
       });
       await opening;
       const update = await handle.startUpdate(depositUpdate, {
