@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The fault suite starts its own servers and runs apart: `npm run test:faults`.
-    exclude: ['test/faults/**', 'test/cluster/**', 'node_modules/**'],
+    // The layer rules' test runs with the lint (vitest.lint.config.ts).
+    exclude: ['test/faults/**', 'test/cluster/**', 'test/lint/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-runtime.ts'],
     pool: 'forks',

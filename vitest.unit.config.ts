@@ -5,8 +5,6 @@ export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts'],
     pool: 'threads',
-    // The first lint of the boundaries test warms the TypeScript resolver up.
-    testTimeout: 30_000,
     reporters: ['default'],
   },
 });

@@ -29,10 +29,11 @@ if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 // async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
 const results = join(mkdtempSync(join(tmpdir(), 'payments-vitest-')), 'results.json');
 
-// The checks are independent: on two cores they run side by side (about 25 s instead of 45 s), each one's
+// The checks are independent: on two cores they run side by side, each one's
 // output shown under its name once it is done.
 const checks = [
   ['lint', ['npx', 'eslint', '.']],
+  ['lint rules', ['npx', 'vitest', 'run', '--config', 'vitest.lint.config.ts']],
   ['typecheck', ['npx', 'tsc', '--noEmit']],
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],

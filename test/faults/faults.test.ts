@@ -254,6 +254,7 @@ describe('fault suite', () => {
       .split('\n')
       .filter(Boolean)
       .map(Number);
+    dev.expectExit();
     for (const pid of [devPid, ...children]) process.kill(pid, 'SIGKILL');
     // pgrep exits 1 when nothing matches.
     const orphans = () => {
@@ -292,6 +293,7 @@ describe('fault suite', () => {
 
     // A plain stop, as a process manager sends it: SIGTERM to npm run dev's own process only. Whatever
     // library hook ends the process first, nothing it started stays running on its data.
+    dev.expectExit();
     process.kill(dev.pid!, 'SIGTERM');
     await until(
       'npm run dev to stop everything it started',

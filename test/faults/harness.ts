@@ -9,6 +9,8 @@ import { waitForPort } from '../../src/dev/temporal';
 export class ServiceProcess {
   private child: ChildProcess | undefined;
   private output = '';
+  /** Set when the harness stops the process: any other exit is reported as it happens, with its log. */
+  private stopping = false;
 
   constructor(
     readonly name: string,
@@ -25,6 +27,14 @@ export class ServiceProcess {
     };
     this.child.stdout?.on('data', keep);
     this.child.stderr?.on('data', keep);
+    this.stopping = false;
+    this.child.once('exit', (code, signal) => {
+      if (this.stopping) return;
+      process.stdout.write(
+        `[faults] ${this.name} exited on its own (${code ?? signal}) at ${new Date().toISOString()}; ` +
+          `its last lines:\n${this.output.slice(-6000)}\n`,
+      );
+    });
   }
 
   /** Set once the process has ended, with how. */
@@ -32,6 +42,11 @@ export class ServiceProcess {
     const child = this.child;
     if (!child || (child.exitCode === null && child.signalCode === null)) return undefined;
     return `${this.name} exited (${child.exitCode ?? child.signalCode})`;
+  }
+
+  /** The harness is about to end the process itself (by pid): its exit is no news. */
+  expectExit(): void {
+    this.stopping = true;
   }
 
   get pid(): number | undefined {
@@ -46,6 +61,7 @@ export class ServiceProcess {
   async kill(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopping = true;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
@@ -55,6 +71,7 @@ export class ServiceProcess {
   async terminate(): Promise<number | null> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    this.stopping = true;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     return exited;
@@ -64,6 +81,7 @@ export class ServiceProcess {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopping = true;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       process.kill(-child.pid, 'SIGINT');
