@@ -21,6 +21,9 @@ export const layers = [
   ['tools', ['scripts', 'bench', 'bin', 'test']],
 ];
 
+/** Everything the API, the CLI and the activities stand on. */
+const BELOW_THE_EDGE = ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'];
+
 /** Element type -> the element types it may import (its own type always included). */
 export const allowed = {
   lib: [],
@@ -31,36 +34,13 @@ export const allowed = {
   client: ['base', 'lib'],
   domain: ['temporal', 'base', 'lib', 'contracts'],
   adapters: ['domain', 'temporal', 'base', 'lib', 'contracts'],
-  api: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
-  cli: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
-  activities: ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'],
+  api: BELOW_THE_EDGE,
+  cli: BELOW_THE_EDGE,
+  activities: BELOW_THE_EDGE,
   workflows: ['lib', 'contracts'],
-  process: [
-    'api',
-    'cli',
-    'activities',
-    'workflows',
-    'adapters',
-    'domain',
-    'temporal',
-    'base',
-    'lib',
-    'contracts',
-  ],
-  tools: [
-    'client',
-    'process',
-    'api',
-    'cli',
-    'activities',
-    'workflows',
-    'adapters',
-    'domain',
-    'temporal',
-    'base',
-    'lib',
-    'contracts',
-  ],
+  // The process roots wire every layer but the merchant's client together; scripts and tests see it all.
+  process: ['api', 'cli', 'activities', 'workflows', ...BELOW_THE_EDGE],
+  tools: ['client', 'process', 'api', 'cli', 'activities', 'workflows', ...BELOW_THE_EDGE],
 };
 
 export const boundariesSettings = {

@@ -2,20 +2,9 @@
  * What a worker logs of an outcome (docs/operations.md#logs): a decline is an answer, not a fault, so it
  * is told at info like a success, with no failed-activity warning and no card data.
  */
-import { randomBytes } from 'node:crypto';
-import { describe, expect, inject, it } from 'vitest';
-import { createDatabase } from '../../src/db/client';
-import { createMerchant } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import {
-  cleanUpAfterAll,
-  freePorts,
-  SERVICE_COMMAND,
-  ServiceProcess,
-  until,
-  waitReady,
-} from '../faults/harness';
-import { createTestDatabase } from '../helpers/env';
+import { describe, expect, it } from 'vitest';
+import { cleanUpAfterAll, until } from '../faults/harness';
+import { startServiceProcess } from '../helpers/service-process';
 import { cardRequest, encryptForMerchant } from '../helpers/merchant-client';
 
 const cleanups = cleanUpAfterAll();
@@ -28,37 +17,11 @@ interface LogLine {
 
 describe('outcome logs', () => {
   it('tells a decline and a success at info, and warns of neither', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    const masterKey = randomBytes(32).toString('hex');
-    const setup = createDatabase(database.url, 1);
-    const merchant = await createMerchant(setup.db, masterKey, {
-      name: 'Logged merchant',
-      wallets: [{ currency: 'USD', amount: 0n }],
-      terminals: SANDBOX_TERMINALS,
-    });
-    await setup.close();
-
-    const [port, metricsPort] = await freePorts(2);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const service = new ServiceProcess('logged service', SERVICE_COMMAND, {
-      ...process.env,
-      ROLE: 'all',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: `logged-${randomBytes(4).toString('hex')}`,
-      MASTER_KEY: masterKey,
-      PAYLOAD_KEYS: `logged:${randomBytes(32).toString('hex')}`,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      BASE_URL: baseUrl,
-      SHUTDOWN_DRAIN_SECONDS: '0',
-    });
-    cleanups.push(() => service.stop());
-    service.start();
-    await waitReady(baseUrl, service);
+    const { baseUrl, merchant, service } = await startServiceProcess(
+      'logged',
+      { LOG_LEVEL: 'info' },
+      cleanups,
+    );
 
     const pay = async (card: string) => {
       const response = await fetch(`${baseUrl}/api/v1/test/card`, {

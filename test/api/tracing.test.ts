@@ -2,21 +2,10 @@
  * Optional tracing (docs/operations.md, tracing): with TRACING on, a card payment's request, its workflow
  * and its activities are spans of one trace, exported over OTLP/HTTP, with no card data in them.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { describe, expect, inject, it } from 'vitest';
-import { createDatabase } from '../../src/db/client';
-import { createMerchant } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
-import {
-  cleanUpAfterAll,
-  freePorts,
-  SERVICE_COMMAND,
-  ServiceProcess,
-  until,
-  waitReady,
-} from '../faults/harness';
-import { createTestDatabase } from '../helpers/env';
+import { describe, expect, it } from 'vitest';
+import { cleanUpAfterAll, until } from '../faults/harness';
+import { startServiceProcess } from '../helpers/service-process';
 import { cardRequest, encryptForMerchant } from '../helpers/merchant-client';
 
 interface ExportedSpan {
@@ -62,39 +51,14 @@ describe('tracing', () => {
   it('follows a card payment from its request through its workflow and activities in one trace', async () => {
     const collector = await startCollector();
     cleanups.push(() => collector.close());
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    const masterKey = randomBytes(32).toString('hex');
-    const setup = createDatabase(database.url, 1);
-    const merchant = await createMerchant(setup.db, masterKey, {
-      name: 'Traced merchant',
-      wallets: [{ currency: 'USD', amount: 0n }],
-      terminals: SANDBOX_TERMINALS,
-    });
-    await setup.close();
-
-    const [port, metricsPort] = await freePorts(2);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const service = new ServiceProcess('traced service', SERVICE_COMMAND, {
-      ...process.env,
-      ROLE: 'all',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: `traced-${randomBytes(4).toString('hex')}`,
-      MASTER_KEY: masterKey,
-      PAYLOAD_KEYS: `traced:${randomBytes(32).toString('hex')}`,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      BASE_URL: baseUrl,
-      SHUTDOWN_DRAIN_SECONDS: '0',
-      TRACING: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-    });
-    cleanups.push(() => service.stop());
-    service.start();
-    await waitReady(baseUrl, service);
+    const { baseUrl, merchant } = await startServiceProcess(
+      'traced',
+      {
+        TRACING: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      },
+      cleanups,
+    );
 
     const card = '4242424242424242';
     const response = await fetch(`${baseUrl}/api/v1/test/card`, {
