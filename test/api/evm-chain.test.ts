@@ -65,7 +65,9 @@ const status = async (client: MerchantClient, id: string) =>
     data: { crypto_payment_status: string | null; crypto_paid_amount: number };
   };
 
-const receiptOf = (hash: string) => rpc(chain.node.url).getTransactionReceipt({ hash: hash as Hex });
+// The deposit answers once the node has the transfer in its pool: anvil mines it a moment later.
+const receiptOf = (hash: string) =>
+  rpc(chain.node.url).waitForTransactionReceipt({ hash: hash as Hex, pollingInterval: 100, timeout: 15_000 });
 
 describe('crypto deposits on a local EVM chain (anvil), watched with confirmations', () => {
   it('settles a real USDT transfer as FULLPAID only once it has its confirmations, crediting once', async () => {
@@ -311,7 +313,9 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     // ...then the blocks holding it are replaced by others: the transfer is gone from the chain.
     await chain.revert(before);
     await chain.mine(CONFIRMATIONS + 2);
-    await expect(receiptOf(sent.tx_hash)).rejects.toThrow(/could not be found/);
+    await expect(rpc(chain.node.url).getTransactionReceipt({ hash: sent.tx_hash as Hex })).rejects.toThrow(
+      /could not be found/,
+    );
 
     await chain.scan();
     expect(await status(merchant, id)).toMatchObject({
