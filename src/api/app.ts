@@ -1,10 +1,16 @@
 import Fastify, {
+  type FastifySchemaCompiler,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import { parseInput } from './fields';
+import { describeRoute, finishDocument } from './openapi';
 import { createLogger, type Logger } from '../platform/log';
 import { ApiError } from '../platform/errors';
 import { createApiMetrics } from '../platform/metrics';
@@ -79,19 +85,26 @@ const refuseBadPageParams = async (request: FastifyRequest, reply: FastifyReply)
   if (badParam(request) !== undefined) return notFoundPage(reply);
 };
 
-/** The create routes and the kind each creates, for the transactions counter. */
-const CREATE_ROUTES: Record<string, string> = {
-  '/api/v1/:mode/card': 'card',
-  '/api/v1/:mode/hosted/card': 'card',
-  '/api/v1/:mode/apm': 'apm',
-  '/api/v1/:mode/payout': 'payout',
-  '/api/v1/:mode/crypto': 'ramp',
-  '/api/v1/:mode/crypto/payin': 'crypto_payin',
-};
+/**
+ * Validation by each route's zod schemas, answered in the contract's 422 (every failing field). A body or
+ * query left out is read as an empty object: its required fields are named, not "body must be an object".
+ */
+const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    try {
+      const given = httpPart === 'body' || httpPart === 'querystring' ? (data ?? {}) : data;
+      return { value: parseInput(schema, given) };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
 
-/** The hosted pages' routes, which have their own rate limit. */
-const PAGE_ROUTE =
-  /^\/api\/v1\/:mode\/(card\/checkout|card\/return|hosted\/card|apm|link|payout\/verification|crypto\/checkout)\//;
+/** A test-mode endpoint in live mode is a route that does not exist. */
+const refuseLiveOnTestRoutes: Hook = async (request) => {
+  if (request.routeOptions.config.reference?.testOnly && request.merchant?.mode !== 'test')
+    throw new ApiError('ROUTE_NOT_FOUND');
+};
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -113,6 +126,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  app.setValidatorCompiler(validatorCompiler);
+  // The reference: every route registered from here on that declares one (src/api/openapi.ts).
+  await app.register(swagger, {
+    openapi: { openapi: '3.1.0' },
+    transform: describeRoute,
+    transformObject: finishDocument(config.baseUrl),
+  });
   const metrics = createApiMetrics();
   app.addHook('onResponse', async (request, reply) => {
     // The route's template (`/api/:mode/status/:id`), never the raw URL; unmatched requests share one label.
@@ -122,14 +142,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       { method: request.method, route, status_code: String(status) },
       reply.elapsedTime / 1000,
     );
-    if (status === 429) metrics.rateLimited.inc({ scope: PAGE_ROUTE.test(route) ? 'hosted_page' : 'api' });
-    const kind = CREATE_ROUTES[route];
-    if (kind && request.method === 'POST' && status === 200) metrics.transactionsCreated.inc({ kind });
+    const { page, creates } = request.routeOptions.config;
+    if (status === 429) metrics.rateLimited.inc({ scope: page ? 'hosted_page' : 'api' });
+    if (creates && status === 200) metrics.transactionsCreated.inc({ kind: creates });
   });
-  app.get('/metrics', async (_request, reply) => {
-    const extra = deps.extraMetrics ? await deps.extraMetrics() : '';
-    return reply.type(metrics.registry.contentType).send(`${await metrics.registry.metrics()}${extra}`);
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        operationId: 'metrics',
+        tags: ['Operations'],
+        summary: 'Prometheus metrics',
+        description: "This process's metrics in the Prometheus text format (docs/operations.md).",
+      },
+      config: { reference: { answer: { description: 'The metrics.' }, open: true } },
+    },
+    async (_request, reply) => {
+      const extra = deps.extraMetrics ? await deps.extraMetrics() : '';
+      return reply.type(metrics.registry.contentType).send(`${await metrics.registry.metrics()}${extra}`);
+    },
+  );
   // While draining, every answer tells the client to reconnect: its next request goes to another process.
   const draining = deps.draining;
   if (draining) {
@@ -226,16 +258,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const routes of merchantRoutes) {
     await app.register(async (scope) => {
       scope.addHook('onRequest', refuseBadParams);
-      await routes(scope, routeDeps);
+      scope.addHook('preValidation', refuseLiveOnTestRoutes);
+      await routes(scope.withTypeProvider<ZodTypeProvider>(), routeDeps);
     });
   }
   for (const routes of pages) {
     await app.register(async (scope) => {
+      scope.addHook('onRoute', (route) => {
+        route.config = { ...route.config, page: true };
+      });
       scope.addHook('onRequest', refuseBadPageParams);
       await routes(scope, pageDeps);
     });
   }
   await app.register(async (scope) => codecRoutes(scope, config));
-  await app.register(async (scope) => docsRoutes(scope, config.baseUrl));
+  await app.register(async (scope) => docsRoutes(scope));
   return app;
 }

@@ -3,8 +3,12 @@ import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from './fields';
 import { COUNTRY_CODES } from '../lib/countries';
 import { FIAT_CURRENCIES } from '../lib/currencies';
 import { errorCatalogue, type ErrorCode } from '../platform/errors';
-import { APM_METHODS, LEDGER_STEPS, MODES, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
-import { SANDBOX_CARD_TABLE, SANDBOX_PAYOUT_TABLE } from '../sandbox/tables';
+import { APM_METHODS, LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
+import { SANDBOX_CARD_TABLE } from '../sandbox/tables';
+import type { RouteOptions } from 'fastify';
+import type { SwaggerTransformObject } from '@fastify/swagger';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { Reference } from './route';
 import { ChargebackRequest, RefundRequest } from './routes/aftercare';
 import { CardRequest } from './routes/card';
 import { DepositRequest } from './routes/crypto-deposit';
@@ -13,9 +17,9 @@ import { HostedCardRequest } from './routes/hosted-card';
 import { CryptoLinkRequest, LinkRequest } from './routes/links';
 import { ListRequest, WalletListRequest } from './routes/lists';
 import { PayinRequest } from './routes/payin';
-import { payoutRequest } from './routes/payout';
+import { PayoutRequest } from './routes/payout';
 import { RampRequest } from './routes/ramp';
-import { estimateRequest } from './routes/wallets';
+import { PayoutEstimateRequest } from './routes/wallets';
 import { EventLogRequest } from './routes/webhook-events';
 
 /**
@@ -34,8 +38,8 @@ export const REQUEST_SCHEMAS = {
   CardRequest,
   HostedCardRequest,
   // Test mode's: it also takes the sandbox's payout cards, which fail the Luhn check. The fields are the same.
-  PayoutRequest: payoutRequest('test'),
-  PayoutEstimateRequest: estimateRequest('test'),
+  PayoutRequest,
+  PayoutEstimateRequest,
   RampRequest,
   PayinRequest,
   CurrenciesRequest,
@@ -906,459 +910,27 @@ const TAGS: { name: Tag; description: string }[] = [
   { name: 'Operations', description: 'Probes and metrics for operators; no key needed.' },
 ];
 
-interface Operation {
-  method: 'get' | 'post';
+/** What a route's reference says about its shape, for the errors it can answer. */
+interface Shape {
   path: string;
-  operationId: string;
-  tag: Tag;
-  summary: string;
-  description: string;
-  /** `encrypted`: the envelope only; `either`: plain JSON or the envelope. */
-  body?: { form: 'encrypted' | 'plain' | 'either'; schema: RequestName };
-  query?: QueryName;
-  /** The success answer's schema; without one, Prometheus text. */
-  answer: { schema?: string; description: string };
-  /** Errors beyond those every operation of its shape can give. */
-  refusals?: ErrorCode[];
-  /** Messages other than the catalogue's, where the route words one its own way. */
-  customMessages?: Partial<Record<ErrorCode, string>>;
-  /** Without a key. */
-  open?: boolean;
-  /** A create: may replay an earlier request with the same order id. */
-  create?: boolean;
+  reference: Reference;
+  query: boolean;
+  creates: boolean;
 }
-
-const sandboxTable = (rows: [string, string][]) =>
-  [
-    '| Card | Outcome |',
-    '| --- | --- |',
-    ...rows.map(([cards, outcome]) => `| ${cards} | ${outcome} |`),
-  ].join('\n');
-
-const OPERATIONS: Operation[] = [
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/card',
-    operationId: 'createCardPayment',
-    tag: 'Card payments',
-    summary: 'Card payment from raw card data',
-    description:
-      'Answers `REDIRECT` (3-D Secure: send the customer to `redirect_url`), `SUCCESS` (frictionless) or ' +
-      "`FAILED` with the issuer's message. Without `terminal_id` the merchant's card terminals are tried by " +
-      'priority: a technical failure the connector certainly did not process moves to the next, a decline ' +
-      'does not. A challenge not completed within 15 minutes ends `FAILED`, `Transaction abandoned.`\n\n' +
-      `Sandbox cards (test mode):\n\n${sandboxTable(SANDBOX_CARD_TABLE)}`,
-    body: { form: 'encrypted', schema: 'CardRequest' },
-    answer: { schema: 'CardTransaction', description: 'The card payment.' },
-    create: true,
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/hosted/card',
-    operationId: 'createHostedCardPayment',
-    tag: 'Card payments',
-    summary: 'Card payment on our hosted page',
-    description:
-      'The card payment without the card: answers `REDIRECT` to our payment page, where the customer types ' +
-      'the card; from there it continues as a card payment (docs/hosted.md).',
-    body: { form: 'encrypted', schema: 'HostedCardRequest' },
-    answer: { schema: 'CardTransaction', description: 'The card payment, waiting on the hosted page.' },
-    create: true,
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/apm',
-    operationId: 'createApmPayment',
-    tag: 'Card payments',
-    summary: 'Alternative payment method (bank transfer, wallet)',
-    description:
-      "The hosted card payment's fields. Answers `REDIRECT` to our page offering the methods the merchant's " +
-      'terminals take; the customer approves or declines at the provider (docs/hosted.md).',
-    body: { form: 'encrypted', schema: 'HostedCardRequest' },
-    answer: { schema: 'ApmTransaction', description: 'The payment, waiting on the methods page.' },
-    create: true,
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/payout',
-    operationId: 'createPayout',
-    tag: 'Payouts and wallets',
-    summary: 'Card payout from a wallet',
-    description:
-      "A currency other than the wallet's is `BLOCKED` (`Currency must match the wallet's currency`), an " +
-      'inactive wallet too. More than the available balance (and in test mode any amount above 1000) is ' +
-      '`FAILED`, `Insufficient funds.` Otherwise the amount and fee are reserved, then sent: `SUCCESS`, ' +
-      '`FAILED` (the reserve released), or `PENDING` with `redirect_url` to the verification page.\n\n' +
-      `Sandbox payout cards (test mode):\n\n${sandboxTable(SANDBOX_PAYOUT_TABLE)}`,
-    body: { form: 'encrypted', schema: 'PayoutRequest' },
-    answer: { schema: 'PayoutTransaction', description: 'The payout.' },
-    create: true,
-  },
-  {
-    method: 'get',
-    path: '/api/v1/{mode}/payout/{id}/status',
-    operationId: 'getPayoutStatus',
-    tag: 'Payouts and wallets',
-    summary: 'A payout by transaction id or order id',
-    description: 'The status body of a payout; any other transaction is `404`.',
-    answer: { schema: 'PayoutTransaction', description: 'The payout.' },
-    refusals: ['TRANSACTION_NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: '/api/v1/wallet',
-    operationId: 'listWallets',
-    tag: 'Payouts and wallets',
-    summary: "The key's mode's wallets",
-    description: 'Every wallet of the mode of the key, with its available balance.',
-    answer: { schema: 'WalletList', description: 'The wallets.' },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/wallet/estimate-payout',
-    operationId: 'estimatePayout',
-    tag: 'Payouts and wallets',
-    summary: 'What a payout would take from a wallet',
-    description:
-      "The amount plus the merchant's payout fee (a percentage rounded up to the minor unit, plus a fixed " +
-      'fee), and the balance. The card is validated as a payout’s and not kept.',
-    body: { form: 'encrypted', schema: 'PayoutEstimateRequest' },
-    answer: { schema: 'PayoutEstimate', description: 'The estimate, in minor units.' },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/crypto/currencies',
-    operationId: 'listPayinCurrencies',
-    tag: 'Crypto',
-    summary: 'Crypto currencies for a country and amount',
-    description: 'The catalogue entries offered in `country` for that fiat amount.',
-    body: { form: 'plain', schema: 'CurrenciesRequest' },
-    answer: { schema: 'CurrencyList', description: 'The currencies and their networks.' },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/crypto',
-    operationId: 'createRamp',
-    tag: 'Crypto',
-    summary: 'Crypto ramp (ONRAMP or OFFRAMP)',
-    description:
-      'Answers `REDIRECT` to the crypto checkout page with the quote in `data`, locked for the ' +
-      "transaction's window. ONRAMP: the customer pays the fiat, then the crypto goes to `wallet_address` " +
-      '(30 minutes). OFFRAMP: the page shows a deposit address and a 60-minute deadline; deposits settle as ' +
-      'in docs/settlement.md, then the fiat is paid out.',
-    body: { form: 'encrypted', schema: 'RampRequest' },
-    answer: { schema: 'RampTransaction', description: 'The ramp and its quote.' },
-    create: true,
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/crypto/payin',
-    operationId: 'createPayin',
-    tag: 'Crypto',
-    summary: 'Crypto payin',
-    description:
-      'Answers `REDIRECT` to the crypto checkout page with the deposit address, the crypto amount and the ' +
-      'deadline. On success the fiat amount is credited to the wallet in `currency`.',
-    body: { form: 'encrypted', schema: 'PayinRequest' },
-    answer: { schema: 'PayinTransaction', description: 'The payin.' },
-    create: true,
-  },
-  {
-    method: 'post',
-    path: '/api/v1/test/crypto/{id}/deposit',
-    operationId: 'simulateDeposit',
-    tag: 'Crypto',
-    summary: 'Simulate a deposit (test mode)',
-    description:
-      "Pays into an OFFRAMP's or payin's deposit address: counted, refunded (after completion or the " +
-      'window), held (the transaction had closed) or duplicate. On a chain watched on a real node it is a ' +
-      'real transfer, answered `pending`.',
-    body: { form: 'plain', schema: 'DepositRequest' },
-    answer: { schema: 'DepositAnswer', description: 'The transaction and the deposit.' },
-    refusals: ['TRANSACTION_NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: '/api/{mode}/status/{id}',
-    operationId: 'getTransactionStatus',
-    tag: 'Transactions',
-    summary: 'A transaction by transaction id or order id',
-    description:
-      "`id` is looked up as a `transaction_id`, then as an `order_id`, among the calling merchant's " +
-      'transactions of the mode.',
-    answer: { schema: 'Transaction', description: 'The transaction.' },
-    refusals: ['TRANSACTION_NOT_FOUND'],
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/refund',
-    operationId: 'refundTransaction',
-    tag: 'Transactions',
-    summary: 'Full refund',
-    description:
-      'A full refund of a `SUCCESS` card payment or crypto payin, sent again as a webhook. Refused with ' +
-      '`422`: `Transaction has already been refunded.`, `Transaction has already been charged back.`, ' +
-      '`This transaction cannot be refunded.`, `The wallet no longer holds the amount this transaction ' +
-      'credited.` Plain JSON (the vendor SDK adds `?Skip-Encryption=true`, which is ignored) or the envelope.',
-    body: { form: 'either', schema: 'RefundRequest' },
-    answer: { schema: 'Transaction', description: 'The transaction with `refund` set.' },
-    refusals: ['TRANSACTION_NOT_FOUND'],
-  },
-  {
-    method: 'post',
-    path: '/api/v1/test/chargeback',
-    operationId: 'simulateChargeback',
-    tag: 'Transactions',
-    summary: 'Simulate a chargeback (test mode)',
-    description:
-      'The acquirer reporting a chargeback on a `SUCCESS` card payment or payin: `chargeback` set, the ' +
-      "webhook sent again, a payin's wallet credit taken back. Refused as refunds are. Plain JSON or the " +
-      'envelope.',
-    body: { form: 'either', schema: 'ChargebackRequest' },
-    answer: { schema: 'Transaction', description: 'The transaction with `chargeback` set.' },
-    refusals: ['TRANSACTION_NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: '/api/v1/{mode}-transactions',
-    operationId: 'listTransactions',
-    tag: 'Transactions',
-    summary: 'Transactions, newest first',
-    description:
-      "The key's mode's transactions, paged by keyset: a page does not move while new transactions arrive. " +
-      "The path's mode must be the key's (`401` otherwise). A cursor is signed for the merchant, mode and " +
-      'list that issued it; any other is `422`.',
-    query: 'TransactionListQuery',
-    answer: { schema: 'TransactionPage', description: 'A page of transactions.' },
-  },
-  {
-    method: 'get',
-    path: '/api/v1/{mode}-wallet-transactions',
-    operationId: 'listWalletTransactions',
-    tag: 'Transactions',
-    summary: 'Wallet ledger entries, newest first',
-    description: "The entries of the key's mode's wallets, paged as the transactions are.",
-    query: 'WalletTransactionListQuery',
-    answer: { schema: 'WalletTransactionPage', description: 'A page of ledger entries.' },
-  },
-  {
-    method: 'get',
-    path: '/api/v1/payment-templates',
-    operationId: 'listPaymentTemplates',
-    tag: 'Payment links',
-    summary: "The key's mode's payment page templates",
-    description: 'Templates are added with `npx payments templates add`.',
-    answer: { schema: 'TemplateList', description: 'The templates, oldest first.' },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/payment-link',
-    operationId: 'createPaymentLink',
-    tag: 'Payment links',
-    summary: 'Card payment link',
-    description:
-      'A link to a page that collects the customer (and the amount, when not fixed) and continues as a ' +
-      'hosted card payment. One payment per link, until `expiry_date`. Plain JSON or the envelope.',
-    body: { form: 'either', schema: 'PaymentLinkRequest' },
-    answer: { schema: 'PaymentLink', description: 'The link.' },
-    refusals: ['ORDER_CONFLICT'],
-  },
-  {
-    method: 'post',
-    path: '/api/v1/crypto/payment-link',
-    operationId: 'createCryptoPaymentLink',
-    tag: 'Payment links',
-    summary: 'Crypto payment link (ONRAMP, OFFRAMP, PAYIN)',
-    description:
-      'A link to a page that collects the customer and creates the ramp or payin the link fixes. Plain JSON ' +
-      'or the envelope.',
-    body: { form: 'either', schema: 'CryptoPaymentLinkRequest' },
-    answer: { schema: 'PaymentLink', description: 'The link.' },
-    refusals: ['ORDER_CONFLICT'],
-  },
-  {
-    method: 'get',
-    path: '/api/v1/{mode}/webhooks/events',
-    operationId: 'listWebhookEvents',
-    tag: 'Webhook events',
-    summary: 'Webhook events with every delivery attempt',
-    description: "The key's merchant's events of the mode, newest first, paged as the lists are.",
-    query: 'WebhookEventListQuery',
-    answer: { schema: 'WebhookEventPage', description: 'A page of events.' },
-  },
-  {
-    method: 'post',
-    path: '/api/v1/{mode}/webhooks/events/{event_id}/redeliver',
-    operationId: 'redeliverWebhookEvent',
-    tag: 'Webhook events',
-    summary: 'Send a webhook event again now',
-    description:
-      'A new delivery run of the same `event_id` and body, with its own retries. Asked again before its ' +
-      'first attempt, it starts nothing more.',
-    answer: { schema: 'WebhookEventAnswer', description: 'The event.' },
-    customMessages: { ROUTE_NOT_FOUND: 'Webhook event not found.' },
-  },
-  {
-    method: 'get',
-    path: '/healthz',
-    operationId: 'health',
-    tag: 'Operations',
-    summary: 'Liveness',
-    description: 'The process is up.',
-    answer: { schema: 'Health', description: 'Up.' },
-    open: true,
-  },
-  {
-    method: 'get',
-    path: '/readyz',
-    operationId: 'readiness',
-    tag: 'Operations',
-    summary: 'Readiness',
-    description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
-    answer: { schema: 'Readiness', description: 'Ready.' },
-    open: true,
-  },
-  {
-    method: 'get',
-    path: '/metrics',
-    operationId: 'metrics',
-    tag: 'Operations',
-    summary: 'Prometheus metrics',
-    description: "This process's metrics in the Prometheus text format (docs/operations.md).",
-    answer: { description: 'The metrics.' },
-    open: true,
-  },
-];
-
-const PATH_PARAMETERS: Record<string, JsonSchema> = {
-  mode: {
-    name: 'mode',
-    in: 'path',
-    required: true,
-    description: "`test` or `live`: must be the key's mode.",
-    schema: { type: 'string', enum: [...MODES] },
-  },
-  id: {
-    name: 'id',
-    in: 'path',
-    required: true,
-    description: 'A `transaction_id`, or the merchant’s `order_id`.',
-    schema: { type: 'string', maxLength: 191 },
-  },
-  event_id: {
-    name: 'event_id',
-    in: 'path',
-    required: true,
-    description: 'The event (`event_id` in the event log and the webhook).',
-    schema: { type: 'string', maxLength: 191 },
-  },
-};
 
 /** The error codes an operation can answer, from its shape. */
-function errorsOf(operation: Operation): ErrorCode[] {
-  if (operation.open) return ['INTERNAL'];
+function errorsOf({ path, reference, query, creates }: Shape): ErrorCode[] {
+  if (reference.open) return ['INTERNAL'];
   const codes: ErrorCode[] = ['BAD_URL', 'ROUTE_NOT_FOUND', 'INTERNAL', 'UNAVAILABLE'];
   codes.push('AUTH_MISSING', 'AUTH_INVALID', 'RATE_LIMITED');
-  if (operation.path.includes('{')) codes.push('URL_TOO_LONG');
-  if (operation.body)
+  if (path.includes('{')) codes.push('URL_TOO_LONG');
+  if (reference.body)
     codes.push('MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'VALIDATION');
-  if (operation.body && operation.body.form !== 'plain') codes.push('ENVELOPE_INVALID');
-  if (operation.query) codes.push('VALIDATION');
-  if (operation.create) codes.push('ORDER_CONFLICT');
-  return [...codes, ...(operation.refusals ?? [])];
+  if (reference.body && reference.body !== 'plain') codes.push('ENVELOPE_INVALID');
+  if (query) codes.push('VALIDATION');
+  if (creates) codes.push('ORDER_CONFLICT');
+  return [...codes, ...(reference.refusals ?? [])];
 }
-
-/** The envelope whose payload decrypts to `plaintext`'s fields. */
-function envelopeOf(plaintext: RequestName): JsonSchema {
-  return {
-    type: 'object',
-    title: 'Encrypted envelope',
-    properties: {
-      payload: {
-        ...ENVELOPE_PAYLOAD,
-        description: `The \`${plaintext}\` fields as JSON text, encrypted: \`<IV as hex>:<ciphertext as hex>\`.`,
-        contentMediaType: 'application/json',
-        contentSchema: ref(plaintext),
-      },
-    },
-    required: ['payload'],
-  };
-}
-
-function requestBody(body: NonNullable<Operation['body']>, example: unknown): JsonSchema {
-  const plain = { ...ref(body.schema), title: `${body.schema} (plain JSON)` };
-  const schema =
-    body.form === 'plain'
-      ? ref(body.schema)
-      : body.form === 'encrypted'
-        ? envelopeOf(body.schema)
-        : { anyOf: [plain, envelopeOf(body.schema)] };
-  const how = {
-    plain: `Plain JSON: the \`${body.schema}\` fields.`,
-    encrypted:
-      `The encrypted envelope of the \`${body.schema}\` fields: see them under Schema, \`payload\`, ` +
-      'Content schema. Plain bodies are refused.',
-    either: `The \`${body.schema}\` fields as plain JSON, or their encrypted envelope.`,
-  }[body.form];
-  return {
-    required: true,
-    description: how,
-    // For tools that read the fields of an encrypted body without following `contentSchema`.
-    ...(body.form === 'plain' ? {} : { 'x-plaintext': ref(body.schema) }),
-    content: {
-      'application/json': {
-        schema,
-        example: body.form === 'encrypted' ? { payload: ENVELOPE_EXAMPLE } : example,
-      },
-    },
-  };
-}
-
-function operationObject(operation: Operation, requests: Record<string, JsonSchema>): JsonSchema {
-  const params = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const parameters = [
-    ...params.map((name) => ({ $ref: `#/components/parameters/${name}` })),
-    ...(operation.query ? queryParameters(operation.query) : []),
-  ];
-  const answerContent = operation.answer.schema
-    ? { 'application/json': { schema: ref(operation.answer.schema) } }
-    : { 'text/plain': { schema: { type: 'string' } } };
-  const replayed = operation.create
-    ? {
-        headers: {
-          'Idempotent-Replayed': {
-            description: '`true` when this answers an earlier request with the same `order_id` and fields.',
-            schema: { type: 'string', enum: ['true'] },
-          },
-        },
-      }
-    : {};
-  const readiness =
-    operation.operationId === 'readiness'
-      ? {
-          '503': {
-            description: 'Not ready: what is unavailable, or `draining` while shutting down.',
-            content: { 'application/json': { schema: ref('Readiness') } },
-          },
-        }
-      : {};
-  const example = operation.body ? (requests[operation.body.schema]!.examples as unknown[])[0] : undefined;
-  return {
-    operationId: operation.operationId,
-    tags: [operation.tag],
-    summary: operation.summary,
-    description: operation.description,
-    ...(operation.open ? { security: [] } : {}),
-    ...(parameters.length > 0 ? { parameters } : {}),
-    ...(operation.body ? { requestBody: requestBody(operation.body, example) } : {}),
-    responses: {
-      '200': { description: operation.answer.description, ...replayed, content: answerContent },
-      ...errorResponses(errorsOf(operation), operation.customMessages),
-      ...readiness,
-    },
-  };
-}
-
 const errorTable = () =>
   [
     '| HTTP | `message` | When |',
@@ -1462,80 +1034,229 @@ const SIGNATURE_HEADERS: JsonSchema[] = [
   },
 ].map((header) => ({ ...header, in: 'header', required: true }));
 
-export interface OpenApiOptions {
-  /** The service's base address; a `{base_url}` variable when left out. */
-  serverUrl?: string;
+/** The envelope whose payload decrypts to `plaintext`'s fields. */
+function envelopeOf(plaintext: string): JsonSchema {
+  return {
+    type: 'object',
+    title: 'Encrypted envelope',
+    properties: {
+      payload: {
+        ...ENVELOPE_PAYLOAD,
+        description: `The \`${plaintext}\` fields as JSON text, encrypted: \`<IV as hex>:<ciphertext as hex>\`.`,
+        contentMediaType: 'application/json',
+        contentSchema: ref(plaintext),
+      },
+    },
+    required: ['payload'],
+  };
 }
 
-/** The OpenAPI 3.1 document of the merchant API. Deterministic: the same code gives the same document. */
-export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonSchema {
-  const requests = Object.fromEntries(
-    Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, requestSchema(name, schema)]),
-  );
-  const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of OPERATIONS) {
-    paths[operation.path] ??= {};
-    paths[operation.path]![operation.method] = operationObject(operation, requests);
-  }
+function requestBody(form: NonNullable<Reference['body']>, name: string, example: unknown): JsonSchema {
+  const plain = { ...ref(name), title: `${name} (plain JSON)` };
+  const schema =
+    form === 'plain'
+      ? ref(name)
+      : form === 'encrypted'
+        ? envelopeOf(name)
+        : { anyOf: [plain, envelopeOf(name)] };
+  const how = {
+    plain: `Plain JSON: the \`${name}\` fields.`,
+    encrypted:
+      `The encrypted envelope of the \`${name}\` fields: see them under Schema, \`payload\`, ` +
+      'Content schema. Plain bodies are refused.',
+    either: `The \`${name}\` fields as plain JSON, or their encrypted envelope.`,
+  }[form];
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Payments API',
-      version: '1',
-      description: DESCRIPTION(),
-      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    required: true,
+    description: how,
+    // For tools that read the fields of an encrypted body without following `contentSchema`.
+    ...(form === 'plain' ? {} : { 'x-plaintext': ref(name) }),
+    content: {
+      'application/json': {
+        schema,
+        example: form === 'encrypted' ? { payload: ENVELOPE_EXAMPLE } : example,
+      },
     },
-    servers: options.serverUrl
-      ? [{ url: options.serverUrl }]
-      : [
-          {
-            url: '{base_url}',
-            description: 'The service (its BASE_URL).',
-            variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+  };
+}
+
+/** A route's path parameters, from its params schema. */
+function pathParameters(params: z.ZodType | undefined): JsonSchema[] {
+  if (!params) return [];
+  const json = toJsonSchema(params);
+  return Object.entries(json.properties as Record<string, JsonSchema>).map(([name, schema]) => {
+    const { description, ...rest } = schema;
+    return { name, in: 'path', required: true, description, schema: rest };
+  });
+}
+
+/** The name a request or query schema has in the document. */
+function nameOf(schema: unknown): string {
+  const found = Object.entries({ ...REQUEST_SCHEMAS, ...QUERY_SCHEMAS }).find(
+    ([, known]) => known === schema,
+  );
+  if (!found) throw new Error('a documented route validates with a schema the reference does not name');
+  return found[0];
+}
+
+interface RouteSchema {
+  operationId?: string;
+  params?: z.ZodType;
+  querystring?: z.ZodType;
+  body?: z.ZodType;
+  [key: string]: unknown;
+}
+
+/**
+ * @fastify/swagger's `transform`: a route's operation, from the schemas and `config.reference` it is
+ * declared with (src/api/route.ts). Routes without a reference (pages, the codec, these docs) are left out.
+ * What the plugin would rewrite (parameters, body, answers) travels under `x-` keys, which it copies as
+ * they are, and `finishDocument` puts them in place.
+ */
+export function describeRoute(input: { schema?: unknown; url: string; route: RouteOptions }): {
+  schema: JsonSchema;
+  url: string;
+} {
+  const reference = input.route.config?.reference;
+  const schema = (input.schema ?? {}) as RouteSchema;
+  if (!reference || !schema.operationId) return { schema: { hide: true }, url: input.url };
+  const url = reference.testOnly ? input.url.replace(':mode', 'test') : input.url;
+  const path = url.replace(/:(\w+)/g, '{$1}');
+  const query = schema.querystring ? queryParameters(nameOf(schema.querystring) as QueryName) : [];
+  const body = schema.body && reference.body ? nameOf(schema.body) : undefined;
+  const requests = body ? requestSchema(body, REQUEST_SCHEMAS[body as RequestName]) : undefined;
+  const creates = input.route.config?.creates !== undefined;
+  const answerContent = reference.answer.schema
+    ? { 'application/json': { schema: ref(reference.answer.schema) } }
+    : { 'text/plain': { schema: { type: 'string' } } };
+  const replayed = creates
+    ? {
+        headers: {
+          'Idempotent-Replayed': {
+            description: '`true` when this answers an earlier request with the same `order_id` and fields.',
+            schema: { type: 'string', enum: ['true'] },
           },
-        ],
-    security: [{ secretKey: [] }],
-    tags: TAGS,
-    paths,
-    webhooks: {
-      transaction: {
-        post: {
-          summary: 'A transaction event',
-          description: WEBHOOK_DESCRIPTION,
-          parameters: SIGNATURE_HEADERS,
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: ref('WebhookPayload') } },
+        },
+      }
+    : {};
+  const readiness =
+    schema.operationId === 'readiness'
+      ? {
+          '503': {
+            description: 'Not ready: what is unavailable, or `draining` while shutting down.',
+            content: { 'application/json': { schema: ref('Readiness') } },
           },
-          responses: {
-            '200': { description: 'Any `2xx` within 10 seconds: delivered.' },
-            default: { description: 'Anything else: retried.' },
+        }
+      : {};
+  const shape = { path, reference, query: query.length > 0, creates };
+  return {
+    url,
+    schema: {
+      operationId: schema.operationId,
+      tags: schema.tags,
+      summary: schema.summary,
+      description: schema.description,
+      ...(reference.open ? { security: [] } : {}),
+      'x-parameters': [...pathParameters(schema.params), ...query],
+      ...(body
+        ? { 'x-requestBody': requestBody(reference.body!, body, (requests!.examples as unknown[])[0]) }
+        : {}),
+      'x-responses': {
+        '200': { description: reference.answer.description, ...replayed, content: answerContent },
+        ...errorResponses(errorsOf(shape), reference.customMessages),
+        ...readiness,
+      },
+    },
+  };
+}
+
+export const VARIABLE_SERVER = {
+  url: '{base_url}',
+  description: 'The service (its BASE_URL).',
+  variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+};
+
+/**
+ * @fastify/swagger's `transformObject`: the operations put together by `describeRoute`, with the prose,
+ * the shared schemas and the webhook. Without `serverUrl`, the server is a `{base_url}` variable.
+ */
+export function finishDocument(serverUrl?: string) {
+  return (document: Parameters<SwaggerTransformObject>[0]): OpenAPIV3_1.Document => {
+    const built = 'openapiObject' in document ? document.openapiObject.paths : undefined;
+    const paths: Record<string, Record<string, JsonSchema>> = {};
+    for (const [path, methods] of Object.entries(built ?? {})) {
+      for (const [method, operation] of Object.entries(methods as Record<string, JsonSchema>)) {
+        const {
+          'x-parameters': parameters,
+          'x-requestBody': body,
+          'x-responses': responses,
+          ...rest
+        } = operation;
+        delete rest.responses;
+        delete rest.parameters;
+        const params = parameters as JsonSchema[];
+        (paths[path] ??= {})[method] = {
+          ...rest,
+          ...(params.length > 0 ? { parameters: params } : {}),
+          ...(body ? { requestBody: body } : {}),
+          responses,
+        };
+      }
+    }
+    const requests = Object.fromEntries(
+      Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, requestSchema(name, schema)]),
+    );
+    return {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payments API',
+        version: '1',
+        description: DESCRIPTION(),
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: serverUrl ? [{ url: serverUrl }] : [VARIABLE_SERVER],
+      security: [{ secretKey: [] }],
+      tags: TAGS,
+      paths,
+      webhooks: {
+        transaction: {
+          post: {
+            summary: 'A transaction event',
+            description: WEBHOOK_DESCRIPTION,
+            parameters: SIGNATURE_HEADERS,
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: ref('WebhookPayload') } },
+            },
+            responses: {
+              '200': { description: 'Any `2xx` within 10 seconds: delivered.' },
+              default: { description: 'Anything else: retried.' },
+            },
+            security: [],
           },
-          security: [],
         },
       },
-    },
-    components: {
-      securitySchemes: {
-        secretKey: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'The secret key: `PA_TEST_…` on test paths, `PA_LIVE_…` on live paths.',
+      components: {
+        securitySchemes: {
+          secretKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The secret key: `PA_TEST_…` on test paths, `PA_LIVE_…` on live paths.',
+          },
         },
+        schemas: {
+          ...requests,
+          AnyJson: anyJson(),
+          ...Object.fromEntries(
+            Object.entries(SHARED_ENUMS).map(([name, values]) => [
+              name,
+              { type: 'string', enum: [...values], description: SHARED_ENUM_DESCRIPTIONS[name] },
+            ]),
+          ),
+          ...answerSchemas(),
+        },
+        examples: errorExamples(),
       },
-      parameters: PATH_PARAMETERS,
-      schemas: {
-        ...requests,
-        AnyJson: anyJson(),
-        ...Object.fromEntries(
-          Object.entries(SHARED_ENUMS).map(([name, values]) => [
-            name,
-            { type: 'string', enum: [...values], description: SHARED_ENUM_DESCRIPTIONS[name] },
-          ]),
-        ),
-        ...answerSchemas(),
-      },
-      examples: errorExamples(),
-    },
+    } as unknown as OpenAPIV3_1.Document;
   };
 }

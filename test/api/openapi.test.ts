@@ -13,7 +13,8 @@ import {
   type MerchantClient,
 } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
-import { buildOpenApiDocument, REQUEST_SCHEMAS, type JsonSchema } from '../../src/api/openapi';
+import { REQUEST_SCHEMAS, type JsonSchema } from '../../src/api/openapi';
+import { referenceDocument } from '../../src/api/reference';
 import { addTemplate } from '../../src/transactions/links';
 import { MODES } from '../../src/lib/vocabulary';
 import { parseJsonExact } from '../../src/lib/json';
@@ -56,7 +57,7 @@ const NOT_DOCUMENTED: Record<string, string> = {
 /** This reference's own pages and files. */
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
 
-const document = buildOpenApiDocument();
+const document = (await referenceDocument()) as unknown as JsonSchema;
 const schemas = (document.components as { schemas: Record<string, JsonSchema> }).schemas;
 const operations = Object.entries(document.paths as Record<string, Record<string, JsonSchema>>).flatMap(
   ([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { startServedEnv } from '../helpers/browser';
-import { buildOpenApiDocument } from '../../src/api/openapi';
+import { referenceDocument } from '../../src/api/reference';
 
 /**
  * The API reference at /docs in Chromium, as a merchant's developer reads it on a desktop and on a phone:
@@ -21,7 +21,7 @@ const WIDTHS: Record<string, BrowserContextOptions> = {
   phone: { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true },
 };
 
-const openapi = buildOpenApiDocument();
+const openapi = await referenceDocument();
 const operationCount = [openapi.paths, openapi.webhooks]
   .flatMap((group) => Object.values(group as Record<string, object>))
   .reduce((sum, methods) => sum + Object.keys(methods).length, 0);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ModeParams, type Api } from '../route';
 import { and, eq, sql } from 'drizzle-orm';
-import { parseInput } from '../fields';
 import { replyCreated } from '../reply';
 import type { PageDeps, RouteDeps } from '../deps';
 import { HostedCardRequest } from './hosted-card';
@@ -38,14 +38,32 @@ const METHOD_NAMES: Record<ApmMethod, { label: string; hint: string }> = {
 };
 
 /** `POST /api/v1/{mode}/apm` (envelope): answers `REDIRECT` to the page listing the methods. */
-export async function apmRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/apm',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
-    async (request, reply) => {
-      const input = parseInput(HostedCardRequest, request.body);
-      return replyCreated(reply, await createApmPayment(deps.transactions, request.merchant, input));
+    {
+      schema: {
+        operationId: 'createApmPayment',
+        tags: ['Card payments'],
+        summary: 'Alternative payment method (bank transfer, wallet)',
+        description:
+          "The hosted card payment's fields. Answers `REDIRECT` to our page offering the methods the " +
+          "merchant's terminals take; the customer approves or declines at the provider (docs/hosted.md).",
+        params: ModeParams,
+        body: HostedCardRequest,
+      },
+      config: {
+        creates: 'apm',
+        reference: {
+          body: 'encrypted',
+          answer: { schema: 'ApmTransaction', description: 'The payment, waiting on the methods page.' },
+        },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
     },
+    async (request, reply) =>
+      replyCreated(reply, await createApmPayment(deps.transactions, request.merchant, request.body)),
   );
 }
 

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { httpUrl, parseInput } from '../fields';
+import { httpUrl } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
 import { createCardPayment } from '../../transactions/card';
+import { SANDBOX_CARD_TABLE } from '../../sandbox/tables';
 import { replyCreated } from '../reply';
+import { markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
 export const CardRequest = z
@@ -15,13 +16,35 @@ export const CardRequest = z
   })
   .superRefine(checkCardExpiry);
 
-export async function cardRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/card',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
-    async (request, reply) => {
-      const input = parseInput(CardRequest, request.body);
-      return replyCreated(reply, await createCardPayment(deps.transactions, request.merchant, input));
+    {
+      schema: {
+        operationId: 'createCardPayment',
+        tags: ['Card payments'],
+        summary: 'Card payment from raw card data',
+        description:
+          'Answers `REDIRECT` (3-D Secure: send the customer to `redirect_url`), `SUCCESS` (frictionless) or ' +
+          "`FAILED` with the issuer's message. Without `terminal_id` the merchant's card terminals are tried " +
+          'by priority: a technical failure the connector certainly did not process moves to the next, a ' +
+          'decline does not. A challenge not completed within 15 minutes ends `FAILED`, ' +
+          '`Transaction abandoned.`\n\nSandbox cards (test mode):\n\n' +
+          markdownTable(SANDBOX_CARD_TABLE),
+        params: ModeParams,
+        body: CardRequest,
+      },
+      config: {
+        creates: 'card',
+        reference: {
+          body: 'encrypted',
+          answer: { schema: 'CardTransaction', description: 'The card payment.' },
+        },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
     },
+    async (request, reply) =>
+      replyCreated(reply, await createCardPayment(deps.transactions, request.merchant, request.body)),
   );
 }

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import { TransactionParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
-import { decimalAmount, optional, parseInput, text, SPACE } from '../fields';
+import { decimalAmount, optional, text, SPACE } from '../fields';
 import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
@@ -27,13 +27,34 @@ export const DepositRequest = z.object({
  * says how it was accounted: counted, refunded (it came after the payment was complete or the window
  * closed), held (after the transaction closed) or duplicate.
  */
-export async function cryptoDepositRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.post<{ Params: { id: string } }>(
+export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  app.post(
     '/api/v1/:mode/crypto/:id/deposit',
-    { onRequest: app.authenticate },
+    {
+      schema: {
+        operationId: 'simulateDeposit',
+        tags: ['Crypto'],
+        summary: 'Simulate a deposit (test mode)',
+        description:
+          "Pays into an OFFRAMP's or payin's deposit address: counted, refunded (after completion or the " +
+          'window), held (the transaction had closed) or duplicate. On a chain watched on a real node it is ' +
+          'a real transfer, answered `pending`.',
+        params: TransactionParams,
+        body: DepositRequest,
+      },
+      config: {
+        reference: {
+          body: 'plain',
+          answer: { schema: 'DepositAnswer', description: 'The transaction and the deposit.' },
+          refusals: ['TRANSACTION_NOT_FOUND'],
+          testOnly: true,
+        },
+      },
+      onRequest: app.authenticate,
+    },
     async (request) => {
       if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
-      const input = parseInput(DepositRequest, request.body ?? {});
+      const input = request.body;
       const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
         throw new ApiError('TRANSACTION_NOT_FOUND');

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import { ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { listPayinCurrencies } from '../../crypto/catalogue';
-import { country, decimalAmount, parseInput } from '../fields';
+import { country, decimalAmount } from '../fields';
 import type { RouteDeps } from '../deps';
 
 export const CurrenciesRequest = z.object({
@@ -9,10 +9,29 @@ export const CurrenciesRequest = z.object({
   amount: decimalAmount('amount'),
 });
 
-export async function currencyRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.post('/api/v1/:mode/crypto/currencies', { onRequest: app.authenticate }, async (request) => {
-    const input = parseInput(CurrenciesRequest, request.body ?? {});
-    const data = await listPayinCurrencies(deps.db, input.country, input.amount);
-    return { message: 'Supported currencies retrieved successfully.', data };
-  });
+export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  app.post(
+    '/api/v1/:mode/crypto/currencies',
+    {
+      schema: {
+        operationId: 'listPayinCurrencies',
+        tags: ['Crypto'],
+        summary: 'Crypto currencies for a country and amount',
+        description: 'The catalogue entries offered in `country` for that fiat amount.',
+        params: ModeParams,
+        body: CurrenciesRequest,
+      },
+      config: {
+        reference: {
+          body: 'plain',
+          answer: { schema: 'CurrencyList', description: 'The currencies and their networks.' },
+        },
+      },
+      onRequest: app.authenticate,
+    },
+    async (request) => {
+      const data = await listPayinCurrencies(deps.db, request.body.country, request.body.amount);
+      return { message: 'Supported currencies retrieved successfully.', data };
+    },
+  );
 }

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import swagger, { type StaticDocumentSpec } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { buildOpenApiDocument } from '../openapi';
 
 /**
  * Swagger UI's own styles make some blocks wider than a phone (long paths, tag descriptions, tables,
@@ -30,13 +28,10 @@ const VIEWPORT = '<meta name="viewport" content="width=device-width, initial-sca
 
 /**
  * The API reference at /docs: Swagger UI (served from the package, no CDN) over the OpenAPI document
- * built from the routes' own schemas (src/api/openapi.ts); the document itself at /docs/json.
+ * @fastify/swagger builds from the routes' own declarations (src/api/openapi.ts); the document itself at
+ * /docs/json.
  */
-export async function docsRoutes(app: FastifyInstance, baseUrl: string): Promise<void> {
-  // Built here rather than read from openapi.json, so what is served cannot lag the code. The plugin's
-  // types know OpenAPI 3.0 only; it serves any document as given.
-  const document = buildOpenApiDocument({ serverUrl: baseUrl }) as unknown as StaticDocumentSpec['document'];
-  await app.register(swagger, { mode: 'static', specification: { document } });
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Swagger UI's page has no viewport tag: a phone would lay it out 980 pixels wide and shrink it.
   app.addHook('onSend', async (_request, reply, payload) =>
     typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html')

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ModeParams, type Api } from '../route';
 import { z } from 'zod';
-import { httpUrl, parseInput } from '../fields';
+import { httpUrl } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
 import { replyCreated } from '../reply';
 import type { PageDeps, RouteDeps } from '../deps';
@@ -34,14 +35,32 @@ export const HostedCardRequest = z.object({
 });
 
 /** `POST /api/v1/{mode}/hosted/card` (envelope): answers `REDIRECT` to the hosted payment page. */
-export async function hostedCardRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/hosted/card',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
-    async (request, reply) => {
-      const input = parseInput(HostedCardRequest, request.body);
-      return replyCreated(reply, await createHostedCardPayment(deps.transactions, request.merchant, input));
+    {
+      schema: {
+        operationId: 'createHostedCardPayment',
+        tags: ['Card payments'],
+        summary: 'Card payment on our hosted page',
+        description:
+          'The card payment without the card: answers `REDIRECT` to our payment page, where the customer ' +
+          'types the card; from there it continues as a card payment (docs/hosted.md).',
+        params: ModeParams,
+        body: HostedCardRequest,
+      },
+      config: {
+        creates: 'card',
+        reference: {
+          body: 'encrypted',
+          answer: { schema: 'CardTransaction', description: 'The card payment, waiting on the hosted page.' },
+        },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
     },
+    async (request, reply) =>
+      replyCreated(reply, await createHostedCardPayment(deps.transactions, request.merchant, request.body)),
   );
 }
 

@@ -16,6 +16,7 @@ import {
   SPACE,
 } from '../fields';
 import type { PageDeps, RouteDeps } from '../deps';
+import type { Api, Reference } from '../route';
 import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
 import { createHostedCardPayment } from '../../transactions/card';
 import { createPayin } from '../../transactions/payin';
@@ -129,27 +130,72 @@ export const CryptoLinkRequest = z
  * Payment page templates (`GET /api/v1/payment-templates`) and card payment links
  * (`POST /api/v1/payment-link`, plain or in the envelope) for the key's mode (docs/hosted.md).
  */
-export async function linkRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.get('/api/v1/payment-templates', { onRequest: app.authenticate }, async (request) => ({
-    message: 'Payment templates retrieved successfully.',
-    data: await listTemplates(deps.db, request.merchant),
-  }));
+export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  app.get(
+    '/api/v1/payment-templates',
+    {
+      schema: {
+        operationId: 'listPaymentTemplates',
+        tags: ['Payment links'],
+        summary: "The key's mode's payment page templates",
+        description: 'Templates are added with `npx payments templates add`.',
+      },
+      config: {
+        reference: { answer: { schema: 'TemplateList', description: 'The templates, oldest first.' } },
+      },
+      onRequest: app.authenticate,
+    },
+    async (request) => ({
+      message: 'Payment templates retrieved successfully.',
+      data: await listTemplates(deps.db, request.merchant),
+    }),
+  );
 
+  const linkAnswer = {
+    body: 'either',
+    answer: { schema: 'PaymentLink', description: 'The link.' },
+    refusals: ['ORDER_CONFLICT'],
+  } satisfies Reference;
   app.post(
     '/api/v1/payment-link',
-    { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped },
+    {
+      schema: {
+        operationId: 'createPaymentLink',
+        tags: ['Payment links'],
+        summary: 'Card payment link',
+        description:
+          'A link to a page that collects the customer (and the amount, when not fixed) and continues as a ' +
+          'hosted card payment. One payment per link, until `expiry_date`. Plain JSON or the envelope.',
+        body: LinkRequest,
+      },
+      config: { reference: linkAnswer },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBodyIfEnveloped,
+    },
     async (request) => {
-      const input = parseInput(LinkRequest, request.body ?? {});
-      const url = await createLink(deps.transactions, request.merchant, input);
+      const url = await createLink(deps.transactions, request.merchant, request.body);
       return { message: 'Payment link created successfully.', data: url };
     },
   );
 
   app.post(
     '/api/v1/crypto/payment-link',
-    { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped },
+    {
+      schema: {
+        operationId: 'createCryptoPaymentLink',
+        tags: ['Payment links'],
+        summary: 'Crypto payment link (ONRAMP, OFFRAMP, PAYIN)',
+        description:
+          'A link to a page that collects the customer and creates the ramp or payin the link fixes. Plain ' +
+          'JSON or the envelope.',
+        body: CryptoLinkRequest,
+      },
+      config: { reference: linkAnswer },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBodyIfEnveloped,
+    },
     async (request) => {
-      const input = parseInput(CryptoLinkRequest, request.body ?? {});
+      const input = request.body;
       const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;
       const url = await createLink(deps.transactions, request.merchant, {
         payment_template_id: input.payment_template_id,

@@ -1,20 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ApiError } from '../../platform/errors';
-import {
-  LEDGER_STEPS,
-  MODES,
-  TRANSACTION_KINDS,
-  TRANSACTION_STATUSES,
-  type Mode,
-} from '../../lib/vocabulary';
-import {
-  listTransactions,
-  listWalletTransactions,
-  type ListQuery,
-  type WalletListQuery,
-} from '../../transactions/lists';
-import { optional, parseInput, text, SPACE } from '../fields';
+import { LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../../lib/vocabulary';
+import { listTransactions, listWalletTransactions } from '../../transactions/lists';
+import { optional, text, SPACE } from '../fields';
+import { ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
 /** A calendar day that exists: `2026-02-30` and year 0 are refused, not rolled over or sent to Postgres. */
@@ -101,31 +89,60 @@ export const WalletListRequest = z
 /** At most 100 a page, 20 unless asked. */
 const pageSize = (limit: string | undefined) => (limit === undefined ? 20 : Number(limit));
 
-function listQuery(request: FastifyRequest): ListQuery {
-  const { limit, ...query } = parseInput(ListRequest, request.query ?? {});
-  return { ...query, limit: pageSize(limit) };
-}
-
-function walletListQuery(request: FastifyRequest): WalletListQuery {
-  const { limit, status: _refused, ...query } = parseInput(WalletListRequest, request.query ?? {});
-  return { ...query, limit: pageSize(limit) };
-}
-
 /**
  * `GET /api/v1/{test|live}-transactions` and `GET /api/v1/{test|live}-wallet-transactions`, the vendor
  * SDK's `TXN` lists (docs/api.md): the mode is in the path, and must be the key's.
  */
-export async function listRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  const keyOf = (request: FastifyRequest, mode: Mode) => {
-    if (request.merchant.mode !== mode) throw new ApiError('AUTH_INVALID');
-    return request.merchant;
-  };
-  for (const mode of MODES) {
-    app.get(`/api/v1/${mode}-transactions`, { onRequest: app.authenticate }, async (request) =>
-      listTransactions(deps.db, deps.config.MASTER_KEY, keyOf(request, mode), listQuery(request)),
-    );
-    app.get(`/api/v1/${mode}-wallet-transactions`, { onRequest: app.authenticate }, async (request) =>
-      listWalletTransactions(deps.db, deps.config.MASTER_KEY, keyOf(request, mode), walletListQuery(request)),
-    );
-  }
+export async function listRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  app.get(
+    '/api/v1/:mode-transactions',
+    {
+      schema: {
+        operationId: 'listTransactions',
+        tags: ['Transactions'],
+        summary: 'Transactions, newest first',
+        description:
+          "The key's mode's transactions, paged by keyset: a page does not move while new transactions " +
+          "arrive. The path's mode must be the key's (`401` otherwise). A cursor is signed for the merchant, " +
+          'mode and list that issued it; any other is `422`.',
+        params: ModeParams,
+        querystring: ListRequest,
+      },
+      config: {
+        reference: { answer: { schema: 'TransactionPage', description: 'A page of transactions.' } },
+      },
+      onRequest: app.authenticate,
+    },
+    async (request) => {
+      const { limit, ...query } = request.query;
+      return listTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
+        ...query,
+        limit: pageSize(limit),
+      });
+    },
+  );
+  app.get(
+    '/api/v1/:mode-wallet-transactions',
+    {
+      schema: {
+        operationId: 'listWalletTransactions',
+        tags: ['Transactions'],
+        summary: 'Wallet ledger entries, newest first',
+        description: "The entries of the key's mode's wallets, paged as the transactions are.",
+        params: ModeParams,
+        querystring: WalletListRequest,
+      },
+      config: {
+        reference: { answer: { schema: 'WalletTransactionPage', description: 'A page of ledger entries.' } },
+      },
+      onRequest: app.authenticate,
+    },
+    async (request) => {
+      const { limit, status: _refused, ...query } = request.query;
+      return listWalletTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
+        ...query,
+        limit: pageSize(limit),
+      });
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import { ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import {
   country,
@@ -9,7 +9,6 @@ import {
   ipAddress,
   optional,
   orderId,
-  parseInput,
   phoneNumber,
   terminalId,
   text,
@@ -37,13 +36,28 @@ export const PayinRequest = z.object({
   terminal_id: optional(terminalId()),
 });
 
-export async function payinRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/crypto/payin',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
-    async (request, reply) => {
-      const input = parseInput(PayinRequest, request.body);
-      return replyCreated(reply, await createPayin(deps.transactions, request.merchant, input));
+    {
+      schema: {
+        operationId: 'createPayin',
+        tags: ['Crypto'],
+        summary: 'Crypto payin',
+        description:
+          'Answers `REDIRECT` to the crypto checkout page with the deposit address, the crypto amount and ' +
+          'the deadline. On success the fiat amount is credited to the wallet in `currency`.',
+        params: ModeParams,
+        body: PayinRequest,
+      },
+      config: {
+        creates: 'crypto_payin',
+        reference: { body: 'encrypted', answer: { schema: 'PayinTransaction', description: 'The payin.' } },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
     },
+    async (request, reply) =>
+      replyCreated(reply, await createPayin(deps.transactions, request.merchant, request.body)),
   );
 }

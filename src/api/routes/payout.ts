@@ -1,32 +1,55 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseInput, text } from '../fields';
-import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
+import { text } from '../fields';
+import {
+  cardFields,
+  cardholderFields,
+  checkCardExpiry,
+  closingFields,
+  refuseSandboxCardInLive,
+} from '../card-fields';
 import { createCardPayout } from '../../transactions/payout';
-import { SANDBOX_PAYOUT_CARDS } from '../../sandbox/tables';
-import type { Mode } from '../../lib/vocabulary';
+import { SANDBOX_PAYOUT_CARDS, SANDBOX_PAYOUT_TABLE } from '../../sandbox/tables';
 import { replyCreated } from '../reply';
+import { markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
-/** Test mode also takes the interface's payout test cards, which do not pass the Luhn check. */
-export const payoutRequest = (mode: Mode) =>
-  z
-    .object({
-      wallet_id: text('wallet_id', { max: 64 }),
-      ...cardholderFields,
-      ...cardFields(false, mode === 'test' ? SANDBOX_PAYOUT_CARDS : undefined),
-      ...closingFields,
-    })
-    .superRefine(checkCardExpiry);
+/** It takes the interface's payout test cards, which fail the Luhn check: live mode refuses them. */
+export const PayoutRequest = z
+  .object({
+    wallet_id: text('wallet_id', { max: 64 }),
+    ...cardholderFields,
+    ...cardFields(false, SANDBOX_PAYOUT_CARDS),
+    ...closingFields,
+  })
+  .superRefine(checkCardExpiry);
 
-export async function payoutRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  const schemas = { test: payoutRequest('test'), live: payoutRequest('live') };
+export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/payout',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
+    {
+      schema: {
+        operationId: 'createPayout',
+        tags: ['Payouts and wallets'],
+        summary: 'Card payout from a wallet',
+        description:
+          "A currency other than the wallet's is `BLOCKED` (`Currency must match the wallet's currency`), " +
+          'an inactive wallet too. More than the available balance (and in test mode any amount above 1000) ' +
+          'is `FAILED`, `Insufficient funds.` Otherwise the amount and fee are reserved, then sent: ' +
+          '`SUCCESS`, `FAILED` (the reserve released), or `PENDING` with `redirect_url` to the verification ' +
+          `page.\n\nSandbox payout cards (test mode):\n\n${markdownTable(SANDBOX_PAYOUT_TABLE)}`,
+        params: ModeParams,
+        body: PayoutRequest,
+      },
+      config: {
+        creates: 'payout',
+        reference: { body: 'encrypted', answer: { schema: 'PayoutTransaction', description: 'The payout.' } },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
+    },
     async (request, reply) => {
-      const input = parseInput(schemas[request.merchant.mode], request.body);
-      return replyCreated(reply, await createCardPayout(deps.transactions, request.merchant, input));
+      refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
+      return replyCreated(reply, await createCardPayout(deps.transactions, request.merchant, request.body));
     },
   );
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import { ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import {
   country,
@@ -8,7 +8,6 @@ import {
   httpUrl,
   ipAddress,
   optional,
-  parseInput,
   personName,
   phoneNumber,
   text,
@@ -82,13 +81,33 @@ export const RampRequest = z
     return { ...value, amount: parsed.data };
   });
 
-export async function rampRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+export async function rampRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(
     '/api/v1/:mode/crypto',
-    { onRequest: app.authenticate, preValidation: app.decryptBody },
-    async (request, reply) => {
-      const input = parseInput(RampRequest, request.body);
-      return replyCreated(reply, await createRamp(deps.transactions, request.merchant, input));
+    {
+      schema: {
+        operationId: 'createRamp',
+        tags: ['Crypto'],
+        summary: 'Crypto ramp (ONRAMP or OFFRAMP)',
+        description:
+          'Answers `REDIRECT` to the crypto checkout page with the quote in `data`, locked for the ' +
+          "transaction's window. ONRAMP: the customer pays the fiat, then the crypto goes to " +
+          '`wallet_address` (30 minutes). OFFRAMP: the page shows a deposit address and a 60-minute ' +
+          'deadline; deposits settle as in docs/settlement.md, then the fiat is paid out.',
+        params: ModeParams,
+        body: RampRequest,
+      },
+      config: {
+        creates: 'ramp',
+        reference: {
+          body: 'encrypted',
+          answer: { schema: 'RampTransaction', description: 'The ramp and its quote.' },
+        },
+      },
+      onRequest: app.authenticate,
+      preValidation: app.decryptBody,
     },
+    async (request, reply) =>
+      replyCreated(reply, await createRamp(deps.transactions, request.merchant, request.body)),
   );
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import { EventParams, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError } from '../../platform/errors';
 import { webhookSchedule } from '../../platform/config';
@@ -8,7 +8,7 @@ import {
   listWebhookEvents,
   prepareAuditedRedelivery,
 } from '../../transactions/webhook-events';
-import { optional, parseInput, text, SPACE } from '../fields';
+import { optional, text, SPACE } from '../fields';
 import { isoDate, pageLimit } from './lists';
 import type { RouteDeps } from '../deps';
 
@@ -32,21 +32,53 @@ export const EventLogRequest = z.object({
  * The merchant's webhook event log (docs/webhooks.md): every event of the key's mode with each delivery
  * attempt, and a redelivery of one event now.
  */
-export async function webhookEventRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  app.get('/api/v1/:mode/webhooks/events', { onRequest: app.authenticate }, async (request) => {
-    const { delivered, limit, ...query } = parseInput(EventLogRequest, request.query ?? {});
-    return listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
-      ...query,
-      ...(delivered === undefined ? {} : { delivered: delivered === 'true' }),
-      limit: limit === undefined ? 20 : Number(limit),
-    });
-  });
-
-  app.post<{ Params: { eventId: string } }>(
-    '/api/v1/:mode/webhooks/events/:eventId/redeliver',
-    { onRequest: app.authenticate },
+export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  app.get(
+    '/api/v1/:mode/webhooks/events',
+    {
+      schema: {
+        operationId: 'listWebhookEvents',
+        tags: ['Webhook events'],
+        summary: 'Webhook events with every delivery attempt',
+        description: "The key's merchant's events of the mode, newest first, paged as the lists are.",
+        params: ModeParams,
+        querystring: EventLogRequest,
+      },
+      config: { reference: { answer: { schema: 'WebhookEventPage', description: 'A page of events.' } } },
+      onRequest: app.authenticate,
+    },
     async (request) => {
-      const { eventId } = request.params;
+      const { delivered, limit, ...query } = request.query;
+      return listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
+        ...query,
+        ...(delivered === undefined ? {} : { delivered: delivered === 'true' }),
+        limit: limit === undefined ? 20 : Number(limit),
+      });
+    },
+  );
+
+  app.post(
+    '/api/v1/:mode/webhooks/events/:event_id/redeliver',
+    {
+      schema: {
+        operationId: 'redeliverWebhookEvent',
+        tags: ['Webhook events'],
+        summary: 'Send a webhook event again now',
+        description:
+          'A new delivery run of the same `event_id` and body, with its own retries. Asked again before its ' +
+          'first attempt, it starts nothing more.',
+        params: EventParams,
+      },
+      config: {
+        reference: {
+          answer: { schema: 'WebhookEventAnswer', description: 'The event.' },
+          customMessages: { ROUTE_NOT_FOUND: 'Webhook event not found.' },
+        },
+      },
+      onRequest: app.authenticate,
+    },
+    async (request) => {
+      const { event_id: eventId } = request.params;
       const event = await findMerchantEvent(deps.db, request.merchant, eventId);
       if (!event) throw new ApiError('ROUTE_NOT_FOUND', 'Webhook event not found.');
       const runs = await prepareAuditedRedelivery(
