@@ -9,6 +9,19 @@ import { JsonNumber } from '../lib/json';
 import { canonicalDecimal, plainDecimal } from '../lib/units';
 import { validationError } from '../platform/errors';
 
+/**
+ * What a field means and an example of it, for the API reference: its limits and rules are read from
+ * the validator. An empty `examples` leaves the field out of the request's example.
+ */
+export function about<T extends z.ZodType>(schema: T, description: string, ...examples: unknown[]): T {
+  return schema.meta({ description, ...(examples.length > 0 ? { examples } : {}) }) as T;
+}
+
+/** A field the reference describes with no example: the request's example leaves it out. */
+export function aboutWithoutExample<T extends z.ZodType>(schema: T, description: string): T {
+  return schema.meta({ description, examples: [] }) as T;
+}
+
 /** `first_name` -> `first name`, as merchants read it in messages. */
 export function human(field: string): string {
   return field.replace(/_/g, ' ');
@@ -217,15 +230,66 @@ export const optional = <T extends z.ZodTypeAny>(schema: T) =>
     schema.optional(),
   );
 
-export const orderId = () =>
-  text('order_id', {
-    max: 191,
-    check: (v) => /^[\x21-\x7e]+$/.test(v),
-    rule: 'printable ASCII without spaces',
-    pattern: `^${SPACE}*[!-~]+${SPACE}*$`,
-  });
+export const orderId = (
+  description = "The merchant's order id, unique per merchant and mode across all kinds: repeating it with " +
+    'the same fields answers the original transaction, with other fields is `409`.',
+) =>
+  about(
+    text('order_id', {
+      max: 191,
+      check: (v) => /^[\x21-\x7e]+$/.test(v),
+      rule: 'printable ASCII without spaces',
+      pattern: `^${SPACE}*[!-~]+${SPACE}*$`,
+    }),
+    description,
+    'order-1001',
+  );
 
-export const terminalId = () => text('terminal_id', { max: 64 });
+export const terminalId = () =>
+  about(
+    text('terminal_id', { max: 64 }),
+    "One of the merchant's active terminals for this mode and kind: pins that connector (no cascading).",
+  );
+
+export const redirectUrl = () =>
+  about(
+    httpUrl('redirect_url'),
+    'Where the customer goes after a hosted page, with `transaction_id`, `order_id` and `status` added as ' +
+      'query parameters. In live mode its host must be public (not loopback, private or link-local).',
+    'https://shop.example/return',
+  );
+
+export const webhookUrl = () =>
+  about(
+    httpUrl('webhook_url'),
+    "Where this transaction's webhooks are sent (see Webhooks). In live mode its host must be public.",
+    'https://shop.example/webhooks',
+  );
+
+export const walletId = (description = "One of the merchant's wallets of this mode.") =>
+  about(text('wallet_id', { max: 64 }), description, 'wal_4n0Qy2b7c9Xk1LmP3sTu');
+
+export const transactionId = () =>
+  about(
+    text('transaction_id', { max: 191 }),
+    'The transaction, by `transaction_id` or by `order_id`.',
+    'PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D',
+  );
+
+export const cryptoCurrency = () =>
+  about(upperCode('crypto_currency', 10), 'A crypto currency of the catalogue.', 'USDT');
+
+export const cryptoNetwork = () =>
+  optional(
+    about(
+      upperCode('crypto_network', 40),
+      "The currency's network; may be left out when the currency has only one.",
+      'TRON',
+    ),
+  );
+
+export const fiatCurrencyOf = (description: string) =>
+  about(fiatCurrency('fiat_currency'), description, 'USD');
 
 /** A code such as a crypto currency or network, compared in upper case. */
 export const upperCode = (field: string, max: number) =>

@@ -4,23 +4,10 @@ import { COUNTRY_CODES } from '../lib/countries';
 import { FIAT_CURRENCIES } from '../lib/currencies';
 import { errorCatalogue, type ErrorCode } from '../platform/errors';
 import { APM_METHODS, LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
-import { SANDBOX_CARD_TABLE } from '../sandbox/tables';
 import type { RouteOptions } from 'fastify';
 import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import type { Reference } from './route';
-import { ChargebackRequest, RefundRequest } from './routes/aftercare';
-import { CardRequest } from './routes/card';
-import { DepositRequest } from './routes/crypto-deposit';
-import { CurrenciesRequest } from './routes/currencies';
-import { HostedCardRequest } from './routes/hosted-card';
-import { CryptoLinkRequest, LinkRequest } from './routes/links';
-import { ListRequest, WalletListRequest } from './routes/lists';
-import { PayinRequest } from './routes/payin';
-import { PayoutRequest } from './routes/payout';
-import { RampRequest } from './routes/ramp';
-import { PayoutEstimateRequest } from './routes/wallets';
-import { EventLogRequest } from './routes/webhook-events';
+import { REQUEST_BODIES, type Reference } from './route';
 
 /**
  * The OpenAPI 3.1 document of the merchant API, served at /docs and written to openapi.json
@@ -33,193 +20,7 @@ import { EventLogRequest } from './routes/webhook-events';
 
 export type JsonSchema = { [key: string]: unknown };
 
-/** The schemas the routes parse request bodies with, by their name in the document. */
-export const REQUEST_SCHEMAS = {
-  CardRequest,
-  HostedCardRequest,
-  // Test mode's: it also takes the sandbox's payout cards, which fail the Luhn check. The fields are the same.
-  PayoutRequest,
-  PayoutEstimateRequest,
-  RampRequest,
-  PayinRequest,
-  CurrenciesRequest,
-  DepositRequest,
-  RefundRequest,
-  ChargebackRequest,
-  PaymentLinkRequest: LinkRequest,
-  CryptoPaymentLinkRequest: CryptoLinkRequest,
-} satisfies Record<string, z.ZodType>;
-
-/** The schemas the list routes parse their query strings with. */
-export const QUERY_SCHEMAS = {
-  TransactionListQuery: ListRequest,
-  WalletTransactionListQuery: WalletListRequest,
-  WebhookEventListQuery: EventLogRequest,
-} satisfies Record<string, z.ZodType>;
-
-type RequestName = keyof typeof REQUEST_SCHEMAS;
-type QueryName = keyof typeof QUERY_SCHEMAS;
-
 type AmountKind = 'minor' | 'decimal';
-
-/**
- * What each field means, which the validators cannot say, and an example. `Schema.field` entries win
- * over plain `field` ones. Limits and format rules are not repeated here: they are read from the fields'
- * validators.
- */
-interface FieldNote {
-  description?: string;
-  /** Set to undefined to leave the field out of the examples. */
-  example?: unknown;
-  format?: string;
-  enum?: readonly string[];
-  /** For fields the route parses later (ramp amounts): how they are read. */
-  amount?: AmountKind;
-  /** A field that is always refused when given (`{ not: {} }`). */
-  refused?: true;
-}
-
-const FIELD_NOTES: Record<string, FieldNote> = {
-  first_name: { description: "The customer's first name.", example: 'Jane' },
-  last_name: { description: "The customer's last name.", example: 'Doe' },
-  email: { description: "The customer's email address.", example: 'jane@example.com' },
-  address: { description: 'Billing street address.', example: '1 Main Street' },
-  country: { description: "The customer's country.", example: 'US' },
-  city: { description: 'Billing city.', example: 'New York' },
-  state: { description: 'Billing state or region.', example: 'NY' },
-  zip: { description: 'Billing ZIP or postal code.', example: '10001' },
-  ip_address: { description: "The customer's IP address, IPv4 or IPv6.", example: '203.0.113.7' },
-  phone_number: { description: "The customer's phone number.", example: '+12025550123' },
-  amount: { description: "The transaction's amount." },
-  currency: { description: 'An active ISO 4217 currency code.', example: 'USD' },
-  card_number: {
-    description: 'The card number; spaces and dashes are ignored.',
-    // The sandbox's frictionless card, taken from its table so the example always does what it says.
-    example: SANDBOX_CARD_TABLE.find(([, outcome]) => outcome.startsWith('SUCCESS'))![0],
-  },
-  card_expiry_month: { description: 'Expiry month, MM.', example: '12' },
-  card_expiry_year: {
-    description: 'Expiry year, YYYY; the card must not have expired.',
-    example: '2030',
-  },
-  card_cvv: { description: 'The card security code.', example: '123' },
-  redirect_url: {
-    description:
-      'Where the customer goes after a hosted page, with `transaction_id`, `order_id` and `status` added ' +
-      'as query parameters. In live mode its host must be public (not loopback, private or link-local).',
-    format: 'uri',
-    example: 'https://shop.example/return',
-  },
-  webhook_url: {
-    description:
-      "Where this transaction's webhooks are sent (see Webhooks). In live mode its host must be public.",
-    format: 'uri',
-    example: 'https://shop.example/webhooks',
-  },
-  order_id: {
-    description:
-      "The merchant's order id, unique per merchant and mode across all kinds: repeating it with the same " +
-      'fields answers the original transaction, with other fields is `409`.',
-    example: 'order-1001',
-  },
-  terminal_id: {
-    description:
-      "One of the merchant's active terminals for this mode and kind: pins that connector (no cascading).",
-  },
-  wallet_id: {
-    description: "One of the merchant's wallets of this mode.",
-    example: 'wal_4n0Qy2b7c9Xk1LmP3sTu',
-  },
-  fiat_currency: { description: 'The fiat side, an active ISO 4217 code.', example: 'USD' },
-  crypto_currency: { description: 'A crypto currency of the catalogue.', example: 'USDT' },
-  crypto_network: {
-    description: "The currency's network; may be left out when the currency has only one.",
-    example: 'TRON',
-  },
-  fiat_amount: {
-    description: 'The fiat amount: required for ONRAMP (and PAYIN links), not allowed for OFFRAMP.',
-    amount: 'decimal',
-    example: 100,
-  },
-  crypto_amount: {
-    description: 'The crypto amount: required for OFFRAMP, not allowed otherwise.',
-    amount: 'decimal',
-    // Left out of the examples, which are ONRAMPs.
-    example: undefined,
-  },
-  wallet_address: {
-    description: "The customer's wallet: it receives the crypto of an ONRAMP.",
-    example: 'TXYZabc123456789wallet',
-  },
-  payment_method: { description: 'How the customer pays the fiat of an ONRAMP.' },
-  transaction_id: {
-    description: 'The transaction, by `transaction_id` or by `order_id`.',
-    example: 'PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D',
-  },
-  reason: { description: 'Why the transaction is refunded.', example: 'Customer request' },
-  payment_template_id: {
-    description: 'The template the link uses (`GET /api/v1/payment-templates`).',
-    example: 'ptm_8Jd2Kq0Lm5Np7Rs9Tv1W',
-  },
-  expiry_date: { description: 'When the link closes (a day closes at its end, UTC); 7 days by default.' },
-  tx_hash: { description: "The deposit's chain transaction hash; one is made up when left out." },
-  transaction_start_date: { description: 'First day of the period (UTC), included.', format: 'date' },
-  transaction_end_date: { description: 'Last day of the period (UTC), included.', format: 'date' },
-  nextCursor: { description: 'The page after the one whose `meta.nextCursor` this is.' },
-  prevCursor: { description: 'The page before the one whose `meta.prevCursor` this is.' },
-  limit: { description: 'Page size, 20 unless given.' },
-  delivered: {
-    description: 'Only delivered (`true`) or only undelivered (`false`) events.',
-    enum: ['true', 'false'],
-  },
-
-  'PayoutRequest.amount': { example: 500 },
-  'PayoutRequest.card_number': { example: '4222222222222222' },
-  'PayoutEstimateRequest.amount': { example: 500 },
-  'PayoutEstimateRequest.card_number': { example: '4222222222222222' },
-  'PayoutRequest.wallet_id': { description: 'The wallet the payout is paid from; its currency must match.' },
-  'CurrenciesRequest.amount': { description: 'The fiat amount to be paid.', example: 100 },
-  'PayinRequest.amount': { description: 'The fiat amount to be paid, in `currency`.', example: 100 },
-  'PayinRequest.currency': { description: 'The fiat currency; the merchant needs an active wallet in it.' },
-  'DepositRequest.amount': { description: 'The crypto amount deposited.', example: 12.5 },
-  'RefundRequest.amount': {
-    description:
-      'Leave out: a refund is always of the whole amount, and any other amount than the transaction’s is refused.',
-  },
-  'PaymentLinkRequest.amount': { description: 'A fixed amount; without it the customer types one.' },
-  'PaymentLinkRequest.currency': { description: 'The currency; required with `amount`.' },
-  'PaymentLinkRequest.order_id': {
-    description: 'The order id the link’s payment gets; the link id otherwise.',
-  },
-  'RampRequest.transaction_type': {
-    description: 'ONRAMP buys crypto with fiat; OFFRAMP sells crypto for fiat.',
-    example: 'ONRAMP',
-  },
-  'CryptoPaymentLinkRequest.transaction_type': {
-    description: 'What the link makes: a ramp or a crypto payin.',
-    example: 'ONRAMP',
-  },
-  'CryptoPaymentLinkRequest.order_id': {
-    description: 'The order id the link’s payment gets; the link id otherwise.',
-  },
-  'TransactionListQuery.status': {
-    description: 'Only transactions with this status.',
-    enum: TRANSACTION_STATUSES,
-  },
-  'TransactionListQuery.transaction_type': { description: 'Only this kind.', enum: TRANSACTION_KINDS },
-  'TransactionListQuery.order_id': { description: 'Only the transaction with this order id.' },
-  'WalletTransactionListQuery.transaction_type': {
-    description: 'Only this ledger step.',
-    enum: LEDGER_STEPS,
-  },
-  'WalletTransactionListQuery.order_id': { description: 'Only the entries of this transaction (its id).' },
-  'WalletTransactionListQuery.wallet_id': { description: "Only this wallet's entries." },
-  'WalletTransactionListQuery.status': {
-    description: 'Refused (422): ledger entries have no status; filter by `transaction_type`.',
-    refused: true,
-  },
-  'WebhookEventListQuery.transaction_id': { description: "Only this transaction's events." },
-};
 
 /**
  * A positive decimal as text: up to 20 whole digits and 18 decimals (leading zeros aside), not zero. Without
@@ -321,19 +122,28 @@ function toJsonSchema(schema: z.ZodType): JsonSchema {
     target: 'draft-2020-12',
     // Exact-number fields take any JSON value and parse it themselves: described below.
     unrepresentable: 'any',
+    // zod leaves the examples of a field that transforms out of its input schema; ours are inputs.
+    override: (ctx) => {
+      const examples = z.globalRegistry.get(ctx.zodSchema)?.examples;
+      if (examples !== undefined) ctx.jsonSchema.examples = examples as unknown[];
+    },
   }) as JsonSchema;
   return json;
 }
 
-function describeField(owner: string, name: string, field: z.ZodType, json: JsonSchema): JsonSchema {
-  const note: FieldNote = { ...FIELD_NOTES[name], ...FIELD_NOTES[`${owner}.${name}`] };
+/**
+ * A field as the reference shows it: its validator's JSON Schema with what `.meta()` says of it
+ * (src/api/fields.ts `about`), the rule its validator words for merchants, and for exact amounts the
+ * forms they are read in. An `x-amount` marks a field the route reads as an amount later (the ramp's).
+ */
+function describeField(field: z.ZodType, generated: JsonSchema): JsonSchema {
+  const { description: meaning, examples, 'x-amount': later, ...json } = generated;
   const untyped = Object.keys(json).length === 0;
-  const kind = untyped ? (amountKindOf(field) ?? note.amount) : undefined;
+  const kind = untyped ? (amountKindOf(field) ?? (later as AmountKind | undefined)) : undefined;
   const limits = kind ? {} : lengthsOf(field);
-  const rule = kind || json.enum || note.enum ? undefined : ruleOf(field, limits.minLength);
-  const description = [note.description, kind ? AMOUNTS[kind].description : rule].filter(Boolean).join(' ');
-  const example = 'example' in note ? note.example : kind ? AMOUNTS[kind].example : undefined;
-  if (note.refused) return { not: {}, ...(description ? { description } : {}) };
+  const rule = kind || json.enum || json.not ? undefined : ruleOf(field, limits.minLength);
+  const description = [meaning, kind ? AMOUNTS[kind].description : rule].filter(Boolean).join(' ');
+  const example = examples ? (examples as unknown[])[0] : kind ? AMOUNTS[kind].example : undefined;
   // A long list the reference holds once (countries, currencies): named, not repeated per field.
   const shared = Object.entries(SHARED_ENUMS).find(
     ([, values]) => JSON.stringify(json.enum) === JSON.stringify(values),
@@ -346,8 +156,6 @@ function describeField(owner: string, name: string, field: z.ZodType, json: Json
         ? { ...unlisted, $ref: `#/components/schemas/${shared}` }
         : json),
     ...limits,
-    ...(note.format ? { format: note.format } : {}),
-    ...(note.enum ? { enum: [...note.enum] } : {}),
     ...(description ? { description } : {}),
     ...(example === undefined ? {} : { examples: [example] }),
   };
@@ -372,13 +180,13 @@ function plain(text: string): string {
 }
 
 /** A request schema as JSON Schema, every field described, with an example of a valid request. */
-function requestSchema(name: string, schema: z.ZodType): JsonSchema {
+function requestSchema(schema: z.ZodType): JsonSchema {
   const json = toJsonSchema(schema);
   const fields = fieldsOf(schema);
   const properties: Record<string, JsonSchema> = {};
   const example: Record<string, unknown> = {};
   for (const [field, property] of Object.entries(json.properties as Record<string, JsonSchema>)) {
-    const described = describeField(name, field, fields[field]!, property);
+    const described = describeField(fields[field]!, property);
     properties[field] = takesBlank(fields[field]!) ? orBlank(described) : described;
     const examples = described.examples as unknown[] | undefined;
     if (examples) example[field] = examples[0];
@@ -417,8 +225,8 @@ const anyJson = (): JsonSchema => ({
 });
 
 /** A list route's query schema as query parameters. */
-function queryParameters(name: QueryName): JsonSchema[] {
-  const json = requestSchema(name, QUERY_SCHEMAS[name]);
+function queryParameters(query: z.ZodType): JsonSchema[] {
+  const json = requestSchema(query);
   const required = new Set((json.required as string[] | undefined) ?? []);
   return Object.entries(json.properties as Record<string, JsonSchema>).map(([field, schema]) => {
     const { description, ...rest } = schema;
@@ -1090,12 +898,10 @@ function pathParameters(params: z.ZodType | undefined): JsonSchema[] {
   });
 }
 
-/** The name a request or query schema has in the document. */
-function nameOf(schema: unknown): string {
-  const found = Object.entries({ ...REQUEST_SCHEMAS, ...QUERY_SCHEMAS }).find(
-    ([, known]) => known === schema,
-  );
-  if (!found) throw new Error('a documented route validates with a schema the reference does not name');
+/** The name a request body has in the document (src/api/route.ts `named`). */
+function nameOf(schema: z.ZodType): string {
+  const found = [...REQUEST_BODIES].find(([, known]) => known === schema);
+  if (!found) throw new Error('a documented route takes a body whose schema is not named');
   return found[0];
 }
 
@@ -1122,9 +928,9 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
   if (!reference || !schema.operationId) return { schema: { hide: true }, url: input.url };
   const url = reference.testOnly ? input.url.replace(':mode', 'test') : input.url;
   const path = url.replace(/:(\w+)/g, '{$1}');
-  const query = schema.querystring ? queryParameters(nameOf(schema.querystring) as QueryName) : [];
+  const query = schema.querystring ? queryParameters(schema.querystring) : [];
   const body = schema.body && reference.body ? nameOf(schema.body) : undefined;
-  const requests = body ? requestSchema(body, REQUEST_SCHEMAS[body as RequestName]) : undefined;
+  const requests = body ? requestSchema(REQUEST_BODIES.get(body)!) : undefined;
   const creates = input.route.config?.creates !== undefined;
   const answerContent = reference.answer.schema
     ? { 'application/json': { schema: ref(reference.answer.schema) } }
@@ -1204,7 +1010,7 @@ export function finishDocument(serverUrl?: string) {
       }
     }
     const requests = Object.fromEntries(
-      Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, requestSchema(name, schema)]),
+      [...REQUEST_BODIES].map(([name, schema]) => [name, requestSchema(schema)]),
     );
     return {
       openapi: '3.1.0',

@@ -73,3 +73,13 @@ export const markdownTable = (rows: [string, string][]) =>
     '| --- | --- |',
     ...rows.map(([cards, outcome]) => `| ${cards} | ${outcome} |`),
   ].join('\n');
+
+/** Request bodies by their name in the reference, as their schemas are declared (`named`). */
+export const REQUEST_BODIES = new Map<string, z.ZodType>();
+
+/** A request body's schema, under the name the reference gives it. */
+export function named<T extends z.ZodType>(name: string, schema: T): T {
+  if (REQUEST_BODIES.has(name)) throw new Error(`two request bodies are named ${name}`);
+  REQUEST_BODIES.set(name, schema);
+  return schema;
+}

@@ -1,20 +1,24 @@
-import { ModeParams, type Api } from '../route';
+import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError } from '../../platform/errors';
-import { text } from '../fields';
+import { about, text, transactionId } from '../fields';
 import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 
 /** A refund is always of the whole amount: an `amount` must be that amount (checked against the transaction). */
-export const RefundRequest = z.object({
-  transaction_id: text('transaction_id', { max: 191 }),
-  reason: text('reason', { max: 500 }),
-  amount: z.unknown().optional(),
-});
+export const RefundRequest = named(
+  'RefundRequest',
+  z.object({
+    transaction_id: transactionId(),
+    reason: about(text('reason', { max: 500 }), 'Why the transaction is refunded.', 'Customer request'),
+    amount: about(
+      z.unknown().optional(),
+      'Leave out: a refund is always of the whole amount, and any other amount than the transaction’s is refused.',
+    ),
+  }),
+);
 
-export const ChargebackRequest = z.object({
-  transaction_id: text('transaction_id', { max: 191 }),
-});
+export const ChargebackRequest = named('ChargebackRequest', z.object({ transaction_id: transactionId() }));
 
 /**
  * Refunds (`POST /api/v1/{mode}/refund`) and test-mode chargebacks (`POST /api/v1/test/chargeback`) of

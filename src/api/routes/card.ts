@@ -1,20 +1,23 @@
 import { z } from 'zod';
-import { httpUrl } from '../fields';
+import { redirectUrl } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
 import { createCardPayment } from '../../transactions/card';
 import { SANDBOX_CARD_TABLE } from '../../sandbox/tables';
 import { replyCreated } from '../reply';
-import { markdownTable, ModeParams, type Api } from '../route';
+import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
-export const CardRequest = z
-  .object({
-    ...cardholderFields,
-    ...cardFields(true),
-    redirect_url: httpUrl('redirect_url'),
-    ...closingFields,
-  })
-  .superRefine(checkCardExpiry);
+export const CardRequest = named(
+  'CardRequest',
+  z
+    .object({
+      ...cardholderFields,
+      ...cardFields(true),
+      redirect_url: redirectUrl(),
+      ...closingFields,
+    })
+    .superRefine(checkCardExpiry),
+);
 
 export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(

@@ -1,24 +1,30 @@
-import { TransactionParams, type Api } from '../route';
+import { named, TransactionParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
-import { decimalAmount, optional, text, SPACE } from '../fields';
+import { about, decimalAmount, optional, text, SPACE } from '../fields';
 import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';
 
-export const DepositRequest = z.object({
-  amount: decimalAmount('amount'),
-  tx_hash: optional(
-    text('tx_hash', {
-      max: 128,
-      check: (v) => /^[A-Za-z0-9]+$/.test(v),
-      rule: 'letters and digits only',
-      pattern: `^${SPACE}*[A-Za-z0-9]+${SPACE}*$`,
-    }),
-  ),
-});
+export const DepositRequest = named(
+  'DepositRequest',
+  z.object({
+    amount: about(decimalAmount('amount'), 'The crypto amount deposited.', 12.5),
+    tx_hash: optional(
+      about(
+        text('tx_hash', {
+          max: 128,
+          check: (v) => /^[A-Za-z0-9]+$/.test(v),
+          rule: 'letters and digits only',
+          pattern: `^${SPACE}*[A-Za-z0-9]+${SPACE}*$`,
+        }),
+        "The deposit's chain transaction hash; one is made up when left out.",
+      ),
+    ),
+  }),
+);
 
 /**
  * Test mode only: pays into a transaction's deposit address. On a network with a registered node (a local

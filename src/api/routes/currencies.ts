@@ -1,13 +1,16 @@
-import { ModeParams, type Api } from '../route';
+import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { listPayinCurrencies } from '../../crypto/catalogue';
-import { country, decimalAmount } from '../fields';
+import { about, country, decimalAmount } from '../fields';
 import type { RouteDeps } from '../deps';
 
-export const CurrenciesRequest = z.object({
-  country: country('country', 'alpha2'),
-  amount: decimalAmount('amount'),
-});
+export const CurrenciesRequest = named(
+  'CurrenciesRequest',
+  z.object({
+    country: about(country('country', 'alpha2'), "The customer's country.", 'US'),
+    amount: about(decimalAmount('amount'), 'The fiat amount to be paid.', 100),
+  }),
+);
 
 export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(

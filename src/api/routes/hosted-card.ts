@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ModeParams, type Api } from '../route';
+import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
-import { httpUrl } from '../fields';
+import { redirectUrl } from '../fields';
 import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
 import { replyCreated } from '../reply';
 import type { PageDeps, RouteDeps } from '../deps';
@@ -28,11 +28,14 @@ import {
 import { escapeHtml, renderPage } from '../pages/layout';
 
 /** The card request without the card: the customer types it on our page (docs/hosted.md). */
-export const HostedCardRequest = z.object({
-  ...cardholderFields,
-  redirect_url: httpUrl('redirect_url'),
-  ...closingFields,
-});
+export const HostedCardRequest = named(
+  'HostedCardRequest',
+  z.object({
+    ...cardholderFields,
+    redirect_url: redirectUrl(),
+    ...closingFields,
+  }),
+);
 
 /** `POST /api/v1/{mode}/hosted/card` (envelope): answers `REDIRECT` to the hosted payment page. */
 export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void> {

@@ -1,6 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
+  about,
+  aboutWithoutExample,
+  cryptoCurrency,
+  cryptoNetwork,
+  fiatCurrencyOf,
   country,
   decimalAmount,
   email,
@@ -12,11 +17,10 @@ import {
   phoneNumber,
   terminalId,
   text,
-  upperCode,
   SPACE,
 } from '../fields';
 import type { PageDeps, RouteDeps } from '../deps';
-import type { Api, Reference } from '../route';
+import { named, type Api, type Reference } from '../route';
 import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
 import { createHostedCardPayment } from '../../transactions/card';
 import { createPayin } from '../../transactions/payin';
@@ -72,59 +76,90 @@ const expiryDate = text('expiry_date', { max: 40, pattern: `^${SPACE}*${EXPIRY}$
   },
 );
 
-export const LinkRequest = z
-  .object({
-    payment_template_id: text('payment_template_id', { max: 64 }),
-    amount: optional(minorAmount('amount')),
-    currency: optional(fiatCurrency('currency')),
-    expiry_date: optional(expiryDate),
-    terminal_id: optional(terminalId()),
-    order_id: optional(orderId()),
-  })
-  .superRefine((input, ctx) => {
-    if (input.amount !== undefined && input.currency === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['currency'],
-        message: 'The currency field is required with an amount.',
-      });
-  });
+const paymentTemplateId = about(
+  text('payment_template_id', { max: 64 }),
+  'The template the link uses (`GET /api/v1/payment-templates`).',
+  'ptm_8Jd2Kq0Lm5Np7Rs9Tv1W',
+);
+const linkExpiry = optional(
+  about(expiryDate, 'When the link closes (a day closes at its end, UTC); 7 days by default.'),
+);
+const linkOrderId = optional(orderId('The order id the link’s payment gets; the link id otherwise.'));
+
+export const LinkRequest = named(
+  'PaymentLinkRequest',
+  z
+    .object({
+      payment_template_id: paymentTemplateId,
+      amount: optional(about(minorAmount('amount'), 'A fixed amount; without it the customer types one.')),
+      currency: optional(about(fiatCurrency('currency'), 'The currency; required with `amount`.', 'USD')),
+      expiry_date: linkExpiry,
+      terminal_id: optional(terminalId()),
+      order_id: linkOrderId,
+    })
+    .superRefine((input, ctx) => {
+      if (input.amount !== undefined && input.currency === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['currency'],
+          message: 'The currency field is required with an amount.',
+        });
+    }),
+);
 
 /**
  * A crypto link fixes the transaction's type, currencies and its one amount: ONRAMP and PAYIN the fiat
  * amount, OFFRAMP the crypto amount (as the create requests do).
  */
-export const CryptoLinkRequest = z
-  .object({
-    payment_template_id: text('payment_template_id', { max: 64 }),
-    transaction_type: z.enum(['ONRAMP', 'OFFRAMP', 'PAYIN'], {
-      error: 'The transaction type field must be ONRAMP, OFFRAMP or PAYIN.',
+export const CryptoLinkRequest = named(
+  'CryptoPaymentLinkRequest',
+  z
+    .object({
+      payment_template_id: paymentTemplateId,
+      transaction_type: about(
+        z.enum(['ONRAMP', 'OFFRAMP', 'PAYIN'], {
+          error: 'The transaction type field must be ONRAMP, OFFRAMP or PAYIN.',
+        }),
+        'What the link makes: a ramp or a crypto payin.',
+        'ONRAMP',
+      ),
+      fiat_amount: optional(
+        about(
+          decimalAmount('fiat_amount'),
+          'The fiat amount: required for ONRAMP (and PAYIN links), not allowed for OFFRAMP.',
+          100,
+        ),
+      ),
+      crypto_amount: optional(
+        aboutWithoutExample(
+          decimalAmount('crypto_amount'),
+          'The crypto amount: required for OFFRAMP, not allowed otherwise.',
+        ),
+      ),
+      fiat_currency: fiatCurrencyOf('The fiat side, an active ISO 4217 code.'),
+      crypto_currency: cryptoCurrency(),
+      crypto_network: cryptoNetwork(),
+      expiry_date: linkExpiry,
+      terminal_id: optional(terminalId()),
+      order_id: linkOrderId,
+    })
+    .superRefine((input, ctx) => {
+      const needed = input.transaction_type === 'OFFRAMP' ? 'crypto_amount' : 'fiat_amount';
+      const refused = needed === 'fiat_amount' ? 'crypto_amount' : 'fiat_amount';
+      if (input[needed] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [needed],
+          message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${input.transaction_type}.`,
+        });
+      if (input[refused] !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [refused],
+          message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${input.transaction_type}.`,
+        });
     }),
-    fiat_amount: optional(decimalAmount('fiat_amount')),
-    crypto_amount: optional(decimalAmount('crypto_amount')),
-    fiat_currency: fiatCurrency('fiat_currency'),
-    crypto_currency: upperCode('crypto_currency', 10),
-    crypto_network: optional(upperCode('crypto_network', 40)),
-    expiry_date: optional(expiryDate),
-    terminal_id: optional(terminalId()),
-    order_id: optional(orderId()),
-  })
-  .superRefine((input, ctx) => {
-    const needed = input.transaction_type === 'OFFRAMP' ? 'crypto_amount' : 'fiat_amount';
-    const refused = needed === 'fiat_amount' ? 'crypto_amount' : 'fiat_amount';
-    if (input[needed] === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: [needed],
-        message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${input.transaction_type}.`,
-      });
-    if (input[refused] !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: [refused],
-        message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${input.transaction_type}.`,
-      });
-  });
+);
 
 /**
  * Payment page templates (`GET /api/v1/payment-templates`) and card payment links

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../../lib/vocabulary';
 import { listTransactions, listWalletTransactions } from '../../transactions/lists';
-import { optional, text, SPACE } from '../fields';
+import { about, optional, text, SPACE } from '../fields';
 import { ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
@@ -21,12 +21,29 @@ function dayExists(day: string): boolean {
 
 /** At most 100 a page. */
 export const pageLimit = optional(
-  text('limit', {
-    max: 3,
-    check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100,
-    rule: '1 to 100',
-    pattern: '^0*(100|[1-9][0-9]?)$',
-  }),
+  about(
+    text('limit', {
+      max: 3,
+      check: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 100,
+      rule: '1 to 100',
+      pattern: '^0*(100|[1-9][0-9]?)$',
+    }),
+    'Page size, 20 unless given.',
+  ),
+);
+
+/** The period a list covers, UTC days included. */
+export const period = {
+  transaction_start_date: optional(
+    about(isoDate('transaction_start_date'), 'First day of the period (UTC), included.'),
+  ),
+  transaction_end_date: optional(
+    about(isoDate('transaction_end_date'), 'Last day of the period (UTC), included.'),
+  ),
+};
+
+export const nextCursor = optional(
+  about(text('nextCursor', { max: 512 }), 'The page after the one whose `meta.nextCursor` this is.'),
 );
 
 const oneOf = <T extends string>(field: string, values: readonly T[]) =>
@@ -39,14 +56,15 @@ const oneOf = <T extends string>(field: string, values: readonly T[]) =>
     .transform((v) => v as T);
 
 /** What both lists share: the period, the cursor, the page size and the order (or reference) filter. */
-const paging = {
-  transaction_start_date: optional(isoDate('transaction_start_date')),
-  transaction_end_date: optional(isoDate('transaction_end_date')),
-  nextCursor: optional(text('nextCursor', { max: 512 })),
-  prevCursor: optional(text('prevCursor', { max: 512 })),
-  order_id: optional(text('order_id', { max: 191 })),
+const paging = (orderIdMeans: string) => ({
+  ...period,
+  nextCursor,
+  prevCursor: optional(
+    about(text('prevCursor', { max: 512 }), 'The page before the one whose `meta.prevCursor` this is.'),
+  ),
+  order_id: optional(about(text('order_id', { max: 191 }), orderIdMeans)),
   limit: pageLimit,
-};
+});
 
 const oneCursor = (query: { nextCursor?: string; prevCursor?: string }, ctx: z.RefinementCtx) => {
   if (query.nextCursor !== undefined && query.prevCursor !== undefined)
@@ -59,9 +77,9 @@ const oneCursor = (query: { nextCursor?: string; prevCursor?: string }, ctx: z.R
 
 export const ListRequest = z
   .object({
-    ...paging,
-    status: optional(oneOf('status', TRANSACTION_STATUSES)),
-    transaction_type: optional(oneOf('transaction_type', TRANSACTION_KINDS)),
+    ...paging('Only the transaction with this order id.'),
+    status: optional(about(oneOf('status', TRANSACTION_STATUSES), 'Only transactions with this status.')),
+    transaction_type: optional(about(oneOf('transaction_type', TRANSACTION_KINDS), 'Only this kind.')),
   })
   .superRefine(oneCursor);
 
@@ -71,10 +89,13 @@ export const ListRequest = z
  */
 export const WalletListRequest = z
   .object({
-    ...paging,
-    transaction_type: optional(oneOf('transaction_type', LEDGER_STEPS)),
-    wallet_id: optional(text('wallet_id', { max: 64 })),
-    status: z.unknown().optional(),
+    ...paging('Only the entries of this transaction (its id).'),
+    transaction_type: optional(about(oneOf('transaction_type', LEDGER_STEPS), 'Only this ledger step.')),
+    wallet_id: optional(about(text('wallet_id', { max: 64 }), "Only this wallet's entries.")),
+    status: z.unknown().optional().meta({
+      not: {},
+      description: 'Refused (422): ledger entries have no status; filter by `transaction_type`.',
+    }),
   })
   .superRefine((query, ctx) => {
     oneCursor(query, ctx);

@@ -1,40 +1,47 @@
-import { ModeParams, type Api } from '../route';
+import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
+import { cardholderFields } from '../card-fields';
 import {
+  about,
   country,
+  cryptoCurrency,
+  cryptoNetwork,
   decimalAmount,
-  email,
   fiatCurrency,
-  httpUrl,
-  ipAddress,
   optional,
   orderId,
-  phoneNumber,
+  redirectUrl,
   terminalId,
-  text,
-  upperCode,
+  webhookUrl,
 } from '../fields';
 import { createPayin } from '../../transactions/payin';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
 
-export const PayinRequest = z.object({
-  first_name: text('first_name'),
-  last_name: text('last_name'),
-  email: email(),
-  amount: decimalAmount('amount'),
-  currency: fiatCurrency('currency'),
-  crypto_currency: upperCode('crypto_currency', 10),
-  crypto_network: optional(upperCode('crypto_network', 40)),
-  ip_address: ipAddress(),
-  phone_number: phoneNumber(),
-  address: text('address', { max: 255 }),
-  country: country('country', 'alpha2'),
-  order_id: optional(orderId()),
-  redirect_url: httpUrl('redirect_url'),
-  webhook_url: optional(httpUrl('webhook_url')),
-  terminal_id: optional(terminalId()),
-});
+export const PayinRequest = named(
+  'PayinRequest',
+  z.object({
+    first_name: cardholderFields.first_name,
+    last_name: cardholderFields.last_name,
+    email: cardholderFields.email,
+    amount: about(decimalAmount('amount'), 'The fiat amount to be paid, in `currency`.', 100),
+    currency: about(
+      fiatCurrency('currency'),
+      'The fiat currency; the merchant needs an active wallet in it.',
+      'USD',
+    ),
+    crypto_currency: cryptoCurrency(),
+    crypto_network: cryptoNetwork(),
+    ip_address: cardholderFields.ip_address,
+    phone_number: cardholderFields.phone_number,
+    address: cardholderFields.address,
+    country: about(country('country', 'alpha2'), "The customer's country.", 'US'),
+    order_id: optional(orderId()),
+    redirect_url: redirectUrl(),
+    webhook_url: optional(webhookUrl()),
+    terminal_id: optional(terminalId()),
+  }),
+);
 
 export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(

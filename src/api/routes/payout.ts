@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from '../fields';
+import { about, minorAmount, walletId } from '../fields';
 import {
   cardFields,
   cardholderFields,
@@ -10,18 +10,22 @@ import {
 import { createCardPayout } from '../../transactions/payout';
 import { SANDBOX_PAYOUT_CARDS, SANDBOX_PAYOUT_TABLE } from '../../sandbox/tables';
 import { replyCreated } from '../reply';
-import { markdownTable, ModeParams, type Api } from '../route';
+import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
 /** It takes the interface's payout test cards, which fail the Luhn check: live mode refuses them. */
-export const PayoutRequest = z
-  .object({
-    wallet_id: text('wallet_id', { max: 64 }),
-    ...cardholderFields,
-    ...cardFields(false, SANDBOX_PAYOUT_CARDS),
-    ...closingFields,
-  })
-  .superRefine(checkCardExpiry);
+export const PayoutRequest = named(
+  'PayoutRequest',
+  z
+    .object({
+      wallet_id: walletId('The wallet the payout is paid from; its currency must match.'),
+      ...cardholderFields,
+      amount: about(minorAmount('amount'), "The transaction's amount.", 500),
+      ...cardFields(false, SANDBOX_PAYOUT_CARDS),
+      ...closingFields,
+    })
+    .superRefine(checkCardExpiry),
+);
 
 export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(

@@ -1,85 +1,107 @@
-import { ModeParams, type Api } from '../route';
+import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import {
+  about,
+  aboutWithoutExample,
   country,
+  cryptoCurrency,
+  cryptoNetwork,
   decimalAmount,
-  email,
-  fiatCurrency,
-  httpUrl,
-  ipAddress,
+  fiatCurrencyOf,
   optional,
   personName,
-  phoneNumber,
+  redirectUrl,
   text,
-  upperCode,
   SPACE,
 } from '../fields';
-import { closingFields } from '../card-fields';
+import { cardholderFields, closingFields } from '../card-fields';
 import { createRamp } from '../../transactions/ramp';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
 
 /** ONRAMP gives `fiat_amount`, OFFRAMP `crypto_amount`; the one given is parsed into `amount`. */
-export const RampRequest = z
-  .object({
-    first_name: personName('first_name'),
-    last_name: personName('last_name'),
-    phone_number: phoneNumber(),
-    transaction_type: z.enum(['ONRAMP', 'OFFRAMP'], {
-      error: 'The transaction type field must be ONRAMP or OFFRAMP.',
+export const RampRequest = named(
+  'RampRequest',
+  z
+    .object({
+      first_name: about(personName('first_name'), "The customer's first name.", 'Jane'),
+      last_name: about(personName('last_name'), "The customer's last name.", 'Doe'),
+      phone_number: cardholderFields.phone_number,
+      transaction_type: about(
+        z.enum(['ONRAMP', 'OFFRAMP'], { error: 'The transaction type field must be ONRAMP or OFFRAMP.' }),
+        'ONRAMP buys crypto with fiat; OFFRAMP sells crypto for fiat.',
+        'ONRAMP',
+      ),
+      fiat_currency: fiatCurrencyOf('The fiat side, an active ISO 4217 code.'),
+      crypto_currency: cryptoCurrency(),
+      crypto_network: cryptoNetwork(),
+      // Read once the type says which: described as the decimal amounts they are.
+      crypto_amount: aboutWithoutExample(
+        z.unknown().optional().meta({ 'x-amount': 'decimal' }),
+        'The crypto amount: required for OFFRAMP, not allowed otherwise.',
+      ),
+      fiat_amount: about(
+        z.unknown().optional().meta({ 'x-amount': 'decimal' }),
+        'The fiat amount: required for ONRAMP (and PAYIN links), not allowed for OFFRAMP.',
+        100,
+      ),
+      wallet_address: about(
+        text('wallet_address', {
+          min: 8,
+          max: 128,
+          check: (v) => /^[A-Za-z0-9:_-]+$/.test(v),
+          rule: 'a wallet address (letters, digits, : _ -)',
+          pattern: `^${SPACE}*[A-Za-z0-9:_-]{8,128}${SPACE}*$`,
+        }),
+        "The customer's wallet: it receives the crypto of an ONRAMP.",
+        'TXYZabc123456789wallet',
+      ),
+      ip_address: cardholderFields.ip_address,
+      email: cardholderFields.email,
+      country: about(country('country', 'alpha2'), "The customer's country.", 'US'),
+      payment_method: optional(
+        about(
+          z.enum(['CARD', 'BANK', 'WALLET'], {
+            error: 'The payment method field must be CARD, BANK or WALLET.',
+          }),
+          'How the customer pays the fiat of an ONRAMP.',
+        ),
+      ),
+      redirect_url: redirectUrl(),
+      ...closingFields,
+    })
+    .superRefine((value, ctx) => {
+      const present = (v: unknown) => v !== undefined && v !== null && v !== '';
+      const [needed, refused] =
+        value.transaction_type === 'ONRAMP'
+          ? ['fiat_amount', 'crypto_amount']
+          : ['crypto_amount', 'fiat_amount'];
+      if (!present(value[needed as 'fiat_amount'])) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [needed],
+          message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${value.transaction_type}.`,
+        });
+      }
+      if (present(value[refused as 'fiat_amount'])) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [refused],
+          message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${value.transaction_type}.`,
+        });
+      }
+    })
+    .transform((value, ctx) => {
+      const field = value.transaction_type === 'ONRAMP' ? 'fiat_amount' : 'crypto_amount';
+      const parsed = decimalAmount(field).safeParse(value[field]);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ code: 'custom', path: [field], message: issue.message });
+        return z.NEVER;
+      }
+      return { ...value, amount: parsed.data };
     }),
-    fiat_currency: fiatCurrency('fiat_currency'),
-    crypto_currency: upperCode('crypto_currency', 10),
-    crypto_network: optional(upperCode('crypto_network', 40)),
-    crypto_amount: z.unknown().optional(),
-    fiat_amount: z.unknown().optional(),
-    wallet_address: text('wallet_address', {
-      min: 8,
-      max: 128,
-      check: (v) => /^[A-Za-z0-9:_-]+$/.test(v),
-      rule: 'a wallet address (letters, digits, : _ -)',
-      pattern: `^${SPACE}*[A-Za-z0-9:_-]{8,128}${SPACE}*$`,
-    }),
-    ip_address: ipAddress(),
-    email: email(),
-    country: country('country', 'alpha2'),
-    payment_method: optional(
-      z.enum(['CARD', 'BANK', 'WALLET'], { error: 'The payment method field must be CARD, BANK or WALLET.' }),
-    ),
-    redirect_url: httpUrl('redirect_url'),
-    ...closingFields,
-  })
-  .superRefine((value, ctx) => {
-    const present = (v: unknown) => v !== undefined && v !== null && v !== '';
-    const [needed, refused] =
-      value.transaction_type === 'ONRAMP'
-        ? ['fiat_amount', 'crypto_amount']
-        : ['crypto_amount', 'fiat_amount'];
-    if (!present(value[needed as 'fiat_amount'])) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [needed],
-        message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${value.transaction_type}.`,
-      });
-    }
-    if (present(value[refused as 'fiat_amount'])) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [refused],
-        message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${value.transaction_type}.`,
-      });
-    }
-  })
-  .transform((value, ctx) => {
-    const field = value.transaction_type === 'ONRAMP' ? 'fiat_amount' : 'crypto_amount';
-    const parsed = decimalAmount(field).safeParse(value[field]);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues)
-        ctx.addIssue({ code: 'custom', path: [field], message: issue.message });
-      return z.NEVER;
-    }
-    return { ...value, amount: parsed.data };
-  });
+);
 
 export async function rampRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.post(

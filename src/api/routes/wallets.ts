@@ -4,17 +4,20 @@ import { fieldError } from '../../platform/errors';
 import { findWallet, listWallets } from '../../wallets/wallets';
 import { feeFor } from '../../merchants/fees';
 import { cardFields, refuseSandboxCardInLive } from '../card-fields';
-import { minorAmount, text } from '../fields';
+import { about, minorAmount, walletId } from '../fields';
 import { SANDBOX_PAYOUT_CARDS } from '../../sandbox/tables';
-import type { Api } from '../route';
+import { named, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 
 /** The card is validated as a payout's is, and used for nothing else: it is neither kept nor logged. */
-export const PayoutEstimateRequest = z.object({
-  wallet_id: text('wallet_id', { max: 64 }),
-  amount: minorAmount('amount'),
-  card_number: cardFields(false, SANDBOX_PAYOUT_CARDS).card_number,
-});
+export const PayoutEstimateRequest = named(
+  'PayoutEstimateRequest',
+  z.object({
+    wallet_id: walletId(),
+    amount: about(minorAmount('amount'), "The transaction's amount.", 500),
+    card_number: cardFields(false, SANDBOX_PAYOUT_CARDS).card_number,
+  }),
+);
 
 export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.get(

@@ -8,23 +8,25 @@ import {
   listWebhookEvents,
   prepareAuditedRedelivery,
 } from '../../transactions/webhook-events';
-import { optional, text, SPACE } from '../fields';
-import { isoDate, pageLimit } from './lists';
+import { about, optional, text, SPACE } from '../fields';
+import { nextCursor, pageLimit, period } from './lists';
 import type { RouteDeps } from '../deps';
 
 export const EventLogRequest = z.object({
-  transaction_id: optional(text('transaction_id', { max: 191 })),
+  transaction_id: optional(about(text('transaction_id', { max: 191 }), "Only this transaction's events.")),
   delivered: optional(
     text('delivered', {
       max: 5,
       check: (v) => v === 'true' || v === 'false',
       rule: 'true or false',
       pattern: `^${SPACE}*(true|false)${SPACE}*$`,
+    }).meta({
+      description: 'Only delivered (`true`) or only undelivered (`false`) events.',
+      enum: ['true', 'false'],
     }),
   ),
-  transaction_start_date: optional(isoDate('transaction_start_date')),
-  transaction_end_date: optional(isoDate('transaction_end_date')),
-  nextCursor: optional(text('nextCursor', { max: 512 })),
+  ...period,
+  nextCursor,
   limit: pageLimit,
 });
 
