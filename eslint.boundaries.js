@@ -7,6 +7,8 @@
 export const layers = [
   ['lib', ['src/lib']],
   ['contracts', ['src/contracts']],
+  // What the API takes and answers, as zod schemas: the routes, the domain and the typed client share them.
+  ['schemas', ['src/schemas']],
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
   ['client', ['src/client']],
@@ -22,18 +24,19 @@ export const layers = [
 ];
 
 /** Everything the API, the CLI and the activities stand on. */
-const BELOW_THE_EDGE = ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts'];
+const BELOW_THE_EDGE = ['adapters', 'domain', 'temporal', 'base', 'lib', 'contracts', 'schemas'];
 
 /** Element type -> the element types it may import (its own type always included). */
 export const allowed = {
   lib: [],
   contracts: ['lib'],
+  schemas: ['lib'],
   base: ['lib', 'contracts'],
   temporal: ['base', 'lib', 'contracts'],
   // The merchant's typed client: the envelope and webhook signatures, nothing of the service.
-  client: ['base', 'lib'],
-  domain: ['temporal', 'base', 'lib', 'contracts'],
-  adapters: ['domain', 'temporal', 'base', 'lib', 'contracts'],
+  client: ['base', 'lib', 'schemas'],
+  domain: ['temporal', 'base', 'lib', 'contracts', 'schemas'],
+  adapters: ['domain', 'temporal', 'base', 'lib', 'contracts', 'schemas'],
   api: BELOW_THE_EDGE,
   cli: BELOW_THE_EDGE,
   activities: BELOW_THE_EDGE,

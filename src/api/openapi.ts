@@ -3,7 +3,6 @@ import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from './fields';
 import { COUNTRY_CODES } from '../lib/countries';
 import { FIAT_CURRENCIES } from '../lib/currencies';
 import { errorCatalogue, type ErrorCode } from '../platform/errors';
-import { APM_METHODS, LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../lib/vocabulary';
 import type { RouteOptions } from 'fastify';
 import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -235,381 +234,53 @@ function queryParameters(query: z.ZodType): JsonSchema[] {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const text = (description: string, extra: JsonSchema = {}) => ({ type: 'string', description, ...extra });
-const orNull = (schema: JsonSchema) => ({ ...schema, type: [schema.type, 'null'] });
-const bool = (description: string) => ({ type: 'boolean', description });
-const time = (description: string, extra: JsonSchema = {}) =>
-  text(description, { format: 'date-time', ...extra });
-
-/** An object whose listed properties are all present unless named in `optional`. */
-function object(
-  properties: Record<string, unknown>,
-  optional: string[] = [],
-  description?: string,
-  title?: string,
-): JsonSchema {
-  return {
-    type: 'object',
-    ...(title ? { title } : {}),
-    ...(description ? { description } : {}),
-    properties,
-    required: Object.keys(properties).filter((key) => !optional.includes(key)),
-  };
+/**
+ * The answers' schemas (src/schemas/answers.ts), each under the name it is registered with. Objects are
+ * left open: a client must ignore fields it does not know, and the API may add some.
+ */
+function answerSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    io: 'output',
+    target: 'draft-2020-12',
+    // Exact numbers are written by the serializer: their schemas are in their metadata.
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+    override: (ctx) => {
+      if (ctx.jsonSchema.additionalProperties === false) delete ctx.jsonSchema.additionalProperties;
+    },
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, { $id: _id, $schema: _dialect, id: _name, ...json }]) => [
+      name,
+      nullableAsType(json as JsonSchema),
+    ]),
+  );
 }
 
-const MINOR_OUT = {
-  type: 'integer',
-  description:
-    'Minor units of the currency, an exact JSON integer (also above 2^53: parse it without a float).',
-  examples: [1050],
-};
-const DECIMAL_OUT = (description: string) => ({
-  type: 'number',
-  description: `${description} An exact decimal JSON number: parse it without a float.`,
-});
+const isSchema = (value: unknown): value is JsonSchema =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
-const SETTLEMENT_FIELDS = {
-  crypto_payment_status: {
-    type: ['string', 'null'],
-    enum: ['FULLPAID', 'OVERPAID', 'UNDERPAID', null],
-    description: 'How what arrived compares with what was expected; null before anything arrived.',
-  },
-  crypto_paid_amount: DECIMAL_OUT('Crypto received so far.'),
-  deposit_address: text('Where the customer sends the crypto.'),
-  expires_at: time('The deposit deadline.'),
-  refund_amount: DECIMAL_OUT('Crypto sent back to the customer, once any was.'),
-};
-const SETTLEMENT_OPTIONAL = Object.keys(SETTLEMENT_FIELDS);
-
-/** The answers' schemas, after the code that builds each (named in their descriptions). */
-function answerSchemas(): Record<string, JsonSchema> {
-  const base = {
-    currency: text('ISO 4217 code.', { examples: ['USD'] }),
-    order_id: orNull(
-      text("The merchant's order id; null when none was given.", { examples: ['order-1001'] }),
-    ),
-    transaction_id: text('`PA` and 24 URL-safe characters.', { examples: ['PAq3LZ0x9Vb2Nc7Rt5Yw1Ks8D'] }),
-    customer: ref('Customer'),
-  };
-  const bodyFields = (data: JsonSchema) => ({
-    status: ref('TransactionStatus'),
-    message: text('What happened, for people.', { examples: ['Transaction processed successfully.'] }),
-    redirect_url: text('The hosted page the customer must be sent to, while the transaction waits on one.', {
-      format: 'uri',
-    }),
-    data,
-  });
-  const body = (data: JsonSchema, description: string) =>
-    object(bodyFields(data), ['redirect_url'], description);
-  const dataKinds = ['CardData', 'ApmData', 'PayoutData', 'RampData', 'PayinData'].map(ref);
-  const pageMeta = ref('PageMeta');
+/** `anyOf: [{type: 'string', …}, {type: 'null'}]` as `type: ['string', 'null']`, as people read it. */
+function nullableAsType(schema: JsonSchema): JsonSchema {
+  const walked = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      Array.isArray(value)
+        ? value.map((item) => (isSchema(item) ? nullableAsType(item) : item))
+        : isSchema(value)
+          ? nullableAsType(value)
+          : value,
+    ]),
+  );
+  const branches = walked.anyOf as JsonSchema[] | undefined;
+  const [value, empty] = branches ?? [];
+  if (branches?.length !== 2 || empty?.type !== 'null' || typeof value?.type !== 'string') return walked;
+  const { anyOf: _branches, ...rest } = walked;
   return {
-    TransactionStatus: {
-      type: 'string',
-      enum: [...TRANSACTION_STATUSES],
-      examples: ['SUCCESS'],
-      description:
-        '`PENDING`: being processed, waiting for payout verification, or confirming a lost answer with the ' +
-        'processor. `REDIRECT`: the customer must complete a hosted page. `SUCCESS`, `FAILED`, `BLOCKED`: ' +
-        'final, never change (refunds and chargebacks are flags in `data`).',
-    },
-    Customer: object({
-      first_name: text('First name.', { examples: ['Jane'] }),
-      last_name: text('Last name.', { examples: ['Doe'] }),
-      email: text('Email.', { examples: ['jane@example.com'] }),
-    }),
-    Refund: object({
-      status: { ...bool('True once refunded.'), examples: [false] },
-      refund_date: orNull(time('When it was refunded (UTC); null when not.', { examples: [null] })),
-    }),
-    Chargeback: object({
-      status: { ...bool('True once charged back.'), examples: [false] },
-      chargeback_date: orNull(time('When it was charged back (UTC); null when not.', { examples: [null] })),
-    }),
-    CardData: object(
-      {
-        amount: MINOR_OUT,
-        ...base,
-        refund: ref('Refund'),
-        chargeback: ref('Chargeback'),
-        descriptor: orNull(
-          text("The routed terminal's billing descriptor.", { examples: ['SANDBOX*PRIMARY'] }),
-        ),
-        is_card_WL: bool('True when this card (by fingerprint) already paid this merchant.'),
-      },
-      [],
-      'A card payment (`POST /api/v1/{mode}/card`, `/hosted/card`).',
-      'Card payment',
-    ),
-    ApmData: object(
-      {
-        amount: MINOR_OUT,
-        ...base,
-        refund: ref('Refund'),
-        chargeback: ref('Chargeback'),
-        descriptor: orNull(
-          text("The routed terminal's billing descriptor.", { examples: ['SANDBOX*PRIMARY'] }),
-        ),
-        is_card_WL: bool('Always false: no card is used (the interface carries it for card and APM).'),
-        payment_method: {
-          type: ['string', 'null'],
-          enum: [...APM_METHODS, null],
-          description: 'The method the customer picked; null before.',
-        },
-      },
-      [],
-      'An alternative payment method payment (`POST /api/v1/{mode}/apm`).',
-      'APM payment',
-    ),
-    PayoutData: object(
-      { amount: MINOR_OUT, ...base, wallet_id: text('The wallet paid from.') },
-      [],
-      'A card payout.',
-      'Card payout',
-    ),
-    PayinData: object(
-      {
-        amount: DECIMAL_OUT('The fiat amount, major units.'),
-        ...base,
-        refund: ref('Refund'),
-        crypto_currency: text('The crypto currency paid in.'),
-        crypto_network: text('Its network.'),
-        crypto_amount: DECIMAL_OUT('The crypto expected, rounded up.'),
-        ...SETTLEMENT_FIELDS,
-      },
-      SETTLEMENT_OPTIONAL,
-      'A crypto payin; settlement as in docs/settlement.md.',
-      'Crypto payin',
-    ),
-    RampData: object(
-      {
-        transaction_id: base.transaction_id,
-        order_id: base.order_id,
-        customer: base.customer,
-        transaction_type: { type: 'string', enum: ['ONRAMP', 'OFFRAMP'] },
-        fiat: text('Fiat currency code.'),
-        fiat_amount: DECIMAL_OUT('The fiat amount, as quoted.'),
-        crypto: text('Crypto currency code.'),
-        crypto_amount: DECIMAL_OUT('The crypto amount, as quoted.'),
-        crypto_network: text('The network.'),
-        wallet_address: text("The customer's wallet."),
-        rate: DECIMAL_OUT('Fiat per one crypto unit, as quoted (locked for the transaction).'),
-        tx_hash: text('ONRAMP: the chain transaction that sent the crypto.'),
-        fiat_payout_reference: text("OFFRAMP: the fiat payout's reference."),
-        ...SETTLEMENT_FIELDS,
-      },
-      ['rate', 'tx_hash', 'fiat_payout_reference', ...SETTLEMENT_OPTIONAL],
-      'A crypto ramp; an OFFRAMP also carries the settlement fields.',
-      'Crypto ramp',
-    ),
-    CardTransaction: body(ref('CardData'), 'A card payment.'),
-    ApmTransaction: body(ref('ApmData'), 'An APM payment.'),
-    PayoutTransaction: body(ref('PayoutData'), 'A card payout.'),
-    RampTransaction: body(ref('RampData'), 'A crypto ramp.'),
-    PayinTransaction: body(ref('PayinData'), 'A crypto payin.'),
-    Transaction: body({ anyOf: dataKinds }, 'Any transaction; `data` depends on its kind.'),
-    WebhookPayload: object(
-      {
-        ...bodyFields({ anyOf: dataKinds }),
-        event_id: text('Stable across the retries of one event: ignore repeats.', {
-          examples: ['evt_3kQ9ZxP0aLm2Nb4Vc6Rt'],
-        }),
-      },
-      ['redirect_url'],
-      'The status body at the time of the event, plus `event_id`.',
-    ),
-    DepositAnswer: object(
-      {
-        ...bodyFields({ anyOf: [ref('RampData'), ref('PayinData')] }),
-        deposit: object(
-          {
-            tx_hash: text('The chain transaction.'),
-            amount: DECIMAL_OUT('The crypto deposited.'),
-            disposition: {
-              type: 'string',
-              enum: ['counted', 'refunded', 'held', 'duplicate', 'pending'],
-              description:
-                'How it was accounted; `pending` for a real transfer on a watched chain, accounted once it has ' +
-                '`confirmations_required` confirmations.',
-            },
-            confirmations_required: { type: 'integer' },
-          },
-          ['confirmations_required'],
-        ),
-      },
-      ['redirect_url'],
-      'The transaction after the deposit, and how the deposit was accounted.',
-    ),
-    PageMeta: object(
-      {
-        hasNextPage: bool('Whether older items follow.'),
-        hasPreviousPage: bool('Whether newer items precede.'),
-        nextCursor: text('Pass as `nextCursor` for the next page; only when there is one.'),
-        prevCursor: text('Pass as `prevCursor` for the previous page; only when there is one.'),
-        totalCount: { type: 'integer', description: 'Items the filters match (may lag new items by 10 s).' },
-      },
-      ['nextCursor', 'prevCursor'],
-    ),
-    ListedTransaction: object(
-      {
-        first_name: text('Customer first name.'),
-        last_name: text('Customer last name.'),
-        email: text('Customer email.'),
-        country: orNull(text('Customer country as given; null for transactions created before it was kept.')),
-        transaction_id: text('The transaction id.'),
-        order_id: orNull(text('The order id.')),
-        amount: orNull(text('Exact amount as text, in the unit the status body uses for the kind.')),
-        converted_amount: orNull(text('The same as `amount`.')),
-        currency: text('Currency code.'),
-        converted_currency: text('The same as `currency`.'),
-        status: ref('TransactionStatus'),
-        transaction_type: { type: 'string', enum: [...TRANSACTION_KINDS] },
-        card_type: orNull(text('The card scheme, from the BIN.')),
-        card_number: orNull(text('`BIN******last4`, never more.')),
-        created_at: time('Created.'),
-        transaction_date: time('Last changed.'),
-        refund_date: orNull(time('Refunded.')),
-        chargeback_date: orNull(time('Charged back.')),
-        suspicious_date: { type: 'null', description: 'Always null.' },
-        merchant_connector: object({ name: orNull(text("The routed terminal's connector.")) }),
-        payment_link_id: orNull(text('The payment link that created it.')),
-        user: object({ name: text("The merchant's name."), user_kyc: object({ name: text('The same.') }) }),
-      },
-      [],
-      'A transaction as the lists show it (the vendor SDK’s `Transaction`).',
-    ),
-    WalletTransaction: object({
-      transaction_id: text('The transaction, or the operator’s reference, behind the entry.'),
-      wallet_id: text('The wallet.'),
-      amount: text('Signed minor units, as exact text.'),
-      currency: text('The wallet’s currency.'),
-      transaction_type: { type: 'string', enum: [...LEDGER_STEPS], description: 'The ledger step.' },
-      created_at: time('Recorded.'),
-      transaction_date: time('The same as `created_at`.'),
-    }),
-    TransactionPage: object({
-      message: text('', { examples: ['Transactions retrieved successfully.'] }),
-      data: { type: 'array', items: ref('ListedTransaction') },
-      meta: pageMeta,
-    }),
-    WalletTransactionPage: object({
-      message: text('', { examples: ['Wallet transactions retrieved successfully.'] }),
-      data: { type: 'array', items: ref('WalletTransaction') },
-      meta: pageMeta,
-    }),
-    WebhookEvent: object({
-      event_id: text('The event.'),
-      transaction_id: text('Its transaction.'),
-      event_type: {
-        type: 'string',
-        enum: ['status', 'refund', 'chargeback'],
-        description: 'What it announced: a final status, a refund or a chargeback.',
-      },
-      status: orNull(text("The transaction's status the event told.")),
-      created_at: time('When the event was recorded.'),
-      delivered: bool('Whether an attempt was answered 2xx.'),
-      attempts: {
-        type: 'array',
-        items: object({
-          attempted_at: time('When.'),
-          http_status: orNull({
-            type: 'integer',
-            description: "The endpoint's HTTP status; null without one.",
-          }),
-          latency_ms: orNull({ type: 'integer', description: 'How long the attempt took.' }),
-          error: orNull(text('Why it failed; null when delivered.')),
-        }),
-      },
-    }),
-    WebhookEventPage: object({
-      message: text('', { examples: ['Webhook events retrieved successfully.'] }),
-      data: { type: 'array', items: ref('WebhookEvent') },
-      meta: pageMeta,
-    }),
-    WebhookEventAnswer: object({
-      message: text('', { examples: ['Webhook redelivery started.'] }),
-      data: ref('WebhookEvent'),
-    }),
-    CurrencyList: object({
-      message: text('', { examples: ['Supported currencies retrieved successfully.'] }),
-      data: {
-        type: 'array',
-        items: object({
-          code: text('Crypto currency code.', { examples: ['USDT'] }),
-          name: text('Its name.', { examples: ['Tether USD'] }),
-          symbol: text('The ticker markets list it under.', { examples: ['USDT'] }),
-          networks: { type: 'array', items: { type: 'string' }, examples: [['ETHEREUM', 'TRON']] },
-        }),
-      },
-    }),
-    WalletList: object({
-      message: text('', { examples: ['Wallets retrieved successfully.'] }),
-      data: {
-        type: 'array',
-        items: object({
-          wallet_id: text('The wallet.'),
-          currency: text('Its currency.'),
-          amount: { ...MINOR_OUT, description: `Available balance. ${MINOR_OUT.description}` },
-          payment_method: { type: 'string', enum: ['CARD'], description: 'Wallets pay out to cards.' },
-          status: { type: 'string', enum: ['Active', 'Inactive'] },
-        }),
-      },
-    }),
-    PayoutEstimate: object({
-      message: text('', { examples: ['Payout fee estimated successfully.'] }),
-      data: object({
-        amount_requried: {
-          ...MINOR_OUT,
-          description: 'Amount plus fee: what the payout reserves (SDK spelling).',
-        },
-        wallet_balance: { ...MINOR_OUT, description: "The wallet's available balance." },
-        total_fee: { ...MINOR_OUT, description: "The fee, from the merchant's fee schedule." },
-      }),
-    }),
-    TemplateList: object({
-      message: text('', { examples: ['Payment templates retrieved successfully.'] }),
-      data: {
-        type: 'array',
-        items: object({
-          template_id: text('The page layout.'),
-          template_name: text('The name.'),
-          payment_template_id: text('Create links with this id.'),
-          template_screenshot: orNull(text('A screenshot URL.')),
-          redirect_url: text("Where the link's customers return."),
-          webhook_url: orNull(text("Where the link's payments notify.")),
-        }),
-      },
-    }),
-    PaymentLink: object({
-      message: text('', { examples: ['Payment link created successfully.'] }),
-      data: text('The link to give the customer.', { format: 'uri' }),
-    }),
-    Health: object({ status: { type: 'string', enum: ['ok'] } }),
-    Readiness: object(
-      {
-        status: { type: 'string', enum: ['ok', 'unavailable', 'draining'] },
-        postgres: { type: 'string', enum: ['ok', 'unavailable'] },
-        temporal: { type: 'string', enum: ['ok', 'unavailable'] },
-      },
-      ['postgres', 'temporal'],
-    ),
-    Error: object(
-      {
-        message: text("The error; on a 422 the first failing field's first message."),
-        errors: {
-          type: 'object',
-          description: '422 only: every failing field with its messages.',
-          additionalProperties: { type: 'array', items: { type: 'string' } },
-        },
-      },
-      ['errors'],
-      'Every error body (docs/api.md, errors).',
-    ),
-    EncryptedEnvelope: object(
-      { payload: ENVELOPE_PAYLOAD },
-      [],
-      'The encrypted envelope of an endpoint’s fields (see the envelope above).',
-    ),
+    ...value,
+    ...rest,
+    type: [value.type, 'null'],
+    ...(value.enum ? { enum: [...(value.enum as unknown[]), null] } : {}),
   };
 }
 
@@ -898,6 +569,13 @@ function pathParameters(params: z.ZodType | undefined): JsonSchema[] {
   });
 }
 
+/** The name an answer has in the document (its `id`, src/schemas/answers.ts). */
+function answerName(schema: z.ZodType): string {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (!id) throw new Error('a documented route answers with a schema that has no name');
+  return id;
+}
+
 /** The name a request body has in the document (src/api/route.ts `named`). */
 function nameOf(schema: z.ZodType): string {
   const found = [...REQUEST_BODIES].find(([, known]) => known === schema);
@@ -933,7 +611,7 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
   const requests = body ? requestSchema(REQUEST_BODIES.get(body)!) : undefined;
   const creates = input.route.config?.creates !== undefined;
   const answerContent = reference.answer.schema
-    ? { 'application/json': { schema: ref(reference.answer.schema) } }
+    ? { 'application/json': { schema: ref(answerName(reference.answer.schema)) } }
     : { 'text/plain': { schema: { type: 'string' } } };
   const replayed = creates
     ? {
@@ -1060,6 +738,12 @@ export function finishDocument(serverUrl?: string) {
             ]),
           ),
           ...answerSchemas(),
+          EncryptedEnvelope: {
+            type: 'object',
+            description: 'The encrypted envelope of an endpoint’s fields (see the envelope above).',
+            properties: { payload: ENVELOPE_PAYLOAD },
+            required: ['payload'],
+          },
         },
         examples: errorExamples(),
       },

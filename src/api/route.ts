@@ -17,8 +17,8 @@ import { MODES, type TransactionKind } from '../lib/vocabulary';
 export interface Reference {
   /** How the body comes: the encrypted envelope only, plain JSON only, or either. */
   body?: 'encrypted' | 'plain' | 'either';
-  /** The success answer: its schema's name in the reference (Prometheus text without one). */
-  answer: { schema?: string; description: string };
+  /** The success answer (src/schemas/answers.ts); Prometheus text without a schema. */
+  answer: { schema?: z.ZodType; description: string };
   /** Errors beyond those every operation of its shape can give. */
   refusals?: ErrorCode[];
   /** Messages other than the catalogue's, where the route words one its own way. */

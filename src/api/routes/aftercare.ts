@@ -4,6 +4,7 @@ import { ApiError } from '../../platform/errors';
 import { about, text, transactionId } from '../fields';
 import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
+import { Transaction } from '../../schemas/answers';
 
 /** A refund is always of the whole amount: an `amount` must be that amount (checked against the transaction). */
 export const RefundRequest = named(
@@ -45,7 +46,7 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
       config: {
         reference: {
           body: 'either',
-          answer: { schema: 'Transaction', description: 'The transaction with `refund` set.' },
+          answer: { schema: Transaction, description: 'The transaction with `refund` set.' },
           refusals: ['TRANSACTION_NOT_FOUND'],
         },
       },
@@ -77,7 +78,7 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
       config: {
         reference: {
           body: 'either',
-          answer: { schema: 'Transaction', description: 'The transaction with `chargeback` set.' },
+          answer: { schema: Transaction, description: 'The transaction with `chargeback` set.' },
           refusals: ['TRANSACTION_NOT_FOUND'],
           testOnly: true,
         },

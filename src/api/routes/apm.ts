@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApmTransaction } from '../../schemas/answers';
 import { ModeParams, type Api } from '../route';
 import { and, eq, sql } from 'drizzle-orm';
 import { replyCreated } from '../reply';
@@ -56,7 +57,7 @@ export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
         creates: 'apm',
         reference: {
           body: 'encrypted',
-          answer: { schema: 'ApmTransaction', description: 'The payment, waiting on the methods page.' },
+          answer: { schema: ApmTransaction, description: 'The payment, waiting on the methods page.' },
         },
       },
       onRequest: app.authenticate,

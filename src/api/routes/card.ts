@@ -6,6 +6,7 @@ import { SANDBOX_CARD_TABLE } from '../../sandbox/tables';
 import { replyCreated } from '../reply';
 import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { CardTransaction } from '../../schemas/answers';
 
 export const CardRequest = named(
   'CardRequest',
@@ -41,7 +42,7 @@ export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
         creates: 'card',
         reference: {
           body: 'encrypted',
-          answer: { schema: 'CardTransaction', description: 'The card payment.' },
+          answer: { schema: CardTransaction, description: 'The card payment.' },
         },
       },
       onRequest: app.authenticate,

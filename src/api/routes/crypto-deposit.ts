@@ -7,6 +7,7 @@ import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';
+import { DepositAnswer } from '../../schemas/answers';
 
 export const DepositRequest = named(
   'DepositRequest',
@@ -51,7 +52,7 @@ export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<vo
       config: {
         reference: {
           body: 'plain',
-          answer: { schema: 'DepositAnswer', description: 'The transaction and the deposit.' },
+          answer: { schema: DepositAnswer, description: 'The transaction and the deposit.' },
           refusals: ['TRANSACTION_NOT_FOUND'],
           testOnly: true,
         },

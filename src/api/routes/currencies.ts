@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listPayinCurrencies } from '../../crypto/catalogue';
 import { about, country, decimalAmount } from '../fields';
 import type { RouteDeps } from '../deps';
+import { CurrencyList } from '../../schemas/answers';
 
 export const CurrenciesRequest = named(
   'CurrenciesRequest',
@@ -27,7 +28,7 @@ export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
       config: {
         reference: {
           body: 'plain',
-          answer: { schema: 'CurrencyList', description: 'The currencies and their networks.' },
+          answer: { schema: CurrencyList, description: 'The currencies and their networks.' },
         },
       },
       onRequest: app.authenticate,

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { Health, Readiness } from '../../schemas/answers';
 
 export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.get(
@@ -12,7 +13,7 @@ export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
         summary: 'Liveness',
         description: 'The process is up.',
       },
-      config: { reference: { answer: { schema: 'Health', description: 'Up.' }, open: true } },
+      config: { reference: { answer: { schema: Health, description: 'Up.' }, open: true } },
     },
     async () => ({ status: 'ok' }),
   );
@@ -26,7 +27,7 @@ export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
         summary: 'Readiness',
         description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
       },
-      config: { reference: { answer: { schema: 'Readiness', description: 'Ready.' }, open: true } },
+      config: { reference: { answer: { schema: Readiness, description: 'Ready.' }, open: true } },
     },
     async (request, reply) => {
       // Shutting down: still serving, but a load balancer should send new requests elsewhere.

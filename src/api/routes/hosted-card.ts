@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CardTransaction } from '../../schemas/answers';
 import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { redirectUrl } from '../fields';
@@ -56,7 +57,7 @@ export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void>
         creates: 'card',
         reference: {
           body: 'encrypted',
-          answer: { schema: 'CardTransaction', description: 'The card payment, waiting on the hosted page.' },
+          answer: { schema: CardTransaction, description: 'The card payment, waiting on the hosted page.' },
         },
       },
       onRequest: app.authenticate,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PaymentLink, TemplateList } from '../../schemas/answers';
 import { z } from 'zod';
 import {
   about,
@@ -176,7 +177,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
         description: 'Templates are added with `npx payments templates add`.',
       },
       config: {
-        reference: { answer: { schema: 'TemplateList', description: 'The templates, oldest first.' } },
+        reference: { answer: { schema: TemplateList, description: 'The templates, oldest first.' } },
       },
       onRequest: app.authenticate,
     },
@@ -188,7 +189,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
 
   const linkAnswer = {
     body: 'either',
-    answer: { schema: 'PaymentLink', description: 'The link.' },
+    answer: { schema: PaymentLink, description: 'The link.' },
     refusals: ['ORDER_CONFLICT'],
   } satisfies Reference;
   app.post(

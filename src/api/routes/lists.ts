@@ -4,6 +4,7 @@ import { listTransactions, listWalletTransactions } from '../../transactions/lis
 import { about, optional, text, SPACE } from '../fields';
 import { ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { TransactionPage, WalletTransactionPage } from '../../schemas/answers';
 
 /** A calendar day that exists: `2026-02-30` and year 0 are refused, not rolled over or sent to Postgres. */
 export const isoDate = (field: string) =>
@@ -130,7 +131,7 @@ export async function listRoutes(app: Api, deps: RouteDeps): Promise<void> {
         querystring: ListRequest,
       },
       config: {
-        reference: { answer: { schema: 'TransactionPage', description: 'A page of transactions.' } },
+        reference: { answer: { schema: TransactionPage, description: 'A page of transactions.' } },
       },
       onRequest: app.authenticate,
     },
@@ -154,7 +155,7 @@ export async function listRoutes(app: Api, deps: RouteDeps): Promise<void> {
         querystring: WalletListRequest,
       },
       config: {
-        reference: { answer: { schema: 'WalletTransactionPage', description: 'A page of ledger entries.' } },
+        reference: { answer: { schema: WalletTransactionPage, description: 'A page of ledger entries.' } },
       },
       onRequest: app.authenticate,
     },

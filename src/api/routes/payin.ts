@@ -17,6 +17,7 @@ import {
 import { createPayin } from '../../transactions/payin';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
+import { PayinTransaction } from '../../schemas/answers';
 
 export const PayinRequest = named(
   'PayinRequest',
@@ -59,7 +60,7 @@ export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
       },
       config: {
         creates: 'crypto_payin',
-        reference: { body: 'encrypted', answer: { schema: 'PayinTransaction', description: 'The payin.' } },
+        reference: { body: 'encrypted', answer: { schema: PayinTransaction, description: 'The payin.' } },
       },
       onRequest: app.authenticate,
       preValidation: app.decryptBody,

@@ -12,6 +12,7 @@ import { SANDBOX_PAYOUT_CARDS, SANDBOX_PAYOUT_TABLE } from '../../sandbox/tables
 import { replyCreated } from '../reply';
 import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { PayoutTransaction } from '../../schemas/answers';
 
 /** It takes the interface's payout test cards, which fail the Luhn check: live mode refuses them. */
 export const PayoutRequest = named(
@@ -46,7 +47,7 @@ export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
       },
       config: {
         creates: 'payout',
-        reference: { body: 'encrypted', answer: { schema: 'PayoutTransaction', description: 'The payout.' } },
+        reference: { body: 'encrypted', answer: { schema: PayoutTransaction, description: 'The payout.' } },
       },
       onRequest: app.authenticate,
       preValidation: app.decryptBody,

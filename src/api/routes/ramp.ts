@@ -18,6 +18,7 @@ import { cardholderFields, closingFields } from '../card-fields';
 import { createRamp } from '../../transactions/ramp';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
+import { RampTransaction } from '../../schemas/answers';
 
 /** ONRAMP gives `fiat_amount`, OFFRAMP `crypto_amount`; the one given is parsed into `amount`. */
 export const RampRequest = named(
@@ -123,7 +124,7 @@ export async function rampRoutes(app: Api, deps: RouteDeps): Promise<void> {
         creates: 'ramp',
         reference: {
           body: 'encrypted',
-          answer: { schema: 'RampTransaction', description: 'The ramp and its quote.' },
+          answer: { schema: RampTransaction, description: 'The ramp and its quote.' },
         },
       },
       onRequest: app.authenticate,

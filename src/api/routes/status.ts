@@ -3,6 +3,7 @@ import { lookupTransaction } from '../../transactions/lookup';
 import { transactionBody } from '../../transactions/view';
 import { TransactionParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { PayoutTransaction, Transaction } from '../../schemas/answers';
 
 export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.get(
@@ -19,7 +20,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
       },
       config: {
         reference: {
-          answer: { schema: 'Transaction', description: 'The transaction.' },
+          answer: { schema: Transaction, description: 'The transaction.' },
           refusals: ['TRANSACTION_NOT_FOUND'],
         },
       },
@@ -45,7 +46,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
       },
       config: {
         reference: {
-          answer: { schema: 'PayoutTransaction', description: 'The payout.' },
+          answer: { schema: PayoutTransaction, description: 'The payout.' },
           refusals: ['TRANSACTION_NOT_FOUND'],
         },
       },

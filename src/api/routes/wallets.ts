@@ -8,6 +8,7 @@ import { about, minorAmount, walletId } from '../fields';
 import { SANDBOX_PAYOUT_CARDS } from '../../sandbox/tables';
 import { named, type Api } from '../route';
 import type { RouteDeps } from '../deps';
+import { PayoutEstimate, WalletList } from '../../schemas/answers';
 
 /** The card is validated as a payout's is, and used for nothing else: it is neither kept nor logged. */
 export const PayoutEstimateRequest = named(
@@ -29,7 +30,7 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
         summary: "The key's mode's wallets",
         description: 'Every wallet of the mode of the key, with its available balance.',
       },
-      config: { reference: { answer: { schema: 'WalletList', description: 'The wallets.' } } },
+      config: { reference: { answer: { schema: WalletList, description: 'The wallets.' } } },
       onRequest: app.authenticate,
     },
     async (request) => {
@@ -65,7 +66,7 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
       config: {
         reference: {
           body: 'encrypted',
-          answer: { schema: 'PayoutEstimate', description: 'The estimate, in minor units.' },
+          answer: { schema: PayoutEstimate, description: 'The estimate, in minor units.' },
         },
       },
       onRequest: app.authenticate,

@@ -11,6 +11,7 @@ import {
 import { about, optional, text, SPACE } from '../fields';
 import { nextCursor, pageLimit, period } from './lists';
 import type { RouteDeps } from '../deps';
+import { WebhookEventAnswer, WebhookEventPage } from '../../schemas/answers';
 
 export const EventLogRequest = z.object({
   transaction_id: optional(about(text('transaction_id', { max: 191 }), "Only this transaction's events.")),
@@ -46,7 +47,7 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
         params: ModeParams,
         querystring: EventLogRequest,
       },
-      config: { reference: { answer: { schema: 'WebhookEventPage', description: 'A page of events.' } } },
+      config: { reference: { answer: { schema: WebhookEventPage, description: 'A page of events.' } } },
       onRequest: app.authenticate,
     },
     async (request) => {
@@ -73,7 +74,7 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
       },
       config: {
         reference: {
-          answer: { schema: 'WebhookEventAnswer', description: 'The event.' },
+          answer: { schema: WebhookEventAnswer, description: 'The event.' },
           customMessages: { ROUTE_NOT_FOUND: 'Webhook event not found.' },
         },
       },
