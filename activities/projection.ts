@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { isSandboxConnector } from '../src/sandbox/tables';
+import { isSandboxConnector } from '../src/schemas/sandbox-cards';
 import { recordOpsAction } from '../src/transactions/ops-audit';
 import { purgeVaultedCard } from '../src/transactions/card-vault';
 import { terminals, transactions } from '../src/db/schema/index';

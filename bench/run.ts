@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createDatabase, runMigrations } from '../src/db/client';
 import { transactions } from '../src/db/schema/index';
 import { createMerchant } from '../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../src/schemas/sandbox-cards';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';
 import { startTemporalDevServer } from '../src/dev/temporal';
 import { dataConverter, startWebhookDelivery } from '../src/temporal/client';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { createMerchant, merchantExists, type WalletSpec } from '../merchants/accounts';
 import { rotateMerchantKeys } from '../merchants/keys';
 import { isFiatCurrency } from '../lib/currencies';
-import { SANDBOX_TERMINALS } from '../sandbox/tables';
+import { SANDBOX_TERMINALS } from '../schemas/sandbox-cards';
 import { settingsCommand } from './settlement';
 import { listFees, setFee } from '../merchants/fees';
 import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { addTerminal } from '../merchants/terminals';
 import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
-import { isSandboxConnector, SANDBOX_TERMINALS } from '../sandbox/tables';
+import { isSandboxConnector, SANDBOX_TERMINALS } from '../schemas/sandbox-cards';
 import type { Command } from './context';
 import { CliError } from './errors';
 

@@ -5,7 +5,7 @@ import { loadConfig } from '../platform/config';
 import { createDatabase, runMigrations } from '../db/client';
 import { merchants } from '../db/schema/index';
 import { createMerchant, type MerchantCredentials } from '../merchants/accounts';
-import { SANDBOX_TERMINALS } from '../sandbox/tables';
+import { SANDBOX_TERMINALS } from '../schemas/sandbox-cards';
 import { start } from '../process/main';
 import { createLogger } from '../platform/log';
 import { startEmbeddedPostgres, type LocalPostgres } from './postgres';

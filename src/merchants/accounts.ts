@@ -5,7 +5,7 @@ import { encryptSecret } from '../ciphers/secrets';
 import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { newId } from '../ciphers/ids';
 import { MODES, type Mode } from '../lib/vocabulary';
-import { isSandboxConnector, type TerminalSpec } from '../sandbox/tables';
+import { isSandboxConnector, type TerminalSpec } from '../schemas/sandbox-cards';
 import { creditWallet } from '../wallets/ledger';
 
 export interface WalletSpec {

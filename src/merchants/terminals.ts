@@ -3,7 +3,7 @@ import { auditLog, terminals } from '../db/schema/index';
 import { newId } from '../ciphers/ids';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
-import { isSandboxConnector, type TerminalSpec } from '../sandbox/tables';
+import { isSandboxConnector, type TerminalSpec } from '../schemas/sandbox-cards';
 import { and, eq } from 'drizzle-orm';
 
 /**

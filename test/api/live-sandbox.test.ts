@@ -7,7 +7,7 @@ import { chainNodes } from '../../src/db/schema/index';
 import { encryptSecret } from '../../src/ciphers/secrets';
 import { ChainKeys } from '../../src/chain/keys';
 import { createMerchant } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { start } from '../../src/process/main';
 import { ConfigError } from '../../src/platform/config';
 

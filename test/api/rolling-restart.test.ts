@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { createDatabase } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import {
   cleanUpAfterAll,
   freePorts,

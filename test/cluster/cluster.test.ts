@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { createMerchant } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes';

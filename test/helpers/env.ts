@@ -14,7 +14,7 @@ import { createActivities, type ActivityDeps } from '../../activities/index';
 import { dataConverter, serviceClientOptions } from '../../src/temporal/client';
 import { testClientOptions } from './update-key';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { withDatabase } from './global-setup';
 
 export interface TestEnv {

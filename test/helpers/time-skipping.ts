@@ -7,7 +7,7 @@ import { createActivities, type ActivityDeps } from '../../activities/index';
 import { dataConverter, serviceClientOptions } from '../../src/temporal/client';
 import { testClientOptions } from './update-key';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import type { Config } from '../../src/platform/config';
 import { createTestDatabase, testConfig } from './env';
 import { allSearchAttributes } from '../../src/contracts';

@@ -66,7 +66,7 @@ describe('import boundaries', () => {
       'workflows/probe.ts',
       "import { transactions } from '../src/db/schema/index';",
     ],
-    ['the CLI importing the API', 'src/cli/probe.ts', "import { parseInput } from '../api/fields';"],
+    ['the CLI importing the API', 'src/cli/probe.ts', "import { parseInput } from '../api/validate';"],
   ])('refuses %s', async (_what, filePath, line) => {
     expect(await rulesFired(filePath, `${line}\nexport const probe = 1;\n`)).toContain(
       'boundaries/dependencies',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalAmount, minorAmount } from '../../src/api/fields';
+import { decimalAmount, minorAmount } from '../../src/schemas/fields';
 import { JsonNumber } from '../../src/lib/json';
 import { canonicalDecimal, formatUnits, parseUnits } from '../../src/lib/units';
 import { formatMinor } from '../../src/lib/money';

@@ -59,7 +59,7 @@ import { classify, settledFiat, toleranceUnits, type ToleranceSettings } from '.
 import { formatUnits, parseUnits } from '../../src/lib/units';
 import { submitDeposit } from '../../src/transactions/deposits';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/sandbox/tables';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 
 const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
 /**

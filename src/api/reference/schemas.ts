@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from '../fields';
+import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from '../../schemas/fields';
 import { COUNTRY_CODES } from '../../lib/countries';
 import { FIAT_CURRENCIES } from '../../lib/currencies';
 import { REQUEST_BODIES } from '../route';

@@ -1,7 +1,7 @@
 import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError } from '../../platform/errors';
-import { about, text, transactionId } from '../fields';
+import { about, text, transactionId } from '../../schemas/fields';
 import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 import { Transaction } from '../../schemas/answers';

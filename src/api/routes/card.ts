@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { redirectUrl } from '../fields';
-import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../card-fields';
+import { redirectUrl } from '../../schemas/fields';
+import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../../schemas/card-fields';
 import { createCardPayment } from '../../transactions/card';
-import { SANDBOX_CARD_TABLE } from '../../sandbox/tables';
+import { SANDBOX_CARD_TABLE } from '../../schemas/sandbox-cards';
 import { replyCreated } from '../reply';
 import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';

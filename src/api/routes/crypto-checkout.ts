@@ -10,7 +10,7 @@ import {
   verifyCsrf,
 } from '../pages/hosted';
 import { escapeHtml } from '../pages/layout';
-import { decimalAmount } from '../fields';
+import { decimalAmount } from '../../schemas/fields';
 import { formatUnits, parseUnits } from '../../lib/units';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';

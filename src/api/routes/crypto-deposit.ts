@@ -2,7 +2,7 @@ import { named, TransactionParams, type Api } from '../route';
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
-import { about, decimalAmount, optional, text, SPACE } from '../fields';
+import { about, decimalAmount, optional, text, SPACE } from '../../schemas/fields';
 import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';

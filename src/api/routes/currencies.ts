@@ -1,7 +1,7 @@
 import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
 import { listPayinCurrencies } from '../../crypto/catalogue';
-import { about, country, decimalAmount } from '../fields';
+import { about, country, decimalAmount } from '../../schemas/fields';
 import type { RouteDeps } from '../deps';
 import { CurrencyList } from '../../schemas/answers';
 

@@ -14,14 +14,14 @@ import {
   minorAmount,
   optional,
   orderId,
-  parseInput,
   phoneNumber,
   terminalId,
   text,
   SPACE,
-} from '../fields';
+} from '../../schemas/fields';
 import type { PageDeps, RouteDeps } from '../deps';
 import { named, type Api, type Reference } from '../route';
+import { parseInput } from '../validate';
 import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
 import { createHostedCardPayment } from '../../transactions/card';
 import { createPayin } from '../../transactions/payin';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LEDGER_STEPS, TRANSACTION_KINDS, TRANSACTION_STATUSES } from '../../lib/vocabulary';
 import { listTransactions, listWalletTransactions } from '../../transactions/lists';
-import { about, optional, text, SPACE } from '../fields';
+import { about, optional, text, SPACE } from '../../schemas/fields';
 import { ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 import { TransactionPage, WalletTransactionPage } from '../../schemas/answers';

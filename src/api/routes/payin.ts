@@ -1,6 +1,6 @@
 import { named, ModeParams, type Api } from '../route';
 import { z } from 'zod';
-import { cardholderFields } from '../card-fields';
+import { cardholderFields } from '../../schemas/card-fields';
 import {
   about,
   country,
@@ -13,7 +13,7 @@ import {
   redirectUrl,
   terminalId,
   webhookUrl,
-} from '../fields';
+} from '../../schemas/fields';
 import { createPayin } from '../../transactions/payin';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';

@@ -1,15 +1,10 @@
 import { z } from 'zod';
-import { about, minorAmount, walletId } from '../fields';
-import {
-  cardFields,
-  cardholderFields,
-  checkCardExpiry,
-  closingFields,
-  refuseSandboxCardInLive,
-} from '../card-fields';
+import { about, minorAmount, walletId } from '../../schemas/fields';
+import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../../schemas/card-fields';
 import { createCardPayout } from '../../transactions/payout';
-import { SANDBOX_PAYOUT_CARDS, SANDBOX_PAYOUT_TABLE } from '../../sandbox/tables';
+import { SANDBOX_PAYOUT_CARDS, SANDBOX_PAYOUT_TABLE } from '../../schemas/sandbox-cards';
 import { replyCreated } from '../reply';
+import { refuseSandboxCardInLive } from '../validate';
 import { named, markdownTable, ModeParams, type Api } from '../route';
 import type { RouteDeps } from '../deps';
 import { PayoutTransaction } from '../../schemas/answers';

@@ -13,8 +13,8 @@ import {
   redirectUrl,
   text,
   SPACE,
-} from '../fields';
-import { cardholderFields, closingFields } from '../card-fields';
+} from '../../schemas/fields';
+import { cardholderFields, closingFields } from '../../schemas/card-fields';
 import { createRamp } from '../../transactions/ramp';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';

@@ -8,7 +8,7 @@ import {
   listWebhookEvents,
   prepareAuditedRedelivery,
 } from '../../transactions/webhook-events';
-import { about, optional, text, SPACE } from '../fields';
+import { about, optional, text, SPACE } from '../../schemas/fields';
 import { nextCursor, pageLimit, period } from './lists';
 import type { RouteDeps } from '../deps';
 import { WebhookEventAnswer, WebhookEventPage } from '../../schemas/answers';

@@ -7,7 +7,6 @@ import { COUNTRY_CODES, countryAlpha2 } from '../lib/countries';
 import { FIAT_CURRENCIES, isFiatCurrency } from '../lib/currencies';
 import { JsonNumber } from '../lib/json';
 import { canonicalDecimal, plainDecimal } from '../lib/units';
-import { validationError } from '../platform/errors';
 
 /**
  * What a field means and an example of it, for the API reference: its limits and rules are read from
@@ -39,7 +38,7 @@ export function hasUnsafeText(value: string): boolean {
   return CONTROL_OR_LONE_SURROGATE.test(value);
 }
 
-const unsafeTextMessage = (field: string) =>
+export const unsafeTextMessage = (field: string) =>
   `The ${human(field)} field must not contain control characters or invalid Unicode.`;
 
 function typed(field: string, kind = 'a string') {
@@ -294,39 +293,3 @@ export const fiatCurrencyOf = (description: string) =>
 /** A code such as a crypto currency or network, compared in upper case. */
 export const upperCode = (field: string, max: number) =>
   text(field, { max }).transform((v) => v.toUpperCase());
-
-/**
- * Every string in a request, keys included, that holds control characters or invalid Unicode, by
- * field path. Such text is refused wherever it appears: nothing downstream (Postgres, logs, pages,
- * webhooks) has to cope with it.
- */
-function unsafeTextFields(input: unknown, path: string[] = [], found: Record<string, string[]> = {}) {
-  if (typeof input === 'string') {
-    if (hasUnsafeText(input)) {
-      const field = path.length > 0 ? path.join('.') : 'body';
-      found[field] = [unsafeTextMessage(path.at(-1) ?? 'body')];
-    }
-  } else if (input !== null && typeof input === 'object' && path.length < 16) {
-    for (const [key, value] of Object.entries(input)) {
-      if (hasUnsafeText(key)) found[path.length > 0 ? path.join('.') : 'body'] = [unsafeTextMessage('body')];
-      else unsafeTextFields(value, [...path, key], found);
-    }
-  }
-  return found;
-}
-
-/** Turns zod issues into the contract's 422: every failing field with its messages. */
-export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> {
-  const unsafe = unsafeTextFields(input);
-  if (Object.keys(unsafe).length > 0) throw validationError(unsafe);
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const errors: Record<string, string[]> = {};
-  for (const issue of result.error.issues) {
-    const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-    // The whole input is not an object (a JSON array, a string): say so, not the validator's wording.
-    const message = field === 'body' ? 'The request body must be a JSON object.' : issue.message;
-    (errors[field] ??= []).push(message);
-  }
-  throw validationError(errors);
-}

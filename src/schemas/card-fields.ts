@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { luhnValid } from '../lib/cards';
-import type { Mode } from '../lib/vocabulary';
-import { fieldError } from '../platform/errors';
-import { SANDBOX_CARD_TABLE } from '../sandbox/tables';
+import { SANDBOX_CARD_TABLE } from './sandbox-cards';
 import {
   about,
   country,
@@ -77,15 +75,6 @@ export function cardFields<WithCvv extends boolean>(
   return (withCvv ? { ...fields, ...cvv } : fields) as WithCvv extends true
     ? typeof fields & typeof cvv
     : typeof fields;
-}
-
-/**
- * The interface's payout test cards fail the Luhn check: test mode takes them, so the request schemas do;
- * live mode refuses them as any number failing it.
- */
-export function refuseSandboxCardInLive(mode: Mode, cardNumber: string): void {
-  if (mode === 'live' && !luhnValid(cardNumber))
-    fieldError('card_number', 'The card number field must be a valid card number.');
 }
 
 /** A card that expired before this month is refused. */
