@@ -31,8 +31,8 @@ export const allowed = {
   lib: [],
   contracts: ['lib'],
   schemas: ['lib'],
-  base: ['lib', 'contracts'],
-  temporal: ['base', 'lib', 'contracts'],
+  base: ['lib', 'contracts', 'schemas'],
+  temporal: ['base', 'lib', 'contracts', 'schemas'],
   // The merchant's typed client: the envelope and webhook signatures, nothing of the service.
   client: ['base', 'lib', 'schemas'],
   domain: ['temporal', 'base', 'lib', 'contracts', 'schemas'],

@@ -46,6 +46,7 @@ import { listRoutes } from './routes/lists';
 import { webhookEventRoutes } from './routes/webhook-events';
 import { sandboxWebhookRoutes } from './routes/sandbox-webhook';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
+import * as endpoints from '../schemas/endpoints';
 
 export type { AppDeps };
 
@@ -147,22 +148,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (status === 429) metrics.rateLimited.inc({ scope: page ? 'hosted_page' : 'api' });
     if (creates && status === 200) metrics.transactionsCreated.inc({ kind: creates });
   });
-  app.get(
-    '/metrics',
-    {
-      schema: {
-        operationId: 'metrics',
-        tags: ['Operations'],
-        summary: 'Prometheus metrics',
-        description: "This process's metrics in the Prometheus text format (docs/operations.md).",
-      },
-      config: { reference: { answer: { description: 'The metrics.' }, open: true } },
-    },
-    async (_request, reply) => {
+  app.route({
+    ...endpoints.metrics,
+    handler: async (_request, reply) => {
       const extra = deps.extraMetrics ? await deps.extraMetrics() : '';
       return reply.type(metrics.registry.contentType).send(`${await metrics.registry.metrics()}${extra}`);
     },
-  );
+  });
   // While draining, every answer tells the client to reconnect: its next request goes to another process.
   const draining = deps.draining;
   if (draining) {

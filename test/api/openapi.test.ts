@@ -14,7 +14,7 @@ import {
 } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import type { JsonSchema } from '../../src/api/openapi';
-import { REQUEST_BODIES } from '../../src/api/route';
+import { REQUEST_BODIES } from '../../src/schemas/requests';
 import { referenceDocument } from '../../src/api/reference';
 import { addTemplate } from '../../src/transactions/links';
 import { MODES } from '../../src/lib/vocabulary';

@@ -1,4 +1,4 @@
-import type { Reference } from '../route';
+import type { Reference } from '../../schemas/endpoints';
 import { ref, type JsonSchema } from './schemas';
 
 /**

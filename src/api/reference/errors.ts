@@ -1,5 +1,5 @@
 import { errorCatalogue, type ErrorCode } from '../../platform/errors';
-import type { Reference } from '../route';
+import type { Reference } from '../../schemas/endpoints';
 import { plain, ref, type JsonSchema } from './schemas';
 
 /** The errors in the API reference: the table, each operation's error answers and their examples. */

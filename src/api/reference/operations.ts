@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RouteOptions } from 'fastify';
-import { REQUEST_BODIES } from '../route';
+import { REQUEST_BODIES } from '../../schemas/requests';
 import { requestBody } from './envelope';
 import { errorResponses, errorsOf } from './errors';
 import { queryParameters, ref, requestSchema, toJsonSchema, type JsonSchema } from './schemas';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from '../../schemas/fields';
 import { COUNTRY_CODES } from '../../lib/countries';
 import { FIAT_CURRENCIES } from '../../lib/currencies';
-import { REQUEST_BODIES } from '../route';
+import { REQUEST_BODIES } from '../../schemas/requests';
 
 /**
  * The routes' zod schemas as the API reference shows them. Requests: each field's JSON Schema with what its

@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ApmTransaction } from '../../schemas/answers';
-import { ModeParams, type Api } from '../route';
+import type { Api } from '../route';
 import { and, eq, sql } from 'drizzle-orm';
 import { replyCreated } from '../reply';
 import type { PageDeps, RouteDeps } from '../deps';
-import { HostedCardRequest } from './hosted-card';
 import { createApmPayment } from '../../transactions/card';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import { detailsOf, type TransactionRow } from '../../transactions/view';
@@ -31,6 +29,7 @@ import {
   verifyCsrf,
 } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
+import * as endpoints from '../../schemas/endpoints';
 
 /** What the customer reads for each method. */
 const METHOD_NAMES: Record<ApmMethod, { label: string; hint: string }> = {
@@ -40,32 +39,13 @@ const METHOD_NAMES: Record<ApmMethod, { label: string; hint: string }> = {
 
 /** `POST /api/v1/{mode}/apm` (envelope): answers `REDIRECT` to the page listing the methods. */
 export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/api/v1/:mode/apm',
-    {
-      schema: {
-        operationId: 'createApmPayment',
-        tags: ['Card payments'],
-        summary: 'Alternative payment method (bank transfer, wallet)',
-        description:
-          "The hosted card payment's fields. Answers `REDIRECT` to our page offering the methods the " +
-          "merchant's terminals take; the customer approves or declines at the provider (docs/hosted.md).",
-        params: ModeParams,
-        body: HostedCardRequest,
-      },
-      config: {
-        creates: 'apm',
-        reference: {
-          body: 'encrypted',
-          answer: { schema: ApmTransaction, description: 'The payment, waiting on the methods page.' },
-        },
-      },
-      onRequest: app.authenticate,
-      preValidation: app.decryptBody,
-    },
-    async (request, reply) =>
+  app.route({
+    ...endpoints.createApmPayment,
+    onRequest: app.authenticate,
+    preValidation: app.decryptBody,
+    handler: async (request, reply) =>
       replyCreated(reply, await createApmPayment(deps.transactions, request.merchant, request.body)),
-  );
+  });
 }
 
 /** Waiting on the methods page: sent there, and no method picked yet. */

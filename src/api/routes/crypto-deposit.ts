@@ -1,31 +1,11 @@
-import { named, TransactionParams, type Api } from '../route';
-import { z } from 'zod';
+import type { Api } from '../route';
 import { ApiError, fieldError } from '../../platform/errors';
 import { JsonNumber } from '../../lib/json';
-import { about, decimalAmount, optional, text, SPACE } from '../../schemas/fields';
 import { lookupTransaction } from '../../transactions/lookup';
 import { testDeposit } from '../../chain/test-deposits';
 import { transactionBody } from '../../transactions/view';
 import type { RouteDeps } from '../deps';
-import { DepositAnswer } from '../../schemas/answers';
-
-export const DepositRequest = named(
-  'DepositRequest',
-  z.object({
-    amount: about(decimalAmount('amount'), 'The crypto amount deposited.', 12.5),
-    tx_hash: optional(
-      about(
-        text('tx_hash', {
-          max: 128,
-          check: (v) => /^[A-Za-z0-9]+$/.test(v),
-          rule: 'letters and digits only',
-          pattern: `^${SPACE}*[A-Za-z0-9]+${SPACE}*$`,
-        }),
-        "The deposit's chain transaction hash; one is made up when left out.",
-      ),
-    ),
-  }),
-);
+import * as endpoints from '../../schemas/endpoints';
 
 /**
  * Test mode only: pays into a transaction's deposit address. On a network with a registered node (a local
@@ -35,31 +15,10 @@ export const DepositRequest = named(
  * closed), held (after the transaction closed) or duplicate.
  */
 export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/api/v1/:mode/crypto/:id/deposit',
-    {
-      schema: {
-        operationId: 'simulateDeposit',
-        tags: ['Crypto'],
-        summary: 'Simulate a deposit (test mode)',
-        description:
-          "Pays into an OFFRAMP's or payin's deposit address: counted, refunded (after completion or the " +
-          'window), held (the transaction had closed) or duplicate. On a chain watched on a real node it is ' +
-          'a real transfer, answered `pending`.',
-        params: TransactionParams,
-        body: DepositRequest,
-      },
-      config: {
-        reference: {
-          body: 'plain',
-          answer: { schema: DepositAnswer, description: 'The transaction and the deposit.' },
-          refusals: ['TRANSACTION_NOT_FOUND'],
-          testOnly: true,
-        },
-      },
-      onRequest: app.authenticate,
-    },
-    async (request) => {
+  app.route({
+    ...endpoints.simulateDeposit,
+    onRequest: app.authenticate,
+    handler: async (request) => {
       if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
       const input = request.body;
       const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
@@ -93,5 +52,5 @@ export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<vo
       };
       return { ...transactionBody(after), deposit: accounted };
     },
-  );
+  });
 }

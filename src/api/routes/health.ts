@@ -1,35 +1,17 @@
 import { sql } from 'drizzle-orm';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
-import { Health, Readiness } from '../../schemas/answers';
+import * as endpoints from '../../schemas/endpoints';
 
 export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.get(
-    '/healthz',
-    {
-      schema: {
-        operationId: 'health',
-        tags: ['Operations'],
-        summary: 'Liveness',
-        description: 'The process is up.',
-      },
-      config: { reference: { answer: { schema: Health, description: 'Up.' }, open: true } },
-    },
-    async () => ({ status: 'ok' }),
-  );
+  app.route({
+    ...endpoints.health,
+    handler: async () => ({ status: 'ok' }),
+  });
 
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        operationId: 'readiness',
-        tags: ['Operations'],
-        summary: 'Readiness',
-        description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
-      },
-      config: { reference: { answer: { schema: Readiness, description: 'Ready.' }, open: true } },
-    },
-    async (request, reply) => {
+  app.route({
+    ...endpoints.readiness,
+    handler: async (request, reply) => {
       // Shutting down: still serving, but a load balancer should send new requests elsewhere.
       if (deps.draining?.()) return reply.status(503).send({ status: 'draining' });
       const checks = await Promise.allSettled([
@@ -47,5 +29,5 @@ export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
         .status(ready ? 200 : 503)
         .send({ status: ready ? 'ok' : 'unavailable', postgres, temporal });
     },
-  );
+  });
 }

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { CardTransaction } from '../../schemas/answers';
-import { named, ModeParams, type Api } from '../route';
+import type { Api } from '../route';
 import { z } from 'zod';
-import { redirectUrl } from '../../schemas/fields';
-import { cardFields, cardholderFields, checkCardExpiry, closingFields } from '../../schemas/card-fields';
+import { cardFields, checkCardExpiry } from '../../schemas/card-fields';
 import { replyCreated } from '../reply';
 import type { PageDeps, RouteDeps } from '../deps';
 import { createHostedCardPayment, enterHostedCard } from '../../transactions/card';
@@ -27,45 +25,18 @@ import {
   verifyCsrf,
 } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
+import * as endpoints from '../../schemas/endpoints';
 
 /** The card request without the card: the customer types it on our page (docs/hosted.md). */
-export const HostedCardRequest = named(
-  'HostedCardRequest',
-  z.object({
-    ...cardholderFields,
-    redirect_url: redirectUrl(),
-    ...closingFields,
-  }),
-);
-
 /** `POST /api/v1/{mode}/hosted/card` (envelope): answers `REDIRECT` to the hosted payment page. */
 export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.post(
-    '/api/v1/:mode/hosted/card',
-    {
-      schema: {
-        operationId: 'createHostedCardPayment',
-        tags: ['Card payments'],
-        summary: 'Card payment on our hosted page',
-        description:
-          'The card payment without the card: answers `REDIRECT` to our payment page, where the customer ' +
-          'types the card; from there it continues as a card payment (docs/hosted.md).',
-        params: ModeParams,
-        body: HostedCardRequest,
-      },
-      config: {
-        creates: 'card',
-        reference: {
-          body: 'encrypted',
-          answer: { schema: CardTransaction, description: 'The card payment, waiting on the hosted page.' },
-        },
-      },
-      onRequest: app.authenticate,
-      preValidation: app.decryptBody,
-    },
-    async (request, reply) =>
+  app.route({
+    ...endpoints.createHostedCardPayment,
+    onRequest: app.authenticate,
+    preValidation: app.decryptBody,
+    handler: async (request, reply) =>
       replyCreated(reply, await createHostedCardPayment(deps.transactions, request.merchant, request.body)),
-  );
+  });
 }
 
 const CardForm = z.object(cardFields(true)).superRefine(checkCardExpiry);

@@ -1,34 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PaymentLink, TemplateList } from '../../schemas/answers';
 import { z } from 'zod';
-import {
-  about,
-  aboutWithoutExample,
-  cryptoCurrency,
-  cryptoNetwork,
-  fiatCurrencyOf,
-  country,
-  decimalAmount,
-  email,
-  fiatCurrency,
-  minorAmount,
-  optional,
-  orderId,
-  phoneNumber,
-  terminalId,
-  text,
-  SPACE,
-} from '../../schemas/fields';
+import { country, email, phoneNumber, text } from '../../schemas/fields';
 import type { PageDeps, RouteDeps } from '../deps';
-import { named, type Api, type Reference } from '../route';
+import type { Api } from '../route';
 import { parseInput } from '../validate';
-import { createLink, findLink, listTemplates, LINK_MAX_DAYS } from '../../transactions/links';
+import { createLink, findLink, listTemplates } from '../../transactions/links';
 import { createHostedCardPayment } from '../../transactions/card';
 import { createPayin } from '../../transactions/payin';
 import { createRamp } from '../../transactions/ramp';
 import type { Created } from '../../transactions/create';
-import { PayinRequest } from './payin';
-import { RampRequest } from './ramp';
+import { PayinRequest, RampRequest } from '../../schemas/requests';
 import { linkUsedUpdate, workflowIds } from '../../contracts';
 import { ApiError } from '../../platform/errors';
 import { currencyExponent, isFiatCurrency } from '../../lib/currencies';
@@ -45,192 +26,37 @@ import {
   verifyCsrf,
 } from '../pages/hosted';
 import { escapeHtml, renderPage } from '../pages/layout';
-
-/** `expiry_date`: a day (`YYYY-MM-DD`, the link closes at its end, UTC) or an ISO 8601 time, in the future. */
-const EXPIRY =
-  '[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?';
-const expiryDate = text('expiry_date', { max: 40, pattern: `^${SPACE}*${EXPIRY}${SPACE}*$` }).transform(
-  (value, ctx) => {
-    const day = /^\d{4}-\d{2}-\d{2}$/.test(value);
-    const at = new Date(day ? `${value}T23:59:59.999Z` : value);
-    const valid =
-      new RegExp(`^${EXPIRY}$`).test(value) &&
-      !Number.isNaN(at.getTime()) &&
-      (!day || at.toISOString().slice(0, 10) === value);
-    if (!valid) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'The expiry date field must be a date (YYYY-MM-DD) or an ISO 8601 time.',
-      });
-      return z.NEVER;
-    }
-    // A day closes at its end, so the 90th day from today is still within 90 days.
-    const latest = Date.now() + LINK_MAX_DAYS * 86_400_000 + (day ? 86_400_000 : 0);
-    if (at.getTime() <= Date.now() || at.getTime() > latest) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `The expiry date field must be in the future and within ${LINK_MAX_DAYS} days.`,
-      });
-      return z.NEVER;
-    }
-    return at;
-  },
-);
-
-const paymentTemplateId = about(
-  text('payment_template_id', { max: 64 }),
-  'The template the link uses (`GET /api/v1/payment-templates`).',
-  'ptm_8Jd2Kq0Lm5Np7Rs9Tv1W',
-);
-const linkExpiry = optional(
-  about(expiryDate, 'When the link closes (a day closes at its end, UTC); 7 days by default.'),
-);
-const linkOrderId = optional(orderId('The order id the link’s payment gets; the link id otherwise.'));
-
-export const LinkRequest = named(
-  'PaymentLinkRequest',
-  z
-    .object({
-      payment_template_id: paymentTemplateId,
-      amount: optional(about(minorAmount('amount'), 'A fixed amount; without it the customer types one.')),
-      currency: optional(about(fiatCurrency('currency'), 'The currency; required with `amount`.', 'USD')),
-      expiry_date: linkExpiry,
-      terminal_id: optional(terminalId()),
-      order_id: linkOrderId,
-    })
-    .superRefine((input, ctx) => {
-      if (input.amount !== undefined && input.currency === undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['currency'],
-          message: 'The currency field is required with an amount.',
-        });
-    }),
-);
-
-/**
- * A crypto link fixes the transaction's type, currencies and its one amount: ONRAMP and PAYIN the fiat
- * amount, OFFRAMP the crypto amount (as the create requests do).
- */
-export const CryptoLinkRequest = named(
-  'CryptoPaymentLinkRequest',
-  z
-    .object({
-      payment_template_id: paymentTemplateId,
-      transaction_type: about(
-        z.enum(['ONRAMP', 'OFFRAMP', 'PAYIN'], {
-          error: 'The transaction type field must be ONRAMP, OFFRAMP or PAYIN.',
-        }),
-        'What the link makes: a ramp or a crypto payin.',
-        'ONRAMP',
-      ),
-      fiat_amount: optional(
-        about(
-          decimalAmount('fiat_amount'),
-          'The fiat amount: required for ONRAMP (and PAYIN links), not allowed for OFFRAMP.',
-          100,
-        ),
-      ),
-      crypto_amount: optional(
-        aboutWithoutExample(
-          decimalAmount('crypto_amount'),
-          'The crypto amount: required for OFFRAMP, not allowed otherwise.',
-        ),
-      ),
-      fiat_currency: fiatCurrencyOf('The fiat side, an active ISO 4217 code.'),
-      crypto_currency: cryptoCurrency(),
-      crypto_network: cryptoNetwork(),
-      expiry_date: linkExpiry,
-      terminal_id: optional(terminalId()),
-      order_id: linkOrderId,
-    })
-    .superRefine((input, ctx) => {
-      const needed = input.transaction_type === 'OFFRAMP' ? 'crypto_amount' : 'fiat_amount';
-      const refused = needed === 'fiat_amount' ? 'crypto_amount' : 'fiat_amount';
-      if (input[needed] === undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: [needed],
-          message: `The ${needed.replace('_', ' ')} field is required when transaction type is ${input.transaction_type}.`,
-        });
-      if (input[refused] !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: [refused],
-          message: `The ${refused.replace('_', ' ')} field is not allowed when transaction type is ${input.transaction_type}.`,
-        });
-    }),
-);
+import * as endpoints from '../../schemas/endpoints';
 
 /**
  * Payment page templates (`GET /api/v1/payment-templates`) and card payment links
  * (`POST /api/v1/payment-link`, plain or in the envelope) for the key's mode (docs/hosted.md).
  */
 export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.get(
-    '/api/v1/payment-templates',
-    {
-      schema: {
-        operationId: 'listPaymentTemplates',
-        tags: ['Payment links'],
-        summary: "The key's mode's payment page templates",
-        description: 'Templates are added with `npx payments templates add`.',
-      },
-      config: {
-        reference: { answer: { schema: TemplateList, description: 'The templates, oldest first.' } },
-      },
-      onRequest: app.authenticate,
-    },
-    async (request) => ({
+  app.route({
+    ...endpoints.listPaymentTemplates,
+    onRequest: app.authenticate,
+    handler: async (request) => ({
       message: 'Payment templates retrieved successfully.',
       data: await listTemplates(deps.db, request.merchant),
     }),
-  );
+  });
 
-  const linkAnswer = {
-    body: 'either',
-    answer: { schema: PaymentLink, description: 'The link.' },
-    refusals: ['ORDER_CONFLICT'],
-  } satisfies Reference;
-  app.post(
-    '/api/v1/payment-link',
-    {
-      schema: {
-        operationId: 'createPaymentLink',
-        tags: ['Payment links'],
-        summary: 'Card payment link',
-        description:
-          'A link to a page that collects the customer (and the amount, when not fixed) and continues as a ' +
-          'hosted card payment. One payment per link, until `expiry_date`. Plain JSON or the envelope.',
-        body: LinkRequest,
-      },
-      config: { reference: linkAnswer },
-      onRequest: app.authenticate,
-      preValidation: app.decryptBodyIfEnveloped,
-    },
-    async (request) => {
+  app.route({
+    ...endpoints.createPaymentLink,
+    onRequest: app.authenticate,
+    preValidation: app.decryptBodyIfEnveloped,
+    handler: async (request) => {
       const url = await createLink(deps.transactions, request.merchant, request.body);
       return { message: 'Payment link created successfully.', data: url };
     },
-  );
+  });
 
-  app.post(
-    '/api/v1/crypto/payment-link',
-    {
-      schema: {
-        operationId: 'createCryptoPaymentLink',
-        tags: ['Payment links'],
-        summary: 'Crypto payment link (ONRAMP, OFFRAMP, PAYIN)',
-        description:
-          'A link to a page that collects the customer and creates the ramp or payin the link fixes. Plain ' +
-          'JSON or the envelope.',
-        body: CryptoLinkRequest,
-      },
-      config: { reference: linkAnswer },
-      onRequest: app.authenticate,
-      preValidation: app.decryptBodyIfEnveloped,
-    },
-    async (request) => {
+  app.route({
+    ...endpoints.createCryptoPaymentLink,
+    onRequest: app.authenticate,
+    preValidation: app.decryptBodyIfEnveloped,
+    handler: async (request) => {
       const input = request.body;
       const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;
       const url = await createLink(deps.transactions, request.merchant, {
@@ -249,7 +75,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
       });
       return { message: 'Payment link created successfully.', data: url };
     },
-  );
+  });
 }
 
 /** What the link page asks of the customer: the card request's customer fields, and the amount if open. */

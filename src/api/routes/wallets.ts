@@ -1,40 +1,17 @@
-import { z } from 'zod';
 import { JsonNumber } from '../../lib/json';
 import { fieldError } from '../../platform/errors';
 import { findWallet, listWallets } from '../../wallets/wallets';
 import { feeFor } from '../../merchants/fees';
-import { cardFields } from '../../schemas/card-fields';
 import { refuseSandboxCardInLive } from '../validate';
-import { about, minorAmount, walletId } from '../../schemas/fields';
-import { SANDBOX_PAYOUT_CARDS } from '../../schemas/sandbox-cards';
-import { named, type Api } from '../route';
+import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
-import { PayoutEstimate, WalletList } from '../../schemas/answers';
-
-/** The card is validated as a payout's is, and used for nothing else: it is neither kept nor logged. */
-export const PayoutEstimateRequest = named(
-  'PayoutEstimateRequest',
-  z.object({
-    wallet_id: walletId(),
-    amount: about(minorAmount('amount'), "The transaction's amount.", 500),
-    card_number: cardFields(false, SANDBOX_PAYOUT_CARDS).card_number,
-  }),
-);
+import * as endpoints from '../../schemas/endpoints';
 
 export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  app.get(
-    '/api/v1/wallet',
-    {
-      schema: {
-        operationId: 'listWallets',
-        tags: ['Payouts and wallets'],
-        summary: "The key's mode's wallets",
-        description: 'Every wallet of the mode of the key, with its available balance.',
-      },
-      config: { reference: { answer: { schema: WalletList, description: 'The wallets.' } } },
-      onRequest: app.authenticate,
-    },
-    async (request) => {
+  app.route({
+    ...endpoints.listWallets,
+    onRequest: app.authenticate,
+    handler: async (request) => {
       const rows = await listWallets(deps.db, request.merchant);
       return {
         message: 'Wallets retrieved successfully.',
@@ -48,32 +25,15 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
         })),
       };
     },
-  );
+  });
 
   // What a payout of `amount` would take from the wallet: the amount plus the merchant's payout fee
   // (the SDK's `esitimate_fee`, its spelling of the fields kept). Minor units, as the payout's amount.
-  app.post(
-    '/api/v1/wallet/estimate-payout',
-    {
-      schema: {
-        operationId: 'estimatePayout',
-        tags: ['Payouts and wallets'],
-        summary: 'What a payout would take from a wallet',
-        description:
-          "The amount plus the merchant's payout fee (a percentage rounded up to the minor unit, plus a " +
-          'fixed fee), and the balance. The card is validated as a payout’s and not kept.',
-        body: PayoutEstimateRequest,
-      },
-      config: {
-        reference: {
-          body: 'encrypted',
-          answer: { schema: PayoutEstimate, description: 'The estimate, in minor units.' },
-        },
-      },
-      onRequest: app.authenticate,
-      preValidation: app.decryptBody,
-    },
-    async (request) => {
+  app.route({
+    ...endpoints.estimatePayout,
+    onRequest: app.authenticate,
+    preValidation: app.decryptBody,
+    handler: async (request) => {
       const input = request.body;
       refuseSandboxCardInLive(request.merchant.mode, input.card_number);
       const wallet = await findWallet(deps.db, request.merchant, input.wallet_id);
@@ -88,5 +48,5 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
         },
       };
     },
-  );
+  });
 }
