@@ -1,12 +1,18 @@
 import { parse, stringify } from 'lossless-json';
 import { encryptEnvelope } from '../ciphers/envelope';
 import { verifyWebhook, type WebhookCheck } from '../webhooks/signing';
+import * as endpoints from '../schemas/endpoints';
+import type { Endpoint } from '../schemas/endpoints';
 import type {
   CardPaymentRequest,
+  CryptoPaymentLinkRequest,
+  CurrenciesQuery,
   HostedPaymentRequest,
   PayinRequest,
+  PaymentLinkRequest,
   PayoutRequest,
   RampRequest,
+  RefundRequest,
 } from './requests';
 
 export type * from './requests';
@@ -49,7 +55,6 @@ export class PaymentsError extends Error {
   }
 }
 
-type Fields = Record<string, unknown>;
 type Query = Record<string, string | number | boolean | undefined>;
 
 export interface ClientOptions {
@@ -71,100 +76,75 @@ export class PaymentsClient {
     this.send = options.fetch ?? fetch;
   }
 
-  // Transactions (encrypted bodies).
+  // Transactions.
   card(fields: CardPaymentRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/card`, fields);
+    return this.call<TransactionBody>(endpoints.createCardPayment, { body: fields });
   }
   hostedCard(fields: HostedPaymentRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/hosted/card`, fields);
+    return this.call<TransactionBody>(endpoints.createHostedCardPayment, { body: fields });
   }
   apm(fields: HostedPaymentRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/apm`, fields);
+    return this.call<TransactionBody>(endpoints.createApmPayment, { body: fields });
   }
   payout(fields: PayoutRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/payout`, fields);
+    return this.call<TransactionBody>(endpoints.createPayout, { body: fields });
   }
   ramp(fields: RampRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/crypto`, fields);
+    return this.call<TransactionBody>(endpoints.createRamp, { body: fields });
   }
   payin(fields: PayinRequest) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/crypto/payin`, fields);
+    return this.call<TransactionBody>(endpoints.createPayin, { body: fields });
   }
 
   /** A transaction by its id, else by the merchant's order id. */
   status(id: string) {
-    return this.request<TransactionBody>('GET', `/api/${this.mode}/status/${encodeURIComponent(id)}`);
+    return this.call<TransactionBody>(endpoints.getTransactionStatus, { params: { id } });
   }
   payoutStatus(id: string) {
-    return this.request<TransactionBody>(
-      'GET',
-      `/api/v1/${this.mode}/payout/${encodeURIComponent(id)}/status`,
-    );
+    return this.call<TransactionBody>(endpoints.getPayoutStatus, { params: { id } });
   }
 
   // After the payment.
-  refund(fields: { transaction_id: string; reason: string }) {
-    return this.encrypted<TransactionBody>(`/api/v1/${this.mode}/refund`, fields);
+  refund(fields: RefundRequest) {
+    return this.call<TransactionBody>(endpoints.refundTransaction, { body: fields });
   }
   chargeback(transactionId: string) {
-    return this.request<TransactionBody>('POST', `/api/v1/test/chargeback`, {
-      transaction_id: transactionId,
+    return this.call<TransactionBody>(endpoints.simulateChargeback, {
+      body: { transaction_id: transactionId },
     });
   }
   transactions(query: Query = {}) {
-    return this.request<Page<Record<string, unknown>>>(
-      'GET',
-      `/api/v1/${this.mode}-transactions`,
-      undefined,
-      query,
-    );
+    return this.call<Page<Record<string, unknown>>>(endpoints.listTransactions, { query });
   }
   walletTransactions(query: Query = {}) {
-    return this.request<Page<Record<string, unknown>>>(
-      'GET',
-      `/api/v1/${this.mode}-wallet-transactions`,
-      undefined,
-      query,
-    );
+    return this.call<Page<Record<string, unknown>>>(endpoints.listWalletTransactions, { query });
   }
   webhookEvents(query: Query = {}) {
-    return this.request<Page<Record<string, unknown>>>(
-      'GET',
-      `/api/v1/${this.mode}/webhooks/events`,
-      undefined,
-      query,
-    );
+    return this.call<Page<Record<string, unknown>>>(endpoints.listWebhookEvents, { query });
   }
   redeliverWebhook(eventId: string) {
-    return this.request<{ message: string; data: Record<string, unknown> }>(
-      'POST',
-      `/api/v1/${this.mode}/webhooks/events/${encodeURIComponent(eventId)}/redeliver`,
-      {},
-    );
+    return this.call<{ message: string; data: Record<string, unknown> }>(endpoints.redeliverWebhookEvent, {
+      params: { event_id: eventId },
+    });
   }
 
   // Wallets, currencies, links.
   wallets() {
-    return this.request<{ message: string; data: Record<string, unknown>[] }>('GET', '/api/v1/wallet');
+    return this.call<{ message: string; data: Record<string, unknown>[] }>(endpoints.listWallets);
   }
-  currencies(fields: { country: string; amount: number | string }) {
-    return this.request<{ message: string; data: Record<string, unknown>[] }>(
-      'POST',
-      `/api/v1/${this.mode}/crypto/currencies`,
-      fields,
-    );
+  currencies(fields: CurrenciesQuery) {
+    return this.call<{ message: string; data: Record<string, unknown>[] }>(endpoints.listPayinCurrencies, {
+      body: fields,
+    });
   }
   paymentTemplates() {
-    return this.request<{ message: string; data: Record<string, unknown>[] }>(
-      'GET',
-      '/api/v1/payment-templates',
-    );
+    return this.call<{ message: string; data: Record<string, unknown>[] }>(endpoints.listPaymentTemplates);
   }
-  paymentLink(fields: Fields) {
-    return this.request<{ message: string; data: string }>('POST', '/api/v1/payment-link', fields);
+  paymentLink(fields: PaymentLinkRequest) {
+    return this.call<{ message: string; data: string }>(endpoints.createPaymentLink, { body: fields });
   }
-  cryptoPaymentLink(fields: Fields) {
-    return this.request<{ message: string; data: string }>('POST', '/api/v1/crypto/payment-link', fields);
+  cryptoPaymentLink(fields: CryptoPaymentLinkRequest) {
+    return this.call<{ message: string; data: string }>(endpoints.createCryptoPaymentLink, { body: fields });
   }
 
   /**
@@ -195,11 +175,32 @@ export class PaymentsClient {
     return { ...check, valid: check.signature && check.hash && check.fresh };
   }
 
-  private encrypted<T>(path: string, fields: object): Promise<T> {
-    return this.request<T>('POST', path, {
-      // lossless-json writes a bigint amount as the exact integer it is.
-      payload: encryptEnvelope(stringify(fields)!, this.options.encryptionKey),
-    });
+  /**
+   * One call of an endpoint as the service declares it (src/schemas/endpoints.ts): its method, its path
+   * with the key's mode and `params` filled in, and a body in the envelope wherever the endpoint takes
+   * one (a bigint amount is written as the exact integer it is).
+   */
+  private call<T>(
+    endpoint: Endpoint,
+    given: { params?: Record<string, string>; body?: object; query?: Query } = {},
+  ): Promise<T> {
+    const { reference } = endpoint.config;
+    const path = endpoint.url.replace(/:(\w+)/g, (_match, name: string) =>
+      name === 'mode'
+        ? reference.testOnly
+          ? 'test'
+          : this.mode
+        : encodeURIComponent(given.params?.[name] ?? ''),
+    );
+    const body =
+      given.body === undefined
+        ? endpoint.method === 'POST'
+          ? {}
+          : undefined
+        : reference.body === 'plain'
+          ? given.body
+          : { payload: encryptEnvelope(stringify(given.body)!, this.options.encryptionKey) };
+    return this.request<T>(endpoint.method, path, body, given.query);
   }
 
   private async request<T>(

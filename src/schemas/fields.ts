@@ -181,43 +181,50 @@ const numberText = (value: unknown): string | undefined =>
 
 /** A positive integer in minor units, as a bigint. */
 export const minorAmount = (field = 'amount') =>
-  z.unknown().transform((value, ctx) => {
-    const raw = numberText(value);
-    if (value === undefined || value === null) {
-      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
-      return z.NEVER;
-    }
-    // A whole number: `1050.0` is 1050, and leading zeros carry nothing.
-    const whole = raw === undefined ? undefined : /^0*(\d{1,18})(?:\.0*)?$/.exec(raw)?.[1];
-    if (
-      whole === undefined ||
-      (raw!.includes('.') && !(value instanceof JsonNumber)) ||
-      BigInt(whole) <= 0n
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `The ${human(field)} field must be a positive integer in the currency's minor units.`,
-      });
-      return z.NEVER;
-    }
-    return BigInt(whole);
-  });
+  // Any JSON value is read (and refused with the field's message); a client sends one of these.
+  z
+    .custom<number | bigint | string>(() => true)
+    .transform((given, ctx) => {
+      const value: unknown = given;
+      const raw = numberText(value);
+      if (value === undefined || value === null) {
+        ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
+        return z.NEVER;
+      }
+      // A whole number: `1050.0` is 1050, and leading zeros carry nothing.
+      const whole = raw === undefined ? undefined : /^0*(\d{1,18})(?:\.0*)?$/.exec(raw)?.[1];
+      if (
+        whole === undefined ||
+        (raw!.includes('.') && !(value instanceof JsonNumber)) ||
+        BigInt(whole) <= 0n
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `The ${human(field)} field must be a positive integer in the currency's minor units.`,
+        });
+        return z.NEVER;
+      }
+      return BigInt(whole);
+    });
 
 /** A positive decimal in major units, kept as its exact canonical text (no exponent, no float). */
 export const decimalAmount = (field = 'amount') =>
-  z.unknown().transform((value, ctx) => {
-    if (value === undefined || value === null) {
-      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
-      return z.NEVER;
-    }
-    const raw = numberText(value);
-    const canonical = raw === undefined ? undefined : canonicalDecimal(raw);
-    if (canonical === undefined || /^0(\.0*)?$/.test(canonical)) {
-      ctx.addIssue({ code: 'custom', message: `The ${human(field)} field must be a positive number.` });
-      return z.NEVER;
-    }
-    return canonical;
-  });
+  z
+    .custom<number | string>(() => true)
+    .transform((given, ctx) => {
+      const value: unknown = given;
+      if (value === undefined || value === null) {
+        ctx.addIssue({ code: 'custom', message: `The ${human(field)} field is required.` });
+        return z.NEVER;
+      }
+      const raw = numberText(value);
+      const canonical = raw === undefined ? undefined : canonicalDecimal(raw);
+      if (canonical === undefined || /^0(\.0*)?$/.test(canonical)) {
+        ctx.addIssue({ code: 'custom', message: `The ${human(field)} field must be a positive number.` });
+        return z.NEVER;
+      }
+      return canonical;
+    });
 
 /** Blank text, as an optional field may be sent instead of leaving it out. */
 export const BLANK_PATTERN = `^${SPACE}*$`;
@@ -227,7 +234,8 @@ export const optional = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess(
     (v) => (v === null || (typeof v === 'string' && v.trim() === '') ? undefined : v),
     schema.optional(),
-  );
+    // What it takes, for the typed client: the field's own input, or nothing.
+  ) as unknown as z.ZodOptional<z.ZodType<z.output<T>, z.input<T> | null>>;
 
 export const orderId = (
   description = "The merchant's order id, unique per merchant and mode across all kinds: repeating it with " +

@@ -1,24 +1,16 @@
+import type { z } from 'zod';
+import type { CardRequest, HostedCardRequest as HostedCardSchema } from '../schemas/requests';
 import { createTransaction, type Created } from './create';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
 import type { CardSummary, Mode } from '../contracts';
 import { cardSucceededBefore, summarizeCard, vaultCard } from './card-vault';
-import {
-  cardholderColumns,
-  checkMerchantUrls,
-  checkTerminal,
-  customerOf,
-  requestHash,
-  type CardholderFields,
-} from './request';
+import { cardholderColumns, checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
-/** A validated card payment request (docs/api.md, card payment). */
-export interface CardPaymentRequest extends CardholderFields {
-  card_cvv: string;
-  redirect_url: string;
-}
+/** A validated card payment request (docs/api.md, card payment): what the schema makes of the body. */
+export type CardPaymentRequest = z.output<typeof CardRequest>;
 
 /** A card payment from raw card data: vaulted, routed by the `cardPayment` workflow, 3DS when asked. */
 export async function createCardPayment(
@@ -84,10 +76,7 @@ function hostedAmount(input: HostedCardRequest) {
 }
 
 /** A validated hosted card payment request: the card request without the card (docs/hosted.md). */
-export type HostedCardRequest = Omit<
-  CardPaymentRequest,
-  'card_number' | 'card_expiry_month' | 'card_expiry_year' | 'card_cvv'
->;
+export type HostedCardRequest = z.output<typeof HostedCardSchema>;
 
 /**
  * A card payment whose card the customer types on our payment page: the workflow answers `REDIRECT` to

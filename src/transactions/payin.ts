@@ -1,7 +1,9 @@
+import type { z } from 'zod';
+import type { PayinRequest as PayinSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import { findWalletFor } from '../wallets/wallets';
 import { createTransaction, type Created } from './create';
-import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
+import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import {
   checkDecimals,
   checkLiveCrypto,
@@ -15,20 +17,7 @@ import {
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
 /** A validated crypto payin request; `amount` is fiat, in major units (docs/api.md). */
-export interface PayinRequest extends CustomerFields {
-  amount: string;
-  currency: string;
-  crypto_currency: string;
-  crypto_network?: string | undefined;
-  ip_address: string;
-  phone_number: string;
-  address: string;
-  country: string;
-  order_id?: string | undefined;
-  redirect_url: string;
-  webhook_url?: string | undefined;
-  terminal_id?: string | undefined;
-}
+export type PayinRequest = z.output<typeof PayinSchema>;
 
 /**
  * A crypto payin: the customer pays crypto quoted from the fiat amount (rounded up), carried by

@@ -1,21 +1,15 @@
+import type { z } from 'zod';
+import type { PayoutRequest } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import { findWallet } from '../wallets/wallets';
 import { feeFor } from '../merchants/fees';
 import { createTransaction, type Created } from './create';
 import { summarizeCard } from './card-vault';
-import {
-  cardholderColumns,
-  checkMerchantUrls,
-  checkTerminal,
-  requestHash,
-  type CardholderFields,
-} from './request';
+import { cardholderColumns, checkMerchantUrls, checkTerminal, requestHash } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
 /** A validated card payout request (docs/api.md, card payout). */
-export interface CardPayoutRequest extends CardholderFields {
-  wallet_id: string;
-}
+export type CardPayoutRequest = z.output<typeof PayoutRequest>;
 
 /** A payout to a card from one of the merchant's wallets, carried by the `cardPayout` saga. */
 export async function createCardPayout(

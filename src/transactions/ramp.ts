@@ -1,8 +1,10 @@
+import type { z } from 'zod';
+import type { RampRequest as RampSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import { EVM_NATIVE_COINS } from '../crypto/networks';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
-import { checkMerchantUrls, checkTerminal, customerOf, requestHash, type CustomerFields } from './request';
+import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import {
   checkDecimals,
   checkLiveCrypto,
@@ -18,22 +20,7 @@ import {
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
 /** A validated ramp request; `amount` is the fiat (ONRAMP) or crypto (OFFRAMP) amount given (docs/api.md). */
-export interface RampRequest extends CustomerFields {
-  phone_number: string;
-  transaction_type: 'ONRAMP' | 'OFFRAMP';
-  fiat_currency: string;
-  crypto_currency: string;
-  crypto_network?: string | undefined;
-  amount: string;
-  wallet_address: string;
-  ip_address: string;
-  country: string;
-  payment_method?: string | undefined;
-  redirect_url: string;
-  webhook_url?: string | undefined;
-  order_id?: string | undefined;
-  terminal_id?: string | undefined;
-}
+export type RampRequest = z.output<typeof RampSchema>;
 
 /** A crypto ramp, quoted at today's rates and locked for its window, carried by `cryptoRamp`. */
 export async function createRamp(

@@ -17,26 +17,6 @@ export interface CustomerFields {
   email: string;
 }
 
-/** The cardholder, billing, amount and card fields card payments and payouts share. */
-export interface CardholderFields extends CustomerFields {
-  address: string;
-  country: string;
-  city: string;
-  state: string;
-  zip: string;
-  ip_address: string;
-  phone_number: string;
-  /** Minor units. */
-  amount: bigint;
-  currency: string;
-  card_number: string;
-  card_expiry_month: string;
-  card_expiry_year: string;
-  webhook_url?: string | undefined;
-  order_id?: string | undefined;
-  terminal_id?: string | undefined;
-}
-
 /** In live mode, URLs the service will call or send customers to must be public (docs/webhooks.md). */
 export async function checkMerchantUrls(
   deps: { config: Pick<Config, 'ALLOW_PRIVATE_URLS'>; resolve?: Resolver | undefined },
