@@ -23,28 +23,10 @@ import { authenticate } from './plugins/auth';
 import { RateLimiter } from './rate-limit';
 import { decryptBody, decryptBodyIfEnveloped } from './plugins/envelope';
 import { notFoundPage, parseForm } from './pages/hosted';
-import { healthRoutes } from './routes/health';
 import { codecRoutes } from './routes/codec';
 import { docsRoutes } from './routes/docs';
-import { cardRoutes } from './routes/card';
-import { hostedCardPageRoutes, hostedCardRoutes } from './routes/hosted-card';
-import { apmPageRoutes, apmRoutes } from './routes/apm';
-import { linkPageRoutes, linkRoutes } from './routes/links';
-import { cardCheckoutRoutes } from './routes/card-checkout';
-import { cardReturnRoutes } from './routes/card-return';
-import { payoutRoutes } from './routes/payout';
-import { payoutVerificationRoutes } from './routes/payout-verification';
-import { rampRoutes } from './routes/ramp';
-import { payinRoutes } from './routes/payin';
-import { cryptoDepositRoutes } from './routes/crypto-deposit';
-import { cryptoCheckoutRoutes } from './routes/crypto-checkout';
-import { currencyRoutes } from './routes/currencies';
-import { statusRoutes } from './routes/status';
-import { walletRoutes } from './routes/wallets';
-import { aftercareRoutes } from './routes/aftercare';
-import { listRoutes } from './routes/lists';
-import { webhookEventRoutes } from './routes/webhook-events';
-import { sandboxWebhookRoutes } from './routes/sandbox-webhook';
+import { merchantRoutes } from './routes/index';
+import { pages } from './pages/index';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
 import * as endpoints from '../schemas/endpoints';
 
@@ -221,33 +203,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transactions: routeDeps.transactions,
     log,
   };
-  const merchantRoutes = [
-    cardRoutes,
-    hostedCardRoutes,
-    apmRoutes,
-    linkRoutes,
-    payoutRoutes,
-    rampRoutes,
-    payinRoutes,
-    cryptoDepositRoutes,
-    currencyRoutes,
-    statusRoutes,
-    walletRoutes,
-    aftercareRoutes,
-    listRoutes,
-    webhookEventRoutes,
-    sandboxWebhookRoutes,
-    healthRoutes,
-  ];
-  const pages = [
-    cardCheckoutRoutes,
-    hostedCardPageRoutes,
-    apmPageRoutes,
-    linkPageRoutes,
-    cardReturnRoutes,
-    payoutVerificationRoutes,
-    cryptoCheckoutRoutes,
-  ];
   for (const routes of merchantRoutes) {
     await app.register(async (scope) => {
       scope.addHook('onRequest', refuseBadParams);

@@ -18,6 +18,8 @@ declare module 'fastify' {
     creates?: TransactionKind;
     /** A hosted page for the customer: its own rate limit, and its own scope in the metrics. */
     page?: boolean;
+    /** Why a route that is neither an endpoint nor a page stays out of the reference. */
+    unlisted?: string;
   }
 }
 

@@ -64,7 +64,7 @@ export const PLAIN_TEXT_PATTERN =
 
 /**
  * A required string, trimmed, checked by `check`, with `rule` as the message's tail. `pattern` is the
- * check as JSON Schema says it, for the API reference (src/api/openapi.ts); without a check, the text is
+ * check as JSON Schema says it, for the API reference (src/api/reference/schemas.ts); without a check, the text is
  * documented as `PLAIN_TEXT_PATTERN`. Lengths count characters (code points), as JSON Schema does.
  */
 export function text(

@@ -116,7 +116,7 @@ export function toJsonSchema(schema: z.ZodType): JsonSchema {
 
 /**
  * A field as the reference shows it: its validator's JSON Schema with what `.meta()` says of it
- * (src/api/fields.ts `about`), the rule its validator words for merchants, and for exact amounts the
+ * (src/schemas/fields.ts `about`), the rule its validator words for merchants, and for exact amounts the
  * forms they are read in. An `x-amount` marks a field the route reads as an amount later (the ramp's).
  */
 function describeField(field: z.ZodType, generated: JsonSchema): JsonSchema {
@@ -178,7 +178,7 @@ export function requestSchema(schema: z.ZodType): JsonSchema {
   return { ...json, properties, additionalProperties: ref('AnyJson'), examples: [example] };
 }
 
-/** Whether a field reads null and blank text as "not given" (the `optional` of src/api/fields). */
+/** Whether a field reads null and blank text as "not given" (the `optional` of src/schemas/fields.ts). */
 function takesBlank(field: z.ZodType): boolean {
   return [null, '', ' '].every((value) => field.safeParse(value).success);
 }

@@ -65,6 +65,7 @@ export async function codecRoutes(app: FastifyInstance, config: Config): Promise
     throw new ApiError(token ? 'AUTH_INVALID' : 'AUTH_MISSING');
   };
 
+  const unlisted = "the Temporal UI's payload codec, for ops with CODEC_TOKEN (docs/operations.md)";
   for (const action of ['encode', 'decode'] as const) {
     app.options(`/codec/${action}`, async (request, reply) => {
       cors(request, reply);
@@ -72,7 +73,7 @@ export async function codecRoutes(app: FastifyInstance, config: Config): Promise
     });
     // The UI calls these for every payload it shows: request lines only at warn, so a page view is not
     // dozens of log lines.
-    app.post(`/codec/${action}`, { logLevel: 'warn' }, async (request, reply) => {
+    app.post(`/codec/${action}`, { logLevel: 'warn', config: { unlisted } }, async (request, reply) => {
       cors(request, reply);
       authorize(request);
       const parsed = Body.safeParse(request.body);

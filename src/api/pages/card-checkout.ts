@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { registerDecisionPage } from '../pages/decision-page';
+import { registerDecisionPage } from './decision-page';
 import type { PageDeps } from '../deps';
 import { formatMinor } from '../../lib/money';
 import { brandName } from '../../lib/cards';

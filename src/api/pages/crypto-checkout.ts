@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { registerDecisionPage } from '../pages/decision-page';
+import { registerDecisionPage } from './decision-page';
 import {
   expiredPage,
   finalStatePage,
@@ -8,8 +8,8 @@ import {
   merchantReturnUrl,
   notFoundPage,
   verifyCsrf,
-} from '../pages/hosted';
-import { escapeHtml } from '../pages/layout';
+} from './hosted';
+import { escapeHtml } from './layout';
 import { decimalAmount } from '../../schemas/fields';
 import { formatUnits, parseUnits } from '../../lib/units';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import { submitDecision } from '../../transactions/decisions';
-import { finalStatePage, limitPageRate, merchantReturnUrl, notFoundPage } from '../pages/hosted';
+import { finalStatePage, limitPageRate, merchantReturnUrl, notFoundPage } from './hosted';
 import type { PageDeps } from '../deps';
 
 /**
