@@ -3,7 +3,8 @@ import type { Db } from '../src/db/client';
 import { isSandboxConnector } from '../src/schemas/sandbox-cards';
 import { recordOpsAction } from '../src/transactions/ops-audit';
 import { purgeVaultedCard } from '../src/transactions/card-vault';
-import { terminals, transactions } from '../src/db/schema/index';
+import { activeTerminals } from '../src/merchants/terminals';
+import { transactions } from '../src/db/schema/index';
 import { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../src/contracts';
 import type { WorkerMetrics } from '../src/platform/metrics';
 
@@ -96,23 +97,7 @@ export function projectionActivities(
       kind: TransactionKind;
       terminalId?: string;
     }): Promise<TerminalChoice[]> {
-      const rows = await db
-        .select({
-          terminalId: terminals.id,
-          connector: terminals.connector,
-          descriptor: terminals.descriptor,
-        })
-        .from(terminals)
-        .where(
-          and(
-            eq(terminals.merchantId, input.merchantId),
-            eq(terminals.mode, input.mode),
-            eq(terminals.active, true),
-            sql`${input.kind} = any(${terminals.kinds})`,
-            input.terminalId ? eq(terminals.id, input.terminalId) : undefined,
-          ),
-        )
-        .orderBy(terminals.priority, terminals.id);
+      const rows = await activeTerminals(db, input, input.kind, input.terminalId || undefined);
       // Defence in depth behind the start-up check: a live payment never reaches a sandbox connector.
       if (input.mode === 'live' && !options.allowSandboxInLive) {
         return rows.filter((row) => !isSandboxConnector(row.connector));

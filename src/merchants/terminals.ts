@@ -2,9 +2,9 @@ import type { Db } from '../db/client';
 import { auditLog, terminals } from '../db/schema/index';
 import { newId } from '../ciphers/ids';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
-import type { Mode } from '../lib/vocabulary';
+import type { Mode, TransactionKind } from '../lib/vocabulary';
 import { isSandboxConnector, type TerminalSpec } from '../schemas/sandbox-cards';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 
 /**
  * Active live terminals on a sandbox connector. Unless ALLOW_SANDBOX_IN_LIVE is set, the service refuses
@@ -59,4 +59,37 @@ export async function terminalCredentials(
   return row?.credentialsEnc
     ? (JSON.parse(decryptSecret(row.credentialsEnc, masterKey)) as Record<string, string>)
     : undefined;
+}
+
+/** A terminal a transaction may be routed to. */
+export interface ActiveTerminal {
+  terminalId: string;
+  connector: string;
+  descriptor: string | null;
+}
+
+/**
+ * The merchant's active terminals of a mode that take a kind, by priority: what the create checks a
+ * pinned `terminal_id` against, what the workflow routes over, and what the APM page offers methods from.
+ * With `terminalId`, that terminal only (none when it is not one of them).
+ */
+export async function activeTerminals(
+  db: Db,
+  scope: { merchantId: string; mode: Mode },
+  kind: TransactionKind,
+  terminalId?: string,
+): Promise<ActiveTerminal[]> {
+  return db
+    .select({ terminalId: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
+    .from(terminals)
+    .where(
+      and(
+        eq(terminals.merchantId, scope.merchantId),
+        eq(terminals.mode, scope.mode),
+        eq(terminals.active, true),
+        sql`${kind} = any(${terminals.kinds})`,
+        terminalId === undefined ? undefined : eq(terminals.id, terminalId),
+      ),
+    )
+    .orderBy(terminals.priority, terminals.id);
 }

@@ -1,7 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { activeTerminals } from '../merchants/terminals';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
-import { terminals } from '../db/schema/index';
 import { keyedDigest } from '../ciphers/secrets';
 import { stringifyExact } from '../lib/json';
 import { ApiError, fieldError } from '../platform/errors';
@@ -44,19 +43,8 @@ export async function checkTerminal(
   terminalId: string | undefined,
 ): Promise<void> {
   if (terminalId === undefined) return;
-  const [row] = await db
-    .select({ id: terminals.id })
-    .from(terminals)
-    .where(
-      and(
-        eq(terminals.id, terminalId),
-        eq(terminals.merchantId, merchant.merchantId),
-        eq(terminals.mode, merchant.mode),
-        eq(terminals.active, true),
-        sql`${kind} = any(${terminals.kinds})`,
-      ),
-    );
-  if (!row) fieldError('terminal_id', 'The selected terminal id is invalid.');
+  const [terminal] = await activeTerminals(db, merchant, kind, terminalId);
+  if (!terminal) fieldError('terminal_id', 'The selected terminal id is invalid.');
 }
 
 /** Keyed digest of the validated request, for telling a replay from a reuse of the order id. */

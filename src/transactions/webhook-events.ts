@@ -2,6 +2,10 @@ import { and, asc, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index';
 import type { WebhookDeliveryInput } from '../contracts';
+import { webhookSchedule, type Config } from '../platform/config';
+import { ApiError } from '../platform/errors';
+import { startWebhookDelivery } from '../temporal/client';
+import type { Client } from '@temporalio/client';
 import { recordOpsAction } from './ops-audit';
 import type { MerchantScope } from './deps';
 import { beyond, cachedCount, pageMeta, period, position, type ListQuery } from './lists';
@@ -184,4 +188,26 @@ export async function findMerchantEvent(db: Db, merchant: MerchantScope, eventId
       ),
     );
   return event ? eventView(event, await webhookAttemptsOf(db, [event.id])) : undefined;
+}
+
+/**
+ * A merchant's redelivery of one of its events now (docs/webhooks.md): a new delivery run of the same
+ * `event_id` and body with its own retries, audited with the merchant as actor. Asked again before its
+ * first attempt, it starts nothing more. Answers the event as it is after.
+ */
+export async function redeliverMerchantEvent(
+  deps: { db: Db; temporal: Client; config: Config },
+  merchant: MerchantScope,
+  eventId: string,
+) {
+  const event = await findMerchantEvent(deps.db, merchant, eventId);
+  if (!event) throw new ApiError('ROUTE_NOT_FOUND', 'Webhook event not found.');
+  const runs = await prepareAuditedRedelivery(
+    deps.db,
+    event.event_id,
+    webhookSchedule(deps.config),
+    `merchant:${merchant.merchantId}`,
+  );
+  for (const run of runs) await startWebhookDelivery(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, run);
+  return (await findMerchantEvent(deps.db, merchant, eventId)) ?? event;
 }

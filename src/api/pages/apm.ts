@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { and, eq, sql } from 'drizzle-orm';
 import type { PageDeps } from '../deps';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import { detailsOf, type TransactionRow } from '../../transactions/view';
@@ -11,7 +10,7 @@ import {
   type ApmMethod,
 } from '../../contracts';
 import { sendUpdate } from '../../temporal/client';
-import { terminals } from '../../db/schema/index';
+import { activeTerminals } from '../../merchants/terminals';
 import { formatMinor } from '../../lib/money';
 import { registerDecisionPage } from './decision-page';
 import {
@@ -97,17 +96,7 @@ function methodLabel(method: string | undefined): string {
 
 /** The methods the merchant's active terminals of this mode take, in the page's order. */
 async function offeredMethods(deps: PageDeps, row: TransactionRow): Promise<ApmMethod[]> {
-  const rows = await deps.db
-    .select({ connector: terminals.connector })
-    .from(terminals)
-    .where(
-      and(
-        eq(terminals.merchantId, row.merchantId),
-        eq(terminals.mode, row.mode),
-        eq(terminals.active, true),
-        sql`'apm' = any(${terminals.kinds})`,
-      ),
-    );
+  const rows = await activeTerminals(deps.db, row, 'apm');
   const taken = new Set(rows.flatMap((r) => APM_CONNECTOR_METHODS[r.connector] ?? []));
   return APM_METHODS.filter((method) => taken.has(method));
 }

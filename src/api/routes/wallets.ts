@@ -1,7 +1,5 @@
 import { JsonNumber } from '../../lib/json';
-import { fieldError } from '../../platform/errors';
-import { findWallet, listWallets } from '../../wallets/wallets';
-import { feeFor } from '../../merchants/fees';
+import { estimatePayout, listWallets } from '../../wallets/wallets';
 import { refuseSandboxCardInLive } from '../validate';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
@@ -34,17 +32,14 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     preValidation: app.decryptBody,
     handler: async (request) => {
-      const input = request.body;
-      refuseSandboxCardInLive(request.merchant.mode, input.card_number);
-      const wallet = await findWallet(deps.db, request.merchant, input.wallet_id);
-      if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
-      const fee = await feeFor(deps.db, request.merchant, 'payout', wallet.currency, input.amount);
+      refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
+      const estimate = await estimatePayout(deps.db, request.merchant, request.body);
       return {
         message: 'Payout fee estimated successfully.',
         data: {
-          amount_requried: new JsonNumber((input.amount + fee).toString()),
-          wallet_balance: new JsonNumber(wallet.available.toString()),
-          total_fee: new JsonNumber(fee.toString()),
+          amount_requried: new JsonNumber(estimate.required.toString()),
+          wallet_balance: new JsonNumber(estimate.balance.toString()),
+          total_fee: new JsonNumber(estimate.fee.toString()),
         },
       };
     },

@@ -1,12 +1,5 @@
 import type { Api } from '../route';
-import { ApiError } from '../../platform/errors';
-import { webhookSchedule } from '../../platform/config';
-import { startWebhookDelivery } from '../../temporal/client';
-import {
-  findMerchantEvent,
-  listWebhookEvents,
-  prepareAuditedRedelivery,
-} from '../../transactions/webhook-events';
+import { listWebhookEvents, redeliverMerchantEvent } from '../../transactions/webhook-events';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
 
@@ -32,20 +25,8 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
     ...endpoints.redeliverWebhookEvent,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const { event_id: eventId } = request.params;
-      const event = await findMerchantEvent(deps.db, request.merchant, eventId);
-      if (!event) throw new ApiError('ROUTE_NOT_FOUND', 'Webhook event not found.');
-      const runs = await prepareAuditedRedelivery(
-        deps.db,
-        event.event_id,
-        webhookSchedule(deps.config),
-        `merchant:${request.merchant.merchantId}`,
-      );
-      for (const run of runs) await startWebhookDelivery(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, run);
-      return {
-        message: 'Webhook redelivery started.',
-        data: (await findMerchantEvent(deps.db, request.merchant, eventId)) ?? event,
-      };
+      const event = await redeliverMerchantEvent(deps, request.merchant, request.params.event_id);
+      return { message: 'Webhook redelivery started.', data: event };
     },
   });
 }
