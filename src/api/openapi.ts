@@ -33,7 +33,7 @@ export type Tag = (typeof TAGS)[number]['name'];
 const DESCRIPTION =
   () => `Card payments (raw card data, or typed by the customer on our hosted page), alternative payment \
 methods, card payouts from merchant wallets, crypto ramps and payins, refunds, chargebacks, transaction lists \
-and signed webhooks. Generated from the validators the service runs; docs/api.md has the full reference.
+and signed webhooks. Generated from the validators the service runs; docs/api.md has the narrative.
 
 ## Authentication and modes
 

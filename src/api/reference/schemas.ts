@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, SPACE } from '../../schemas/fields';
+import { BLANK_PATTERN, CLEAN_TEXT_PATTERN, PLAIN_TEXT_PATTERN, SPACE } from '../../schemas/fields';
 import { COUNTRY_CODES } from '../../lib/countries';
 import { FIAT_CURRENCIES } from '../../lib/currencies';
 import { REQUEST_BODIES } from '../../schemas/requests';
@@ -132,12 +132,16 @@ function describeField(field: z.ZodType, generated: JsonSchema): JsonSchema {
     ([, values]) => JSON.stringify(json.enum) === JSON.stringify(values),
   )?.[0];
   const { enum: _listed, ...unlisted } = json;
+  // Plain text (the rule of most text fields) is named once too: its pattern is long.
+  const { type: _text, pattern: _plain, ...textRules } = json;
   return {
     ...(kind
       ? AMOUNTS[kind].schema
       : shared
         ? { ...unlisted, $ref: `#/components/schemas/${shared}` }
-        : json),
+        : json.pattern === PLAIN_TEXT_PATTERN && json.type === 'string'
+          ? { ...textRules, $ref: '#/components/schemas/PlainText' }
+          : json),
     ...limits,
     ...(description ? { description } : {}),
     ...(example === undefined ? {} : { examples: [example] }),
@@ -273,6 +277,12 @@ export function componentSchemas(): Record<string, JsonSchema> {
   return {
     ...Object.fromEntries([...REQUEST_BODIES].map(([name, schema]) => [name, requestSchema(schema)])),
     AnyJson: anyJson(),
+    PlainText: {
+      type: 'string',
+      pattern: PLAIN_TEXT_PATTERN,
+      description:
+        'Text with something besides spaces and no control characters (C0, DEL, C1); trimmed when read.',
+    },
     ...Object.fromEntries(
       Object.entries(SHARED_ENUMS).map(([name, values]) => [
         name,
