@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { referenceDocument } from '../src/api/reference';
+import { referenceDocument } from '../src/api/document';
 
 export const OPENAPI_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
 

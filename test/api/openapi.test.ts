@@ -16,7 +16,7 @@ import {
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import type { JsonSchema } from '../../src/api/openapi';
 import { REQUEST_BODIES } from '../../src/schemas/requests';
-import { referenceDocument } from '../../src/api/reference';
+import { referenceDocument } from '../../src/api/document';
 import { addTemplate } from '../../src/transactions/links';
 import { MODES } from '../../src/lib/vocabulary';
 import { parseJsonExact } from '../../src/lib/json';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import type { TestEnv } from '../helpers/env';
 import { startServedEnv } from '../helpers/browser';
-import { referenceDocument } from '../../src/api/reference';
+import { referenceDocument } from '../../src/api/document';
 
 /**
  * The API reference at /docs in Chromium, as a merchant's developer reads it on a desktop and on a phone:
