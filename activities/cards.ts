@@ -1,7 +1,11 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { cardVault, terminals } from '../src/db/schema/index';
-import { decryptSecret } from '../src/ciphers/secrets';
+import { terminals } from '../src/db/schema/index';
+import {
+  authorizationsSentWith,
+  readVaultedCard,
+  recordAuthorizationSent,
+} from '../src/transactions/card-vault';
 import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
@@ -59,22 +63,14 @@ export function cardActivities(
   return {
     async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome | SentElsewhere> {
       const acquirer = connectorFor(input.connector);
-      const [card] = await db
-        .select({
-          pan: cardVault.panEnc,
-          expiry: cardVault.expiryEnc,
-          cvv: sql<string | null>`case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end`,
-          sent: cardVault.authorizationsSent,
-        })
-        .from(cardVault)
-        .where(eq(cardVault.transactionId, input.transactionId));
+      const card = await readVaultedCard(db, masterKey, input.transactionId);
       // Routing is decided once: whatever another attempt of this workflow sent to another terminal is
       // asked about before this one is tried (a retried task may list the terminals otherwise).
-      const elsewhere = (card?.sent ?? []).filter(
+      const elsewhere = (card?.authorizationsSent ?? []).filter(
         (key) => key !== input.authorizationKey && !input.notProcessed?.includes(key),
       );
       if (elsewhere.length > 0) return { outcome: 'sentElsewhere', sent: await describeSent(db, elsewhere) };
-      const sentBefore = card?.sent?.includes(input.authorizationKey) ?? false;
+      const sentBefore = card?.authorizationsSent.includes(input.authorizationKey) ?? false;
       const terminal = await terminalAccess(input.terminalId);
       if (!card?.pan || !card.expiry || !card.cvv) {
         // A workflow task lost after the purge (a worker crash) runs this call again: the first run may
@@ -90,14 +86,7 @@ export function cardActivities(
         throw businessOutcome('Card data expired before authorization.', failureTypes.declined);
       }
       const { pan, expiry, cvv } = card;
-      if (!sentBefore) {
-        await db
-          .update(cardVault)
-          .set({
-            authorizationsSent: sql`array_append(${cardVault.authorizationsSent}, ${input.authorizationKey})`,
-          })
-          .where(eq(cardVault.transactionId, input.transactionId));
-      }
+      if (!sentBefore) await recordAuthorizationSent(db, input.transactionId, input.authorizationKey);
       const result = await callConnector(
         input.connector,
         () =>
@@ -105,9 +94,9 @@ export function cardActivities(
             idempotencyKey: input.authorizationKey,
             transactionId: input.transactionId,
             mode: input.mode,
-            pan: decryptSecret(pan, masterKey),
-            cvv: decryptSecret(cvv, masterKey),
-            expiry: decryptSecret(expiry, masterKey),
+            pan,
+            cvv,
+            expiry,
             amountMinor: BigInt(input.amountMinor),
             currency: input.currency,
             terminalRank: input.terminalRank,
@@ -151,11 +140,7 @@ export function cardActivities(
 
     /** Every authorization this transaction's card was sent for, in the order sent. */
     async sentAuthorizations(input: { transactionId: string }): Promise<SentAuthorization[]> {
-      const [card] = await db
-        .select({ sent: cardVault.authorizationsSent })
-        .from(cardVault)
-        .where(eq(cardVault.transactionId, input.transactionId));
-      return describeSent(db, card?.sent ?? []);
+      return describeSent(db, await authorizationsSentWith(db, input.transactionId));
     },
 
     /**

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { cardVault } from '../src/db/schema/index';
-import { decryptSecret } from '../src/ciphers/secrets';
+import { readVaultedCard } from '../src/transactions/card-vault';
 import { failureTypes, type Mode } from '../src/contracts';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
@@ -28,10 +26,7 @@ export function payoutActivities(db: Db, masterKey: string, processors: Record<s
       currency: string;
     }): Promise<PayoutOutcome> {
       const processor = processorFor(input.connector);
-      const [card] = await db
-        .select({ pan: cardVault.panEnc, expiry: cardVault.expiryEnc })
-        .from(cardVault)
-        .where(eq(cardVault.transactionId, input.transactionId));
+      const card = await readVaultedCard(db, masterKey, input.transactionId);
       if (!card?.pan || !card.expiry)
         throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
       const { pan, expiry } = card;
@@ -40,8 +35,8 @@ export function payoutActivities(db: Db, masterKey: string, processors: Record<s
           idempotencyKey: input.payoutKey,
           transactionId: input.transactionId,
           mode: input.mode,
-          pan: decryptSecret(pan, masterKey),
-          expiry: decryptSecret(expiry, masterKey),
+          pan,
+          expiry,
           amountMinor: BigInt(input.amountMinor),
           currency: input.currency,
         }),

@@ -1,7 +1,7 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
-import { encryptSecret, keyedDigest } from '../ciphers/secrets';
+import { decryptSecret, encryptSecret, keyedDigest } from '../ciphers/secrets';
 import type { CardSummary } from '../contracts';
 import type { MerchantScope } from './deps';
 
@@ -16,6 +16,11 @@ export function summarizeCard(pan: string, masterKey: string): CardSummary {
 
 /** How long a CVV may wait for authorization before it is gone for good. */
 export const CVV_HOLD_SECONDS = 10 * 60;
+
+/**
+ * The card vault: the one owner of card numbers, expiries and CVVs, held encrypted for a transaction's
+ * workflow until it has used them (docs/architecture.md). Nothing else reads or writes its table.
+ */
 
 /** Card data a transaction's workflow will need, held encrypted until it has used it. */
 export interface CardToVault {
@@ -70,4 +75,73 @@ export async function purgeVaultedCard(db: Db, transactionId: string): Promise<v
     .update(cardVault)
     .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
     .where(eq(cardVault.transactionId, transactionId));
+}
+
+/** A vaulted card as far as its holds allow: the CVV only within its short hold; nothing once purged. */
+export interface VaultedCard {
+  pan?: string;
+  /** `MM/YYYY`. */
+  expiry?: string;
+  cvv?: string;
+  /** The authorization keys sent with this card, to whichever terminal. */
+  authorizationsSent: string[];
+}
+
+/** The transaction's vaulted card, decrypted for the call that uses it; undefined when none was vaulted. */
+export async function readVaultedCard(
+  db: Db,
+  masterKey: string,
+  transactionId: string,
+): Promise<VaultedCard | undefined> {
+  const [row] = await db
+    .select({
+      pan: cardVault.panEnc,
+      expiry: cardVault.expiryEnc,
+      cvv: sql<string | null>`case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end`,
+      sent: cardVault.authorizationsSent,
+    })
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, transactionId));
+  if (!row) return undefined;
+  const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
+  return {
+    pan: open(row.pan),
+    expiry: open(row.expiry),
+    cvv: open(row.cvv),
+    authorizationsSent: row.sent ?? [],
+  };
+}
+
+/** The authorization keys sent with the transaction's card, in the order sent (nothing decrypted). */
+export async function authorizationsSentWith(db: Db, transactionId: string): Promise<string[]> {
+  const [row] = await db
+    .select({ sent: cardVault.authorizationsSent })
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, transactionId));
+  return row?.sent ?? [];
+}
+
+/** Notes an authorization key as sent with the card, before it is sent (routing is decided once). */
+export async function recordAuthorizationSent(db: Db, transactionId: string, authorizationKey: string) {
+  await db
+    .update(cardVault)
+    .set({ authorizationsSent: sql`array_append(${cardVault.authorizationsSent}, ${authorizationKey})` })
+    .where(eq(cardVault.transactionId, transactionId));
+}
+
+/**
+ * Removes card data whose hold has expired: CVVs past their short hold, and vault rows (tombstones
+ * included) past theirs. The deletes are idempotent, so several processes at once do no harm.
+ */
+export async function sweepCardVault(db: Db): Promise<{ cvvs: number; cards: number }> {
+  const cvvs = await db
+    .update(cardVault)
+    .set({ cvvEnc: null, cvvExpiresAt: null })
+    .where(lt(cardVault.cvvExpiresAt, sql`now()`))
+    .returning({ id: cardVault.transactionId });
+  const cards = await db
+    .delete(cardVault)
+    .where(lt(cardVault.expiresAt, sql`now()`))
+    .returning({ id: cardVault.transactionId });
+  return { cvvs: cvvs.length, cards: cards.length };
 }

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { createTestDatabase } from '../helpers/env';
 import { createDatabase, type Database } from '../../src/db/client';
 import { cardVault } from '../../src/db/schema/index';
-import { sweepCardVault } from '../../src/process/maintenance';
+import { sweepCardVault } from '../../src/transactions/card-vault';
 
 let database: Database;
 let drop: () => Promise<void>;
