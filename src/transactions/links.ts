@@ -1,5 +1,4 @@
 import { updateKeyOf } from '../ciphers/update-proof';
-import { LINK_MAX_DAYS } from '../schemas/requests';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { paymentLinks, paymentTemplates, transactions, type CryptoLinkTerms } from '../db/schema/index';
@@ -57,7 +56,6 @@ export async function addTemplate(
 
 /** How long a link stays open unless `expiry_date` says otherwise, and the longest it may. */
 export const LINK_DEFAULT_DAYS = 7;
-export { LINK_MAX_DAYS };
 
 export interface NewLink {
   payment_template_id: string;

@@ -22,7 +22,7 @@ function answerName(schema: z.ZodType): string {
   return id;
 }
 
-/** The name a request body has in the document (src/api/route.ts `named`). */
+/** The name a request body has in the document (src/schemas/requests.ts `named`). */
 function nameOf(schema: z.ZodType): string {
   const found = [...REQUEST_BODIES].find(([, known]) => known === schema);
   if (!found) throw new Error('a documented route takes a body whose schema is not named');
@@ -39,7 +39,7 @@ interface RouteSchema {
 
 /**
  * @fastify/swagger's `transform`: a route's operation, from the schemas and `config.reference` it is
- * declared with (src/api/route.ts). Routes without a reference (pages, the codec, these docs) are left out.
+ * declared with (src/schemas/endpoints.ts). Routes without a reference (pages, the codec, these docs) are left out.
  * What the plugin would rewrite (parameters, body, answers) travels under `x-` keys, which it copies as
  * they are, and `finishDocument` puts them in place.
  */
@@ -54,7 +54,6 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
   const path = url.replace(/:(\w+)/g, '{$1}');
   const query = schema.querystring ? queryParameters(schema.querystring) : [];
   const body = schema.body && reference.body ? nameOf(schema.body) : undefined;
-  const requests = body ? requestSchema(REQUEST_BODIES.get(body)!) : undefined;
   const creates = input.route.config?.creates !== undefined;
   const answerContent = reference.answer.schema
     ? { 'application/json': { schema: ref(answerName(reference.answer.schema)) } }
@@ -89,7 +88,13 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
       ...(reference.open ? { security: [] } : {}),
       'x-parameters': [...pathParameters(schema.params), ...query],
       ...(body
-        ? { 'x-requestBody': requestBody(reference.body!, body, (requests!.examples as unknown[])[0]) }
+        ? {
+            'x-requestBody': requestBody(
+              reference.body!,
+              body,
+              (requestSchema(schema.body!).examples as unknown[])[0],
+            ),
+          }
         : {}),
       'x-responses': {
         '200': { description: reference.answer.description, ...replayed, content: answerContent },

@@ -1,5 +1,4 @@
 import type { Api } from '../route';
-import { ApiError } from '../../platform/errors';
 import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
@@ -26,7 +25,6 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
     ...endpoints.simulateChargeback,
     ...hooks,
     handler: async (request) => {
-      if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
       return requestAftercare(deps.transactions, request.merchant, 'chargeback', {
         ...request.body,
         reason: '',

@@ -19,7 +19,6 @@ export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<vo
     ...endpoints.simulateDeposit,
     onRequest: app.authenticate,
     handler: async (request) => {
-      if (request.merchant.mode !== 'test') throw new ApiError('ROUTE_NOT_FOUND');
       const input = request.body;
       const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
