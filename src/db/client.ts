@@ -21,6 +21,12 @@ export function createDatabase(url: string, poolSize = 10): Database {
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
+  // A client in use when Postgres ends its connection (a restart, a failover) emits 'error' too, where the
+  // idle handler above no longer hears it: unheard, Node ends the process. The query it was running rejects
+  // with the same error and the pool drops the client when it is released, so nothing is lost here.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   const db = drizzle(pool, { schema, casing: 'snake_case' });
   return { db, pool, close: () => pool.end() };
 }
