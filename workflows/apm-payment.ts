@@ -44,7 +44,7 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       apmMethodUpdate,
       async (choice: { method: ApmMethod }) => {
         method = choice.method;
-        return machine.nextSnapshot();
+        return machine.nextMove();
       },
       {
         description: 'the method the customer picked on the APM page.',

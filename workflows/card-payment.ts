@@ -155,7 +155,7 @@ async function cardEntered(
     cardEnteredUpdate,
     async (_entered: CardEntered) => {
       entered = true;
-      return machine.nextSnapshot();
+      return machine.nextMove();
     },
     {
       description: 'the hosted payment page has vaulted the card the customer typed.',

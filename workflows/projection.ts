@@ -1,5 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import type { FirstAnswer, TransactionSnapshot } from '../src/contracts';
+import type { FirstAnswer } from '../src/contracts';
 import { store } from './activities';
 
 /** What a move or a record adds to the projection besides the status. */
@@ -16,12 +16,12 @@ export interface Placement {
 
 /**
  * The transaction's projection to Postgres, written from its workflow: one write after another, each
- * with a version that grows with the workflow's history, and a record of what has been shown so far.
+ * with a version that grows with the workflow's history. What is told (the first answer, a hosted step's
+ * answer) is only ever a state already written; callers read the rest from the row.
  */
 export class Projection {
   /** The state as projected: what may be told. */
   private projected: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
-  private shown: Omit<TransactionSnapshot, 'status' | 'message'> = {};
   private versionBase = 0;
   private versionStep = 0;
   private writes: Promise<void> = Promise.resolve();
@@ -30,11 +30,6 @@ export class Projection {
 
   get state(): FirstAnswer {
     return this.projected;
-  }
-
-  /** The projected state with everything written alongside it so far. */
-  snapshot(): TransactionSnapshot {
-    return { ...this.projected, ...this.shown };
   }
 
   /**
@@ -51,8 +46,6 @@ export class Projection {
         ...placement,
       });
       this.projected = state;
-      const { refunded: _refunded, audit: _audit, details, ...shown } = placement;
-      this.shown = { ...this.shown, ...shown, details: { ...this.shown.details, ...details } };
     });
     this.writes = write.catch(() => undefined);
     return write;

@@ -16,7 +16,6 @@ import {
   type FirstAnswer,
   type HostedDecision,
   type TransactionKind,
-  type TransactionSnapshot,
   type TransactionState,
   type TransactionStatus,
   type StopRequest,
@@ -53,7 +52,7 @@ export class TransactionStateMachine {
   private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
   private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
-  private first: TransactionSnapshot | undefined;
+  private first: FirstAnswer | undefined;
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
   private stop: StopRequest | undefined;
@@ -164,17 +163,17 @@ export class TransactionStateMachine {
     return isFinal(this.target.status);
   }
 
-  /** Resolves with the first status the workflow settled on, and what it projected with it. */
-  async firstAnswer(): Promise<TransactionSnapshot> {
+  /** Resolves with the first status the workflow settled on, once projected. */
+  async firstAnswer(): Promise<FirstAnswer> {
     await condition(() => this.first !== undefined);
     return this.first!;
   }
 
   /** Resolves with the next move's projected state (a hosted step's answer: what the customer sees next). */
-  async nextSnapshot(): Promise<TransactionSnapshot> {
+  async nextMove(): Promise<FirstAnswer> {
     const seen = this.moves;
     await condition(() => this.moves > seen);
-    return this.projection.snapshot();
+    return this.projection.state;
   }
 
   /** Resolves once a final status is projected. */
@@ -199,7 +198,7 @@ export class TransactionStateMachine {
     await this.projection.write(next, { ...placement, ...(audit ? { audit } : {}) });
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.moves += 1;
-    this.first ??= this.projection.snapshot();
+    this.first ??= this.projection.state;
     if (isFinal(status)) {
       // An outcome, not a fault: a decline is told at info like a success (the SDK skips it on replay).
       log.info(`transaction ${status}: ${message}`, { transactionId: this.transactionId, status });

@@ -34,18 +34,10 @@ export interface FirstAnswer {
 }
 
 /**
- * The workflow's first answer with what it projected by then (hosted page, routed terminal, quote,
- * deposit address): enough for the create call to answer without reading the projection back.
+ * Asked by the create call (update-with-start); completes once the workflow's first answer is projected,
+ * so the call answers with the row the workflow wrote.
  */
-export interface TransactionSnapshot extends FirstAnswer {
-  redirectUrl?: string | null;
-  descriptor?: string | null;
-  terminalId?: string;
-  details?: Record<string, unknown>;
-}
-
-/** Asked by the create call (update-with-start); completes once the workflow's first answer is projected. */
-export const firstAnswerUpdate = defineUpdate<TransactionSnapshot>('firstAnswer');
+export const firstAnswerUpdate = defineUpdate<FirstAnswer>('firstAnswer');
 
 /** The customer's answer on a hosted page (3DS challenge, payout verification, ramp payment). */
 export type HostedDecision = 'approve' | 'decline';
@@ -59,10 +51,10 @@ export const hostedDecisionUpdate = defineUpdate<FirstAnswer, Proven<HostedDecis
 export interface CardEntered {
   card: CardSummary;
 }
-export const cardEnteredUpdate = defineUpdate<TransactionSnapshot, Proven<CardEntered>>('cardEntered');
+export const cardEnteredUpdate = defineUpdate<FirstAnswer, Proven<CardEntered>>('cardEntered');
 
 /** The method the customer picked on the APM page; answers the provider page to send them to. */
-export const apmMethodUpdate = defineUpdate<TransactionSnapshot, Proven<{ method: ApmMethod }>>('apmMethod');
+export const apmMethodUpdate = defineUpdate<FirstAnswer, Proven<{ method: ApmMethod }>>('apmMethod');
 
 /**
  * A customer paid through a payment link: the transaction it created. Refused once the link was used by

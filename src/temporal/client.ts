@@ -23,7 +23,7 @@ import {
   failureTypes,
   firstAnswerUpdate,
   workflowIds,
-  type TransactionSnapshot,
+  type FirstAnswer,
   type TransactionWorkflow,
   type WebhookDeliveryInput,
   type WorkflowInput,
@@ -87,7 +87,7 @@ export async function createTemporalClient(
 }
 
 export type FirstAnswerOutcome =
-  { kind: 'answered'; answer: TransactionSnapshot } | { kind: 'timeout' } | { kind: 'closed' };
+  { kind: 'answered'; answer: FirstAnswer } | { kind: 'timeout' } | { kind: 'closed' };
 
 /**
  * Starts a transaction's workflow (or joins it, when it already runs) and waits at most `timeoutMs` for

@@ -13,7 +13,7 @@ import {
   type WorkflowInput,
 } from '../contracts';
 import { startWithFirstAnswer } from '../temporal/client';
-import { transactionBody, withSnapshot, type TransactionBody, type TransactionRow } from './view';
+import { transactionBody, type TransactionBody, type TransactionRow } from './view';
 import { vaultCard, type CardToVault } from './card-vault';
 import { findTransaction } from './lookup';
 import type { MerchantScope, TransactionDeps } from './deps';
@@ -63,10 +63,12 @@ export async function createTransaction<Name extends TransactionWorkflow>(
       deps.log.error({ err: error }, `workflow start failed after the deadline: ${transactionId}`),
   });
   if (outcome.kind === 'timeout') deps.log.warn({ transactionId }, 'no first answer within the deadline');
-  let row = claim.row;
-  if (claim.replayed || outcome.kind === 'closed')
-    row = (await findTransaction(deps.db, transactionId)) ?? row;
-  else if (outcome.kind === 'answered') row = withSnapshot(row, outcome.answer);
+  // The workflow answers once its first status is projected: the row it wrote is the answer (with no
+  // answer in time, the claim as it stands: PENDING).
+  const row =
+    outcome.kind === 'timeout' && !claim.replayed
+      ? claim.row
+      : ((await findTransaction(deps.db, transactionId)) ?? claim.row);
   return { body: transactionBody(row), replayed: claim.replayed };
 }
 

@@ -2,12 +2,7 @@ import { canonicalDecimal } from '../lib/units';
 import type { transactions } from '../db/schema/index';
 import { JsonNumber } from '../lib/json';
 import { isFinal } from '../lib/vocabulary';
-import {
-  DECIMAL_DETAIL_KEYS,
-  type TransactionDetails,
-  type TransactionKind,
-  type TransactionSnapshot,
-} from '../contracts';
+import { DECIMAL_DETAIL_KEYS, type TransactionDetails, type TransactionKind } from '../contracts';
 
 export type TransactionRow = typeof transactions.$inferSelect;
 
@@ -24,19 +19,6 @@ export function detailsOf<Kind extends TransactionKind>(
   row: TransactionRow & { kind: Kind },
 ): Partial<TransactionDetails[Kind]> {
   return row.details as Partial<TransactionDetails[Kind]>;
-}
-
-/** The row as it stands once the workflow's answer is projected: what the create call shows. */
-export function withSnapshot(row: TransactionRow, snapshot: TransactionSnapshot): TransactionRow {
-  return {
-    ...row,
-    status: snapshot.status,
-    message: snapshot.message,
-    redirectUrl: snapshot.redirectUrl !== undefined ? snapshot.redirectUrl : row.redirectUrl,
-    descriptor: snapshot.descriptor !== undefined ? snapshot.descriptor : row.descriptor,
-    terminalId: snapshot.terminalId ?? row.terminalId,
-    details: { ...row.details, ...snapshot.details },
-  };
 }
 
 function iso(date: Date | null): string | null {

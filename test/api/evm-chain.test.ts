@@ -138,8 +138,11 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
       args: [{ ...input, updateKey: updateKeyOf('ab'.repeat(32)) }],
     });
-    const opened = await refusing.executeUpdate(firstAnswerUpdate);
-    const refusedAddress = (opened.details as { deposit_address: string }).deposit_address;
+    await refusing.executeUpdate(firstAnswerUpdate);
+    const opened = await env.database.db.query.transactions.findFirst({
+      where: (row, { eq }) => eq(row.id, input.transactionId),
+    });
+    const refusedAddress = (opened!.details as { deposit_address: string }).deposit_address;
     const refusedHash = await transfer(refusedAddress, 5_000_000n);
     // Then another customer pays in full.
     const paying = await payin(merchant, 10);
