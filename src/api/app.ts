@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { parseInput } from './validate';
+import { parseInput } from '../platform/validation';
 import { finishDocument } from './openapi';
 import { describeRoute } from './reference/operations';
 import { createLogger, type Logger } from '../platform/log';

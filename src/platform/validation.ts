@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { luhnValid } from '../lib/cards';
 import type { Mode } from '../lib/vocabulary';
-import { fieldError, validationError } from '../platform/errors';
+import { fieldError, validationError } from './errors';
 import { hasUnsafeText, unsafeTextMessage } from '../schemas/fields';
 
 /**

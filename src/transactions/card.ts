@@ -4,8 +4,11 @@ import { createTransaction, type Created } from './create';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
-import type { CardSummary, Mode } from '../contracts';
-import { cardSucceededBefore, summarizeCard, vaultCard } from './card-vault';
+import { cardEnteredUpdate, type CardSummary, type Mode } from '../contracts';
+import { sendUpdate } from '../temporal/client';
+import { findTransaction } from './lookup';
+import type { TransactionRow } from './view';
+import { cardSucceededBefore, purgeVaultedCard, summarizeCard, vaultCard } from './card-vault';
 import { cardholderColumns, checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
@@ -109,16 +112,45 @@ export async function createHostedCardPayment(
   });
 }
 
+/** A card as the hosted payment page read it from the form. */
+export interface TypedCard {
+  pan: string;
+  cvv: string;
+  expiryMonth: string;
+  expiryYear: string;
+}
+
 /**
- * Puts the card the customer typed on the payment page in the vault and on the projection (BIN, last
- * four, fingerprint, whether it paid this merchant before), in one database transaction and only once:
- * false when a card was already entered for this transaction (a second tab, a double submit).
+ * The card the customer typed on the hosted payment page: vaulted (number and CVV encrypted, the CVV for
+ * `holdSeconds` at most), its summary told to the workflow, which answers once the next step is projected.
+ * A card already entered (another tab, a double submit) changes nothing. When the wait ended as the card
+ * arrived (abandoned, or stopped by ops), the vault is emptied at once: nothing may keep the card. Answers
+ * the transaction as it then stands.
  */
-export async function enterHostedCard(
+export async function submitHostedCard(
+  deps: Pick<TransactionDeps, 'db' | 'temporal'> & { masterKey: string; holdSeconds: number },
+  row: TransactionRow,
+  card: TypedCard,
+): Promise<TransactionRow> {
+  const summary = await enterHostedCard(deps.db, deps.masterKey, row, {
+    ...card,
+    holdSeconds: deps.holdSeconds,
+  });
+  if (!summary) return (await findTransaction(deps.db, row.id)) ?? row;
+  const outcome = await sendUpdate(deps.temporal, row.id, cardEnteredUpdate, { card: summary });
+  if (outcome.kind !== 'done') await purgeVaultedCard(deps.db, row.id);
+  return (await findTransaction(deps.db, row.id)) ?? row;
+}
+
+/**
+ * Puts the card in the vault and on the projection (BIN, last four, fingerprint, whether it paid this
+ * merchant before), in one database transaction and only once: undefined when a card was already entered.
+ */
+async function enterHostedCard(
   db: Db,
   masterKey: string,
   row: { id: string; merchantId: string; mode: Mode },
-  card: { pan: string; cvv: string; expiryMonth: string; expiryYear: string; holdSeconds: number },
+  card: TypedCard & { holdSeconds: number },
 ): Promise<CardSummary | undefined> {
   const summary = summarizeCard(card.pan, masterKey);
   const whitelisted = await cardSucceededBefore(db, row, summary.fingerprint);

@@ -72,7 +72,7 @@ describe('import boundaries', () => {
       'workflows/probe.ts',
       "import { transactions } from '../src/db/schema/index';",
     ],
-    ['the CLI importing the API', 'src/cli/probe.ts', "import { parseInput } from '../api/validate';"],
+    ['the CLI importing the API', 'src/cli/probe.ts', "import { buildApp } from '../api/app';"],
   ])('refuses %s', async (_what, filePath, line) => {
     expect(await rulesFired(filePath, `${line}\nexport const probe = 1;\n`)).toContain(
       'boundaries/dependencies',

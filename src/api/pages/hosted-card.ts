@@ -2,12 +2,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { cardFields, checkCardExpiry } from '../../schemas/card-fields';
 import type { PageDeps } from '../deps';
-import { enterHostedCard } from '../../transactions/card';
-import { purgeVaultedCard } from '../../transactions/card-vault';
-import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
+import { submitHostedCard } from '../../transactions/card';
+import { findHostedTransaction } from '../../transactions/lookup';
 import type { TransactionRow } from '../../transactions/view';
-import { cardEnteredUpdate } from '../../contracts';
-import { sendUpdate } from '../../temporal/client';
 import { brandName } from '../../lib/cards';
 import { formatMinor } from '../../lib/money';
 import {
@@ -97,21 +94,17 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
     }
 
     const card = parsed.data;
-    const summary = await enterHostedCard(deps.db, deps.masterKey, row, {
-      pan: card.card_number,
-      cvv: card.card_cvv,
-      expiryMonth: card.card_expiry_month,
-      expiryYear: card.card_expiry_year,
-      holdSeconds: deps.cardHoldSeconds,
-    });
-    // Another tab or a double submit entered a card first: show where that payment stands.
-    if (!summary) return reply.redirect(pathOf(mode, id), 303);
-    const outcome = await sendUpdate(deps.temporal, id, cardEnteredUpdate, { card: summary });
-    if (outcome.kind !== 'done') {
-      // The wait ended (abandoned, or stopped by ops) as the card arrived: nothing may keep it.
-      await purgeVaultedCard(deps.db, id);
-    }
-    const after = (await findTransaction(deps.db, id)) ?? row;
+    const after = await submitHostedCard(
+      { db: deps.db, temporal: deps.temporal, masterKey: deps.masterKey, holdSeconds: deps.cardHoldSeconds },
+      row,
+      {
+        pan: card.card_number,
+        cvv: card.card_cvv,
+        expiryMonth: card.card_expiry_month,
+        expiryYear: card.card_expiry_year,
+      },
+    );
+    // Where the payment now stands; a card another tab entered first leads there too.
     return sendOnward(reply, after);
   });
 }

@@ -1,6 +1,6 @@
 import { createCardPayout } from '../../transactions/payout';
 import { replyCreated } from '../reply';
-import { refuseSandboxCardInLive } from '../validate';
+import { refuseSandboxCardInLive } from '../../platform/validation';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';

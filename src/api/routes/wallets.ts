@@ -1,6 +1,6 @@
 import { JsonNumber } from '../../lib/json';
 import { estimatePayout, listWallets } from '../../wallets/wallets';
-import { refuseSandboxCardInLive } from '../validate';
+import { refuseSandboxCardInLive } from '../../platform/validation';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
