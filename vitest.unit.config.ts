@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-/** `npm run test:unit`: the pure-module tests alone, quickly, with no database or Temporal server. */
+/** `npm run test:unit`: the pure-module tests and the HTTP edge's (test/edge), quickly, with no database or Temporal server. */
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts'],
+    include: ['test/unit/**/*.test.ts', 'test/edge/**/*.test.ts'],
     pool: 'threads',
     reporters: ['default'],
   },

@@ -1,5 +1,6 @@
 // `npm run test:file -- <file>...`: the given test files with the cached tools, no lint stage: the quick
-// inner loop. Files all under test/unit/ run with the unit configuration (no Postgres, no Temporal).
+// inner loop. Files all under test/unit/ or test/edge/ run with the unit configuration (no Postgres, no
+// Temporal).
 import { ensureDependencies } from './deps.mjs';
 import { runQuietly } from './quiet.mjs';
 import {
@@ -17,7 +18,7 @@ if (files.length === 0) {
 }
 await ensureDependencies();
 const env = { ...process.env };
-const unit = files.every((file) => file.startsWith('test/unit/'));
+const unit = files.every((file) => file.startsWith('test/unit/') || file.startsWith('test/edge/'));
 if (!unit) {
   if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
   env.TEMPORAL_TEST_SERVER_PATH ??= await ensureTestServer();

@@ -7,7 +7,6 @@ import Fastify, {
 } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { parseInput } from '../platform/validation';
 import { finishDocument } from './openapi';
@@ -20,7 +19,6 @@ import { parseJsonExact, stringifyExact } from '../lib/json';
 import { sandboxRates } from '../crypto/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
-import { RateLimiter } from './rate-limit';
 import { decryptBody, decryptBodyIfEnveloped } from './plugins/envelope';
 import { notFoundPage, parseForm } from './pages/hosted';
 import { codecRoutes } from './routes/codec';
@@ -28,6 +26,8 @@ import { docsRoutes } from './routes/docs';
 import { merchantRoutes } from './routes/index';
 import { pages } from './pages/index';
 import type { AppDeps, PageDeps, RouteDeps } from './deps';
+import type { ApiTypeProvider } from './route';
+import { domainServices } from './services';
 import * as endpoints from '../schemas/endpoints';
 
 export type { AppDeps };
@@ -161,17 +161,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { parseAs: 'string' },
     (_request, body, done) => done(null, parseForm(String(body))),
   );
+  // Every answer, declared (`schema.response`) or not, is written by the exact-JSON serializer: the
+  // declared schemas describe answers (for the reference and the edge tests), they do not rewrite them.
   app.setReplySerializer((payload) => stringifyExact(payload));
+  app.setSerializerCompiler(() => (payload) => stringifyExact(payload));
 
+  const services = { ...domainServices, ...deps.services };
   app.decorate(
     'authenticate',
     authenticate({
-      db: deps.db,
+      findMerchant: (key) => services.findMerchantBySecretKey(deps.db, key),
+      buckets: services.tokenBuckets(deps.db, {
+        ratePerSecond: config.RATE_LIMIT_PER_SECOND,
+        burst: config.RATE_LIMIT_BURST,
+      }),
       ratePerSecond: config.RATE_LIMIT_PER_SECOND,
       burst: config.RATE_LIMIT_BURST,
     }),
   );
-  const decrypt = decryptBody({ db: deps.db, masterKey: config.MASTER_KEY });
+  const decrypt = decryptBody({
+    keysOf: (merchantId) => services.merchantEncryptionKeys(deps.db, config.MASTER_KEY, merchantId),
+  });
   app.decorate('decryptBody', decrypt);
   app.decorate('decryptBodyIfEnveloped', decryptBodyIfEnveloped(decrypt));
 
@@ -181,6 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     temporal: deps.temporal,
     draining: deps.draining,
+    services,
     transactions: {
       db: deps.db,
       temporal: deps.temporal,
@@ -194,7 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     temporal: deps.temporal,
     masterKey: config.MASTER_KEY,
-    pageLimiter: new RateLimiter(deps.db, {
+    pageLimiter: services.tokenBuckets(deps.db, {
       ratePerSecond: config.PAGE_RATE_LIMIT_PER_SECOND,
       burst: config.PAGE_RATE_LIMIT_BURST,
     }),
@@ -207,7 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(async (scope) => {
       scope.addHook('onRequest', refuseBadParams);
       scope.addHook('preValidation', refuseLiveOnTestRoutes);
-      await routes(scope.withTypeProvider<ZodTypeProvider>(), routeDeps);
+      await routes(scope.withTypeProvider<ApiTypeProvider>(), routeDeps);
     });
   }
   for (const routes of pages) {

@@ -5,7 +5,7 @@ import type { Db } from '../db/client';
 import type { Logger } from '../platform/log';
 import type { RateSource } from '../crypto/rates';
 import type { TransactionDeps } from '../transactions/deps';
-import type { RateLimiter } from './rate-limit';
+import type { EdgeServices, TokenBuckets } from './services';
 
 /** What the HTTP layer is built from. */
 export interface AppDeps {
@@ -23,6 +23,8 @@ export interface AppDeps {
   tracing?: boolean;
   /** More Prometheus text for `/metrics`: the worker's, when this process runs one too (`ROLE=all`). */
   extraMetrics?: () => Promise<string>;
+  /** Replaces some of the domain services the merchant API calls (test/edge runs it on its own). */
+  services?: Partial<EdgeServices>;
 }
 
 /** What merchant routes use: the storage and Temporal handles, and the transaction services' own bag. */
@@ -31,6 +33,8 @@ export interface RouteDeps {
   db: Db;
   temporal: Client;
   transactions: TransactionDeps;
+  /** What each route calls below the edge (src/api/services.ts). */
+  services: EdgeServices;
   /** See AppDeps. */
   draining?: () => boolean;
 }
@@ -41,7 +45,7 @@ export interface PageDeps {
   temporal: Client;
   masterKey: string;
   /** Per client address, shared by every API process. */
-  pageLimiter: RateLimiter;
+  pageLimiter: TokenBuckets;
   /** Mark cookies Secure: the public address is https. */
   secureCookies: boolean;
   /** How long a card typed on the hosted payment page may wait in the vault. */

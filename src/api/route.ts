@@ -1,11 +1,12 @@
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyTypeProvider,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import type { TransactionKind } from '../lib/vocabulary';
 import type { Reference } from '../schemas/endpoints';
 
@@ -23,11 +24,22 @@ declare module 'fastify' {
   }
 }
 
-/** The Fastify instance routes are declared on: its zod schemas type each handler's request. */
+/**
+ * Types each handler's request (params, body, querystring) as the validated output of its zod schema.
+ * Answers are not typed from `schema.response`: the domain's body builders (src/transactions/view.ts,
+ * lists.ts) build them field by field, and real answers are checked against those schemas by the tests
+ * (test/api/openapi.test.ts, test/edge).
+ */
+export interface ApiTypeProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends z.ZodType ? z.output<this['schema']> : unknown;
+  serializer: unknown;
+}
+
+/** The Fastify instance routes are declared on. */
 export type Api = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
   FastifyBaseLogger,
-  ZodTypeProvider
+  ApiTypeProvider
 >;

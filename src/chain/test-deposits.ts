@@ -15,7 +15,11 @@ import {
   submitDeposit,
   type DepositOutcome,
 } from '../transactions/deposits';
-import type { TransactionRow } from '../transactions/view';
+import { transactionBody, type TransactionBody, type TransactionRow } from '../transactions/view';
+import { lookupTransaction } from '../transactions/lookup';
+import type { MerchantScope } from '../transactions/deps';
+import { ApiError, fieldError } from '../platform/errors';
+import { JsonNumber } from '../lib/json';
 
 export type TestDeposit =
   | { kind: 'on-chain'; txHash: string; confirmations: number }
@@ -52,6 +56,49 @@ export async function testDeposit(
     source: 'sandbox',
   });
   return { kind: 'sandbox', txHash, outcome };
+}
+
+/**
+ * The deposit endpoint (test mode): pays into the merchant's transaction's deposit address and answers
+ * the transaction with the deposit. On a network with a registered node (a local anvil under
+ * `npm run dev`) it is a real transfer from the node's faucet account, answered `pending` with the
+ * confirmations the watcher waits for. On the sandbox chain the deposit is simulated and the answer says
+ * how it was accounted: counted, refunded (it came after the payment was complete or the window closed),
+ * held (after the transaction closed) or duplicate.
+ */
+export async function simulateDeposit(
+  deps: { db: Db; temporal: Client; masterKey: string },
+  merchant: MerchantScope,
+  transactionId: string,
+  input: { amount: string; tx_hash?: string | undefined },
+): Promise<TransactionBody & { deposit: Record<string, unknown> }> {
+  const row = await lookupTransaction(deps.db, merchant, transactionId);
+  if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
+    throw new ApiError('TRANSACTION_NOT_FOUND');
+  const made = await testDeposit(deps, row, {
+    amount: input.amount,
+    ...(input.tx_hash === undefined ? {} : { txHash: input.tx_hash }),
+  });
+  if (made.kind === 'refused') fieldError(made.field, made.message);
+  const amount = new JsonNumber(input.amount);
+  if (made.kind === 'on-chain') {
+    // Accounted by the chain watcher once it has its confirmations: the status and webhook tell.
+    const pending = {
+      tx_hash: made.txHash,
+      amount,
+      disposition: 'pending',
+      confirmations_required: made.confirmations,
+    };
+    return { ...transactionBody(row), deposit: pending };
+  }
+  const { outcome, txHash } = made;
+  if (outcome === 'not-accepting') fieldError('transaction_id', 'This transaction does not take deposits.');
+  if ('invalid' in outcome) fieldError('amount', outcome.invalid);
+  const after = (await lookupTransaction(deps.db, merchant, row.id)) ?? row;
+  return {
+    ...transactionBody(after),
+    deposit: { tx_hash: txHash, amount, disposition: outcome.disposition },
+  };
 }
 
 type FaucetPayment =

@@ -53,8 +53,8 @@ import {
 export interface Reference {
   /** How the body comes: the encrypted envelope only, plain JSON only, or either. */
   body?: 'encrypted' | 'plain' | 'either';
-  /** The success answer (./answers.ts); Prometheus text without a schema. */
-  answer: { schema?: z.ZodType; description: string };
+  /** What the success answer is (its schema: `schema.response`; Prometheus text has none). */
+  answer: { description: string };
   /** Errors beyond those every operation of its shape can give. */
   refusals?: ErrorCode[];
   /** Messages other than the catalogue's, where the route words one its own way. */
@@ -77,6 +77,8 @@ export interface Endpoint {
     params?: z.ZodType;
     querystring?: z.ZodType;
     body?: z.ZodType;
+    /** The success answer (./answers.ts), written by the exact-JSON serializer. */
+    response?: { 200: z.ZodType; 503?: z.ZodType };
   };
   config: { reference: Reference; creates?: TransactionKind };
 }
@@ -84,7 +86,7 @@ export interface Endpoint {
 /** A card or crypto payment link's reference: the same answer. */
 const linkAnswer = {
   body: 'either',
-  answer: { schema: PaymentLink, description: 'The link.' },
+  answer: { description: 'The link.' },
   refusals: ['ORDER_CONFLICT'],
 } satisfies Reference;
 
@@ -113,11 +115,12 @@ export const refundTransaction = endpoint({
       'envelope.',
     params: ModeParams,
     body: RefundRequest,
+    response: { 200: Transaction },
   },
   config: {
     reference: {
       body: 'either',
-      answer: { schema: Transaction, description: 'The transaction with `refund` set.' },
+      answer: { description: 'The transaction with `refund` set.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
     },
   },
@@ -136,11 +139,12 @@ export const simulateChargeback = endpoint({
       'envelope.',
     params: ModeParams,
     body: ChargebackRequest,
+    response: { 200: Transaction },
   },
   config: {
     reference: {
       body: 'either',
-      answer: { schema: Transaction, description: 'The transaction with `chargeback` set.' },
+      answer: { description: 'The transaction with `chargeback` set.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
       testOnly: true,
     },
@@ -159,12 +163,13 @@ export const createApmPayment = endpoint({
       "merchant's terminals take; the customer approves or declines at the provider (docs/hosted.md).",
     params: ModeParams,
     body: HostedCardRequest,
+    response: { 200: ApmTransaction },
   },
   config: {
     creates: 'apm',
     reference: {
       body: 'encrypted',
-      answer: { schema: ApmTransaction, description: 'The payment, waiting on the methods page.' },
+      answer: { description: 'The payment, waiting on the methods page.' },
     },
   },
 });
@@ -185,12 +190,13 @@ export const createCardPayment = endpoint({
       markdownTable(SANDBOX_CARD_TABLE),
     params: ModeParams,
     body: CardRequest,
+    response: { 200: CardTransaction },
   },
   config: {
     creates: 'card',
     reference: {
       body: 'encrypted',
-      answer: { schema: CardTransaction, description: 'The card payment.' },
+      answer: { description: 'The card payment.' },
     },
   },
 });
@@ -208,11 +214,12 @@ export const simulateDeposit = endpoint({
       'a real transfer, answered `pending`.',
     params: TransactionParams,
     body: DepositRequest,
+    response: { 200: DepositAnswer },
   },
   config: {
     reference: {
       body: 'plain',
-      answer: { schema: DepositAnswer, description: 'The transaction and the deposit.' },
+      answer: { description: 'The transaction and the deposit.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
       testOnly: true,
     },
@@ -229,11 +236,12 @@ export const listPayinCurrencies = endpoint({
     description: 'The catalogue entries offered in `country` for that fiat amount.',
     params: ModeParams,
     body: CurrenciesRequest,
+    response: { 200: CurrencyList },
   },
   config: {
     reference: {
       body: 'plain',
-      answer: { schema: CurrencyList, description: 'The currencies and their networks.' },
+      answer: { description: 'The currencies and their networks.' },
     },
   },
 });
@@ -246,8 +254,9 @@ export const health = endpoint({
     tags: ['Operations'],
     summary: 'Liveness',
     description: 'The process is up.',
+    response: { 200: Health },
   },
-  config: { reference: { answer: { schema: Health, description: 'Up.' }, open: true } },
+  config: { reference: { answer: { description: 'Up.' }, open: true } },
 });
 
 export const readiness = endpoint({
@@ -258,8 +267,9 @@ export const readiness = endpoint({
     tags: ['Operations'],
     summary: 'Readiness',
     description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
+    response: { 200: Readiness, 503: Readiness },
   },
-  config: { reference: { answer: { schema: Readiness, description: 'Ready.' }, open: true } },
+  config: { reference: { answer: { description: 'Ready.' }, open: true } },
 });
 
 export const createHostedCardPayment = endpoint({
@@ -274,12 +284,13 @@ export const createHostedCardPayment = endpoint({
       'types the card; from there it continues as a card payment (docs/hosted.md).',
     params: ModeParams,
     body: HostedCardRequest,
+    response: { 200: CardTransaction },
   },
   config: {
     creates: 'card',
     reference: {
       body: 'encrypted',
-      answer: { schema: CardTransaction, description: 'The card payment, waiting on the hosted page.' },
+      answer: { description: 'The card payment, waiting on the hosted page.' },
     },
   },
 });
@@ -292,9 +303,10 @@ export const listPaymentTemplates = endpoint({
     tags: ['Payment links'],
     summary: "The key's mode's payment page templates",
     description: 'Templates are added with `npx payments templates add`.',
+    response: { 200: TemplateList },
   },
   config: {
-    reference: { answer: { schema: TemplateList, description: 'The templates, oldest first.' } },
+    reference: { answer: { description: 'The templates, oldest first.' } },
   },
 });
 
@@ -309,6 +321,7 @@ export const createPaymentLink = endpoint({
       'A link to a page that collects the customer (and the amount, when not fixed) and continues as a ' +
       'hosted card payment. One payment per link, until `expiry_date`. Plain JSON or the envelope.',
     body: LinkRequest,
+    response: { 200: PaymentLink },
   },
   config: { reference: linkAnswer },
 });
@@ -324,6 +337,7 @@ export const createCryptoPaymentLink = endpoint({
       'A link to a page that collects the customer and creates the ramp or payin the link fixes. Plain ' +
       'JSON or the envelope.',
     body: CryptoLinkRequest,
+    response: { 200: PaymentLink },
   },
   config: { reference: linkAnswer },
 });
@@ -341,9 +355,10 @@ export const listTransactions = endpoint({
       'mode and list that issued it; any other is `422`.',
     params: ModeParams,
     querystring: ListRequest,
+    response: { 200: TransactionPage },
   },
   config: {
-    reference: { answer: { schema: TransactionPage, description: 'A page of transactions.' } },
+    reference: { answer: { description: 'A page of transactions.' } },
   },
 });
 
@@ -357,9 +372,10 @@ export const listWalletTransactions = endpoint({
     description: "The entries of the key's mode's wallets, paged as the transactions are.",
     params: ModeParams,
     querystring: WalletListRequest,
+    response: { 200: WalletTransactionPage },
   },
   config: {
-    reference: { answer: { schema: WalletTransactionPage, description: 'A page of ledger entries.' } },
+    reference: { answer: { description: 'A page of ledger entries.' } },
   },
 });
 
@@ -375,10 +391,11 @@ export const createPayin = endpoint({
       'the deadline. On success the fiat amount is credited to the wallet in `currency`.',
     params: ModeParams,
     body: PayinRequest,
+    response: { 200: PayinTransaction },
   },
   config: {
     creates: 'crypto_payin',
-    reference: { body: 'encrypted', answer: { schema: PayinTransaction, description: 'The payin.' } },
+    reference: { body: 'encrypted', answer: { description: 'The payin.' } },
   },
 });
 
@@ -397,10 +414,11 @@ export const createPayout = endpoint({
       `page.\n\nSandbox payout cards (test mode):\n\n${markdownTable(SANDBOX_PAYOUT_TABLE)}`,
     params: ModeParams,
     body: PayoutRequest,
+    response: { 200: PayoutTransaction },
   },
   config: {
     creates: 'payout',
-    reference: { body: 'encrypted', answer: { schema: PayoutTransaction, description: 'The payout.' } },
+    reference: { body: 'encrypted', answer: { description: 'The payout.' } },
   },
 });
 
@@ -418,12 +436,13 @@ export const createRamp = endpoint({
       'deadline; deposits settle as in docs/settlement.md, then the fiat is paid out.',
     params: ModeParams,
     body: RampRequest,
+    response: { 200: RampTransaction },
   },
   config: {
     creates: 'ramp',
     reference: {
       body: 'encrypted',
-      answer: { schema: RampTransaction, description: 'The ramp and its quote.' },
+      answer: { description: 'The ramp and its quote.' },
     },
   },
 });
@@ -439,10 +458,11 @@ export const getTransactionStatus = endpoint({
       "`id` is looked up as a `transaction_id`, then as an `order_id`, among the calling merchant's " +
       'transactions of the mode.',
     params: TransactionParams,
+    response: { 200: Transaction },
   },
   config: {
     reference: {
-      answer: { schema: Transaction, description: 'The transaction.' },
+      answer: { description: 'The transaction.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
     },
   },
@@ -457,10 +477,11 @@ export const getPayoutStatus = endpoint({
     summary: 'A payout by transaction id or order id',
     description: 'The status body of a payout; any other transaction is `404`.',
     params: TransactionParams,
+    response: { 200: PayoutTransaction },
   },
   config: {
     reference: {
-      answer: { schema: PayoutTransaction, description: 'The payout.' },
+      answer: { description: 'The payout.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
     },
   },
@@ -474,8 +495,9 @@ export const listWallets = endpoint({
     tags: ['Payouts and wallets'],
     summary: "The key's mode's wallets",
     description: 'Every wallet of the mode of the key, with its available balance.',
+    response: { 200: WalletList },
   },
-  config: { reference: { answer: { schema: WalletList, description: 'The wallets.' } } },
+  config: { reference: { answer: { description: 'The wallets.' } } },
 });
 
 export const estimatePayout = endpoint({
@@ -489,11 +511,12 @@ export const estimatePayout = endpoint({
       "The amount plus the merchant's payout fee (a percentage rounded up to the minor unit, plus a " +
       'fixed fee), and the balance. The card is validated as a payout’s and not kept.',
     body: PayoutEstimateRequest,
+    response: { 200: PayoutEstimate },
   },
   config: {
     reference: {
       body: 'encrypted',
-      answer: { schema: PayoutEstimate, description: 'The estimate, in minor units.' },
+      answer: { description: 'The estimate, in minor units.' },
     },
   },
 });
@@ -508,8 +531,9 @@ export const listWebhookEvents = endpoint({
     description: "The key's merchant's events of the mode, newest first, paged as the lists are.",
     params: ModeParams,
     querystring: EventLogRequest,
+    response: { 200: WebhookEventPage },
   },
-  config: { reference: { answer: { schema: WebhookEventPage, description: 'A page of events.' } } },
+  config: { reference: { answer: { description: 'A page of events.' } } },
 });
 
 export const redeliverWebhookEvent = endpoint({
@@ -523,10 +547,11 @@ export const redeliverWebhookEvent = endpoint({
       'A new delivery run of the same `event_id` and body, with its own retries. Asked again before its ' +
       'first attempt, it starts nothing more.',
     params: EventParams,
+    response: { 200: WebhookEventAnswer },
   },
   config: {
     reference: {
-      answer: { schema: WebhookEventAnswer, description: 'The event.' },
+      answer: { description: 'The event.' },
       customMessages: { ROUTE_NOT_FOUND: 'Webhook event not found.' },
     },
   },

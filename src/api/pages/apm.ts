@@ -1,16 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { PageDeps } from '../deps';
-import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
+import { findHostedTransaction } from '../../transactions/lookup';
 import { detailsOf, type TransactionRow } from '../../transactions/view';
-import {
-  APM_CONNECTOR_METHODS,
-  APM_METHODS,
-  apmMethodUpdate,
-  isApmMethod,
-  type ApmMethod,
-} from '../../contracts';
-import { sendUpdate } from '../../temporal/client';
-import { activeTerminals } from '../../merchants/terminals';
+import { awaitsApmMethod, chooseApmMethod, offeredApmMethods } from '../../transactions/apm-methods';
+import { isApmMethod, type ApmMethod } from '../../contracts';
 import { formatMinor } from '../../lib/money';
 import { registerDecisionPage } from './decision-page';
 import {
@@ -32,11 +25,6 @@ const METHOD_NAMES: Record<ApmMethod, { label: string; hint: string }> = {
   wallet: { label: 'Wallet', hint: 'Pay from your digital wallet.' },
 };
 
-/** Waiting on the methods page: sent there, and no method picked yet. */
-function awaitsMethod(row: TransactionRow): boolean {
-  return row.status === 'REDIRECT' && detailsOf({ ...row, kind: 'apm' }).payment_method === undefined;
-}
-
 /**
  * The APM pages: the methods page, where the customer picks a method (the workflow answers with the
  * provider's page), and the sandbox providers' stand-in page, where the customer approves or declines.
@@ -51,7 +39,7 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
     const { mode, id } = request.params;
     const row = await findHostedTransaction(deps.db, mode, ['apm'], id);
     if (!row) return notFoundPage(reply);
-    if (!awaitsMethod(row)) return sendOnward(reply, row);
+    if (!awaitsApmMethod(row)) return sendOnward(reply, row);
     return methodsPage(reply, deps, row, pathOf(mode, id));
   });
 
@@ -64,8 +52,7 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
     if (!verifyCsrf(request, deps.masterKey, id, csrf)) return expiredPage(reply);
     if (!isApmMethod(method))
       return formErrorPage(reply, 'Choose one of the payment methods offered.', pathOf(mode, id));
-    if (awaitsMethod(row)) await sendUpdate(deps.temporal, id, apmMethodUpdate, { method });
-    return sendOnward(reply, (await findTransaction(deps.db, id)) ?? row);
+    return sendOnward(reply, await chooseApmMethod(deps, row, method));
   });
 
   registerDecisionPage(app, deps, {
@@ -82,7 +69,7 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
     approve: 'Approve',
     decline: 'Decline',
     note: 'Sandbox provider: approving completes the payment, declining fails it.',
-    takesDecision: (row) => !awaitsMethod(row),
+    takesDecision: (row) => !awaitsApmMethod(row),
     otherPage: (row) => ({
       body: `<h1>Choose a payment method first</h1>
 <div class="actions"><a class="button neutral" href="${escapeHtml(pathOf(row.mode, row.id))}">Back to the payment methods</a></div>`,
@@ -94,13 +81,6 @@ function methodLabel(method: string | undefined): string {
   return method && isApmMethod(method) ? METHOD_NAMES[method].label : '';
 }
 
-/** The methods the merchant's active terminals of this mode take, in the page's order. */
-async function offeredMethods(deps: PageDeps, row: TransactionRow): Promise<ApmMethod[]> {
-  const rows = await activeTerminals(deps.db, row, 'apm');
-  const taken = new Set(rows.flatMap((r) => APM_CONNECTOR_METHODS[r.connector] ?? []));
-  return APM_METHODS.filter((method) => taken.has(method));
-}
-
 async function methodsPage(
   reply: FastifyReply,
   deps: PageDeps,
@@ -108,7 +88,7 @@ async function methodsPage(
   path: string,
 ): Promise<FastifyReply> {
   const csrf = issueCsrf(reply, deps, row.id, path);
-  const methods = await offeredMethods(deps, row);
+  const methods = await offeredApmMethods(deps.db, row);
   const amount = `${formatMinor(row.amountMinor ?? 0n, row.currency)} ${row.currency}`;
   const buttons = methods
     .map(

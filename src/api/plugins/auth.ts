@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors';
-import { findMerchantBySecretKey, type AuthenticatedMerchant } from '../../merchants/keys';
+import type { AuthenticatedMerchant } from '../../merchants/keys';
 import { hashSecretKey } from '../../ciphers/keys';
 import { isMode } from '../../lib/vocabulary';
-import type { Db } from '../../db/client';
-import { LocalRateLimiter, RateLimiter } from '../rate-limit';
+import { LocalRateLimiter } from '../rate-limit';
+import type { TokenBuckets } from '../services';
 import { TtlCache } from '../../lib/ttl-cache';
 
 declare module 'fastify' {
@@ -14,7 +14,11 @@ declare module 'fastify' {
 }
 
 export interface AuthOptions {
-  db: Db;
+  /** The merchant and mode a secret key belongs to. */
+  findMerchant: (key: string) => Promise<AuthenticatedMerchant | undefined>;
+  /** Each key's request tokens, shared by every API process. */
+  buckets: TokenBuckets;
+  /** The per-process limit on requests with keys that match no merchant. */
   ratePerSecond: number;
   burst: number;
 }
@@ -27,7 +31,6 @@ export interface AuthOptions {
 export function authenticate(options: AuthOptions) {
   // Short-lived, so a key retired by rotation stops working within seconds on every process.
   const cache = new TtlCache<string, AuthenticatedMerchant | null>(5_000, 10_000);
-  const limiter = new RateLimiter(options.db, options);
   const unknownKeys = new LocalRateLimiter(options);
   return async function authenticateHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const pathMode = (request.params as { mode?: string }).mode;
@@ -41,11 +44,11 @@ export function authenticate(options: AuthOptions) {
     if (merchant === undefined) {
       const refused = unknownKeys.take(`ip:${request.ip}`);
       if (!refused.allowed) throw rateLimited(refused.retryAfterSeconds);
-      merchant = (await findMerchantBySecretKey(options.db, key)) ?? null;
+      merchant = (await options.findMerchant(key)) ?? null;
       cache.set(keyHash, merchant);
     }
     if (!merchant) throw new ApiError('AUTH_INVALID');
-    const decision = await limiter.take(`key:${keyHash}`);
+    const decision = await options.buckets.take(`key:${keyHash}`);
     if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
     if (pathMode !== undefined && merchant.mode !== pathMode) throw new ApiError('AUTH_INVALID');
     request.merchant = merchant;

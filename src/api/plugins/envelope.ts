@@ -1,8 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, validationError } from '../../platform/errors';
 import { decryptEnvelope } from '../../ciphers/envelope';
-import { merchantEncryptionKeys } from '../../merchants/keys';
-import type { Db } from '../../db/client';
 import { isPlainObject, parseJsonExact } from '../../lib/json';
 import { TtlCache } from '../../lib/ttl-cache';
 
@@ -10,7 +8,7 @@ import { TtlCache } from '../../lib/ttl-cache';
  * Replaces `{"payload": "<iv>:<ciphertext>"}` with the JSON object it decrypts to, so the route's schema
  * validates the merchant's fields. Every way of failing to decrypt gets the same 400.
  */
-export function decryptBody(options: { db: Db; masterKey: string }) {
+export function decryptBody(options: { keysOf: (merchantId: string) => Promise<string[]> }) {
   const cache = new TtlCache<string, string[]>(5_000, 10_000);
   return async function decryptBodyHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const body = request.body;
@@ -27,7 +25,7 @@ export function decryptBody(options: { db: Db; masterKey: string }) {
     const merchantId = request.merchant.merchantId;
     let keys = cache.get(merchantId);
     if (!keys) {
-      keys = await merchantEncryptionKeys(options.db, options.masterKey, merchantId);
+      keys = await options.keysOf(merchantId);
       cache.set(merchantId, keys);
     }
     for (const key of keys) {

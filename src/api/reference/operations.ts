@@ -34,6 +34,7 @@ interface RouteSchema {
   params?: z.ZodType;
   querystring?: z.ZodType;
   body?: z.ZodType;
+  response?: { 200?: z.ZodType; 503?: z.ZodType };
   [key: string]: unknown;
 }
 
@@ -55,8 +56,9 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
   const query = schema.querystring ? queryParameters(schema.querystring) : [];
   const body = schema.body && reference.body ? nameOf(schema.body) : undefined;
   const creates = input.route.config?.creates !== undefined;
-  const answerContent = reference.answer.schema
-    ? { 'application/json': { schema: ref(answerName(reference.answer.schema)) } }
+  const answer = schema.response?.[200];
+  const answerContent = answer
+    ? { 'application/json': { schema: ref(answerName(answer)) } }
     : { 'text/plain': { schema: { type: 'string' } } };
   const replayed = creates
     ? {
@@ -68,15 +70,16 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
         },
       }
     : {};
-  const readiness =
-    schema.operationId === 'readiness'
-      ? {
-          '503': {
-            description: 'Not ready: what is unavailable, or `draining` while shutting down.',
-            content: { 'application/json': { schema: ref('Readiness') } },
-          },
-        }
-      : {};
+  // Only readiness declares a 503 answer.
+  const unavailable = schema.response?.[503];
+  const readiness = unavailable
+    ? {
+        '503': {
+          description: 'Not ready: what is unavailable, or `draining` while shutting down.',
+          content: { 'application/json': { schema: ref(answerName(unavailable)) } },
+        },
+      }
+    : {};
   const shape = { path, reference, query: query.length > 0, creates };
   return {
     url,

@@ -1,5 +1,4 @@
 import type { Api } from '../route';
-import { requestAftercare } from '../../transactions/aftercare';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
 
@@ -14,7 +13,7 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
     ...hooks,
     handler: async (request) => {
       const { transaction_id, reason, amount } = request.body;
-      return requestAftercare(deps.transactions, request.merchant, 'refund', {
+      return deps.services.requestAftercare(deps.transactions, request.merchant, 'refund', {
         transaction_id,
         reason,
         ...(amount === undefined ? {} : { amount }),
@@ -25,7 +24,7 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
     ...endpoints.simulateChargeback,
     ...hooks,
     handler: async (request) => {
-      return requestAftercare(deps.transactions, request.merchant, 'chargeback', {
+      return deps.services.requestAftercare(deps.transactions, request.merchant, 'chargeback', {
         ...request.body,
         reason: '',
       });

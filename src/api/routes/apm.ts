@@ -1,7 +1,6 @@
 import type { Api } from '../route';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
-import { createApmPayment } from '../../transactions/card';
 import * as endpoints from '../../schemas/endpoints';
 
 /** `POST /api/v1/{mode}/apm` (envelope): answers `REDIRECT` to the page listing the methods. */
@@ -11,6 +10,9 @@ export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     preValidation: app.decryptBody,
     handler: async (request, reply) =>
-      replyCreated(reply, await createApmPayment(deps.transactions, request.merchant, request.body)),
+      replyCreated(
+        reply,
+        await deps.services.createApmPayment(deps.transactions, request.merchant, request.body),
+      ),
   });
 }

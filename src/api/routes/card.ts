@@ -1,4 +1,3 @@
-import { createCardPayment } from '../../transactions/card';
 import { replyCreated } from '../reply';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
@@ -10,6 +9,9 @@ export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     preValidation: app.decryptBody,
     handler: async (request, reply) =>
-      replyCreated(reply, await createCardPayment(deps.transactions, request.merchant, request.body)),
+      replyCreated(
+        reply,
+        await deps.services.createCardPayment(deps.transactions, request.merchant, request.body),
+      ),
   });
 }

@@ -1,5 +1,4 @@
 import type { Api } from '../route';
-import { listPayinCurrencies } from '../../crypto/catalogue';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
 
@@ -8,7 +7,11 @@ export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ...endpoints.listPayinCurrencies,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const data = await listPayinCurrencies(deps.db, request.body.country, request.body.amount);
+      const data = await deps.services.listPayinCurrencies(
+        deps.db,
+        request.body.country,
+        request.body.amount,
+      );
       return { message: 'Supported currencies retrieved successfully.', data };
     },
   });

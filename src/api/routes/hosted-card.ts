@@ -1,7 +1,6 @@
 import type { Api } from '../route';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
-import { createHostedCardPayment } from '../../transactions/card';
 import * as endpoints from '../../schemas/endpoints';
 
 /** `POST /api/v1/{mode}/hosted/card` (envelope): answers `REDIRECT` to the hosted payment page. */
@@ -11,6 +10,9 @@ export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void>
     onRequest: app.authenticate,
     preValidation: app.decryptBody,
     handler: async (request, reply) =>
-      replyCreated(reply, await createHostedCardPayment(deps.transactions, request.merchant, request.body)),
+      replyCreated(
+        reply,
+        await deps.services.createHostedCardPayment(deps.transactions, request.merchant, request.body),
+      ),
   });
 }

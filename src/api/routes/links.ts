@@ -1,6 +1,5 @@
 import type { RouteDeps } from '../deps';
 import type { Api } from '../route';
-import { createLink, listTemplates } from '../../transactions/links';
 import * as endpoints from '../../schemas/endpoints';
 
 /**
@@ -13,7 +12,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     handler: async (request) => ({
       message: 'Payment templates retrieved successfully.',
-      data: await listTemplates(deps.db, request.merchant),
+      data: await deps.services.listTemplates(deps.db, request.merchant),
     }),
   });
 
@@ -22,7 +21,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     preValidation: app.decryptBodyIfEnveloped,
     handler: async (request) => {
-      const url = await createLink(deps.transactions, request.merchant, request.body);
+      const url = await deps.services.createLink(deps.transactions, request.merchant, request.body);
       return { message: 'Payment link created successfully.', data: url };
     },
   });
@@ -34,7 +33,7 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
     handler: async (request) => {
       const input = request.body;
       const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;
-      const url = await createLink(deps.transactions, request.merchant, {
+      const url = await deps.services.createLink(deps.transactions, request.merchant, {
         payment_template_id: input.payment_template_id,
         expiry_date: input.expiry_date,
         terminal_id: input.terminal_id,

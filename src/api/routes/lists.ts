@@ -1,4 +1,3 @@
-import { listTransactions, listWalletTransactions } from '../../transactions/lists';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
@@ -16,7 +15,7 @@ export async function listRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     handler: async (request) => {
       const { limit, ...query } = request.query;
-      return listTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
+      return deps.services.listTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
         ...query,
         limit: pageSize(limit),
       });
@@ -27,7 +26,7 @@ export async function listRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     handler: async (request) => {
       const { limit, status: _refused, ...query } = request.query;
-      return listWalletTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
+      return deps.services.listWalletTransactions(deps.db, deps.config.MASTER_KEY, request.merchant, {
         ...query,
         limit: pageSize(limit),
       });

@@ -1,5 +1,4 @@
 import type { Api } from '../route';
-import { createPayin } from '../../transactions/payin';
 import { replyCreated } from '../reply';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
@@ -10,6 +9,6 @@ export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
     onRequest: app.authenticate,
     preValidation: app.decryptBody,
     handler: async (request, reply) =>
-      replyCreated(reply, await createPayin(deps.transactions, request.merchant, request.body)),
+      replyCreated(reply, await deps.services.createPayin(deps.transactions, request.merchant, request.body)),
   });
 }

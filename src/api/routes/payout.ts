@@ -1,4 +1,3 @@
-import { createCardPayout } from '../../transactions/payout';
 import { replyCreated } from '../reply';
 import { refuseSandboxCardInLive } from '../../platform/validation';
 import type { Api } from '../route';
@@ -12,7 +11,10 @@ export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
     preValidation: app.decryptBody,
     handler: async (request, reply) => {
       refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
-      return replyCreated(reply, await createCardPayout(deps.transactions, request.merchant, request.body));
+      return replyCreated(
+        reply,
+        await deps.services.createCardPayout(deps.transactions, request.merchant, request.body),
+      );
     },
   });
 }

@@ -1,5 +1,4 @@
 import { ApiError } from '../../platform/errors';
-import { lookupTransaction } from '../../transactions/lookup';
 import { transactionBody } from '../../transactions/view';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
@@ -10,7 +9,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ...endpoints.getTransactionStatus,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
+      const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
       return transactionBody(row);
     },
@@ -21,7 +20,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ...endpoints.getPayoutStatus,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const row = await lookupTransaction(deps.db, request.merchant, request.params.id);
+      const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row || row.kind !== 'payout') throw new ApiError('TRANSACTION_NOT_FOUND');
       return transactionBody(row);
     },

@@ -1,5 +1,4 @@
 import { JsonNumber } from '../../lib/json';
-import { estimatePayout, listWallets } from '../../wallets/wallets';
 import { refuseSandboxCardInLive } from '../../platform/validation';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
@@ -10,7 +9,7 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ...endpoints.listWallets,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const rows = await listWallets(deps.db, request.merchant);
+      const rows = await deps.services.listWallets(deps.db, request.merchant);
       return {
         message: 'Wallets retrieved successfully.',
         data: rows.map((w) => ({
@@ -33,7 +32,7 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
     preValidation: app.decryptBody,
     handler: async (request) => {
       refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
-      const estimate = await estimatePayout(deps.db, request.merchant, request.body);
+      const estimate = await deps.services.estimatePayout(deps.db, request.merchant, request.body);
       return {
         message: 'Payout fee estimated successfully.',
         data: {

@@ -1,5 +1,4 @@
 import type { Api } from '../route';
-import { listWebhookEvents, redeliverMerchantEvent } from '../../transactions/webhook-events';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
 
@@ -13,7 +12,7 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
     onRequest: app.authenticate,
     handler: async (request) => {
       const { delivered, limit, ...query } = request.query;
-      return listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
+      return deps.services.listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
         ...query,
         ...(delivered === undefined ? {} : { delivered: delivered === 'true' }),
         limit: limit === undefined ? 20 : Number(limit),
@@ -25,7 +24,11 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
     ...endpoints.redeliverWebhookEvent,
     onRequest: app.authenticate,
     handler: async (request) => {
-      const event = await redeliverMerchantEvent(deps, request.merchant, request.params.event_id);
+      const event = await deps.services.redeliverMerchantEvent(
+        deps,
+        request.merchant,
+        request.params.event_id,
+      );
       return { message: 'Webhook redelivery started.', data: event };
     },
   });

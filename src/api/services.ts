@@ -1,0 +1,51 @@
+import { findMerchantBySecretKey, merchantEncryptionKeys } from '../merchants/keys';
+import { createApmPayment, createCardPayment, createHostedCardPayment } from '../transactions/card';
+import { createCardPayout } from '../transactions/payout';
+import { createPayin } from '../transactions/payin';
+import { createRamp } from '../transactions/ramp';
+import { lookupTransaction } from '../transactions/lookup';
+import { listTransactions, listWalletTransactions } from '../transactions/lists';
+import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webhook-events';
+import { requestAftercare } from '../transactions/aftercare';
+import { createLink, listTemplates } from '../transactions/links';
+import { estimatePayout, listWallets } from '../wallets/wallets';
+import { listPayinCurrencies } from '../crypto/catalogue';
+import { simulateDeposit } from '../chain/test-deposits';
+import type { Db } from '../db/client';
+import { RateLimiter, type BucketSettings, type RateLimitDecision } from './rate-limit';
+
+/** Hands out a key's request tokens, shared by every API process (Postgres in the service). */
+export interface TokenBuckets {
+  take(key: string): Promise<RateLimitDecision>;
+}
+
+/**
+ * What the merchant API asks of the layers below it: each route's one call, the key and envelope
+ * lookups, and the rate limits. The service uses these; the edge tests (test/edge) pass their own and
+ * run the HTTP layer with no database or Temporal behind it.
+ */
+export const domainServices = {
+  findMerchantBySecretKey,
+  merchantEncryptionKeys,
+  tokenBuckets: (db: Db, settings: BucketSettings): TokenBuckets => new RateLimiter(db, settings),
+  createCardPayment,
+  createHostedCardPayment,
+  createApmPayment,
+  createCardPayout,
+  createPayin,
+  createRamp,
+  lookupTransaction,
+  listTransactions,
+  listWalletTransactions,
+  listWebhookEvents,
+  redeliverMerchantEvent,
+  requestAftercare,
+  createLink,
+  listTemplates,
+  listWallets,
+  estimatePayout,
+  listPayinCurrencies,
+  simulateDeposit,
+};
+
+export type EdgeServices = typeof domainServices;
