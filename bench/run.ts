@@ -21,6 +21,7 @@ import { dataConverter, startWebhookDelivery } from '../src/temporal/client';
 import { prepareRedelivery } from '../src/transactions/webhook-events';
 import { webhookSchedule, loadConfig } from '../src/platform/config';
 import { closedLoop, http, rssBytes, type Measured } from './load';
+import { costTable, countCost, enableStatementCounts, type Cost } from './counts';
 
 const env = process.env;
 const MIXED_SECONDS = Number(env.BENCH_MIXED_SECONDS ?? 60);
@@ -28,6 +29,8 @@ const WAITING = Number(env.BENCH_WAITING ?? 2000);
 const WEBHOOKS = Number(env.BENCH_WEBHOOKS ?? 1000);
 /** Only the paths whose names start with one of these (comma-separated), with every floor: a quick look. */
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',') : undefined;
+/** Transactions of each kind the counts are averaged over. */
+const COUNT_RUNS = Number(env.BENCH_COUNT_RUNS ?? 5);
 
 interface Row {
   path: string;
@@ -51,12 +54,15 @@ async function main(): Promise<void> {
       dir: join(scratch, 'pg'),
       database: 'bench',
       persistent: false,
+      settings: ['shared_preload_libraries=pg_stat_statements'],
     });
     stops.push(() => postgres.stop());
+    const metricsPort = await freePort();
     const temporal = await startTemporalDevServer({
       binary: cli,
       port: await freePort(),
       uiPort: await freePort(),
+      metricsPort,
       dbFile: join(scratch, 'temporal.db'),
       ...(env.BENCH_SQLITE_PRAGMAS ? { sqlitePragmas: env.BENCH_SQLITE_PRAGMAS.split(',') } : {}),
     });
@@ -68,6 +74,7 @@ async function main(): Promise<void> {
     };
     const setup = createDatabase(postgres.url, 4);
     await runMigrations(setup.pool);
+    await enableStatementCounts(setup.db);
     const merchant = await createMerchant(setup.db, secrets.MASTER_KEY, {
       name: 'Bench',
       wallets: [{ currency: 'USD', amount: 100_000_000_000n }],
@@ -138,6 +145,34 @@ async function main(): Promise<void> {
     );
     await http('warm-up', { url: `${floorBase}/noop`, method: 'POST', connections: 4, amount: 40 }, {});
     const [sample] = await setup.db.select({ id: transactions.id }).from(transactions).limit(1);
+
+    let costs: Cost[] | undefined;
+    if (!ONLY || ONLY.some((k) => 'counts'.startsWith(k))) {
+      say(`counting the cost of each kind, ${COUNT_RUNS} transactions each...`);
+      const connection = await Connection.connect({ address: temporal.address });
+      try {
+        costs = await countEachKind({
+          client: new Client({ connection }),
+          db: setup.db,
+          metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+          base,
+          floorBase,
+          auth,
+          encrypt,
+          bodies,
+          receiver,
+        });
+      } finally {
+        await connection.close();
+      }
+      say(costTable(costs));
+      if (ONLY?.every((k) => 'counts'.startsWith(k))) {
+        // Counts alone: no timings, so no floors either.
+        save({ costs });
+        passed = true;
+        return;
+      }
+    }
 
     const m: Record<string, Measured> = {};
     const run = async (key: string, measure: () => Promise<Measured>) => {
@@ -272,70 +307,69 @@ async function main(): Promise<void> {
       ),
     );
 
-    if (ONLY) {
-      const memoryOnly = ONLY.includes('memory')
-        ? await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
-            http(
-              'waiting',
-              {
-                ...create('/api/v1/test/card', bodies.card('wait', '4111111111111111')),
-                connections: 10,
-                amount: WAITING,
-              },
-              {},
-            ),
-          )
-        : undefined;
-      print(table(m, 0, undefined, memoryOnly));
-      return;
+    /** Whether a path runs: every path without BENCH_ONLY, else those it names by prefix. */
+    const wants = (key: string) => !ONLY || ONLY.some((k) => key.startsWith(k));
+    let notFinal = 0;
+    if (wants('mixed transactions')) {
+      say(
+        `measuring ${MIXED_SECONDS} s of mixed transactions (card, cascading card, payout) with webhooks...`,
+      );
+      const mixedBody = (i: number) =>
+        i % 3 === 0
+          ? encrypt(bodies.card('mix', '4242424242424242', receiver.url)(i))
+          : i % 3 === 1
+            ? encrypt(bodies.card('mix', '4000000000000119', receiver.url)(i))
+            : encrypt(bodies.payout('mix', receiver.url)(i));
+      const mixedPath = (i: number) => (i % 3 === 2 ? '/api/v1/test/payout' : '/api/v1/test/card');
+      m['mixed'] = await mixedLoad(base, auth, mixedBody, mixedPath, MIXED_SECONDS, watched);
+      const mixedIds = await idsByOrderPrefix(setup.db, `${tag}-mix-`);
+      notFinal = await waitFinal(setup.db, mixedIds, 120_000);
+      say(
+        `  ${m['mixed'].requests} transactions, ${m['mixed'].errors} errors, ${notFinal} not final after waiting`,
+      );
     }
-    say(`measuring ${MIXED_SECONDS} s of mixed transactions (card, cascading card, payout) with webhooks...`);
-    const mixedBody = (i: number) =>
-      i % 3 === 0
-        ? encrypt(bodies.card('mix', '4242424242424242', receiver.url)(i))
-        : i % 3 === 1
-          ? encrypt(bodies.card('mix', '4000000000000119', receiver.url)(i))
-          : encrypt(bodies.payout('mix', receiver.url)(i));
-    const mixedPath = (i: number) => (i % 3 === 2 ? '/api/v1/test/payout' : '/api/v1/test/card');
-    m['mixed'] = await mixedLoad(base, auth, mixedBody, mixedPath, MIXED_SECONDS, watched);
-    const mixedIds = await idsByOrderPrefix(setup.db, `${tag}-mix-`);
-    const notFinal = await waitFinal(setup.db, mixedIds, 120_000);
-    say(
-      `  ${m['mixed'].requests} transactions, ${m['mixed'].errors} errors, ${notFinal} not final after waiting`,
-    );
 
-    say(`measuring ${WEBHOOKS} webhook deliveries...`);
-    const deliveries = await webhookBurst(
-      setup.db,
-      temporal.address,
-      secrets.PAYLOAD_KEYS,
-      receiver,
-      WEBHOOKS,
-    );
+    let deliveries: Awaited<ReturnType<typeof webhookBurst>> | undefined;
+    if (wants('webhook deliveries')) {
+      // Redeliveries of existing events: made here (untimed) when the mixed run did not make enough.
+      const [{ events }] = (
+        await setup.db.execute<{ events: number }>(sql`select count(*)::int as events from webhook_events`)
+      ).rows as [{ events: number }];
+      if (events < WEBHOOKS) {
+        say(`making ${WEBHOOKS - events} webhook events to redeliver...`);
+        await http(
+          'events',
+          {
+            ...create('/api/v1/test/card', bodies.card('events', '4242424242424242', receiver.url)),
+            connections: 10,
+            amount: WEBHOOKS - events,
+          },
+          {},
+        );
+      }
+      say(`measuring ${WEBHOOKS} webhook deliveries...`);
+      deliveries = await webhookBurst(setup.db, temporal.address, secrets.PAYLOAD_KEYS, receiver, WEBHOOKS);
+    }
 
-    say(`measuring memory with ${WAITING} transactions waiting on a hosted page...`);
-    const memory = await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
-      http(
-        'waiting',
-        {
-          ...create('/api/v1/test/card', bodies.card('wait', '4111111111111111')),
-          connections: 10,
-          amount: WAITING,
-        },
-        {},
-      ),
-    );
+    let memory: Awaited<ReturnType<typeof waitingMemory>> | undefined;
+    if (wants('memory')) {
+      say(`measuring memory with ${WAITING} transactions waiting on a hosted page...`);
+      memory = await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
+        http(
+          'waiting',
+          {
+            ...create('/api/v1/test/card', bodies.card('wait', '4111111111111111')),
+            connections: 10,
+            amount: WAITING,
+          },
+          {},
+        ),
+      );
+    }
 
     const rows = table(m, notFinal, deliveries, memory);
     print(rows);
-    const results = join('bench', 'results');
-    mkdirSync(results, { recursive: true });
-    const file = join(results, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(
-      file,
-      `${JSON.stringify({ when: new Date().toISOString(), measured: m, notFinal, deliveries, memory, rows }, null, 2)}\n`,
-    );
-    say(`\nresults: ${file}`);
+    save({ measured: m, notFinal, deliveries, memory, rows, costs });
     passed = rows.every((r) => r.met);
   } finally {
     for (const c of children) c.kill('SIGTERM');
@@ -348,6 +382,113 @@ async function main(): Promise<void> {
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Writes what the run measured to bench/results/<time>.json. */
+function save(results: Record<string, unknown>): void {
+  const dir = join('bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ when: new Date().toISOString(), ...results }, null, 2)}\n`);
+  say(`\nresults: ${file}`);
+}
+
+/**
+ * Counts what each kind of transaction costs (bench/counts.ts): a few of each, one at a time, each
+ * driven to its final status and its webhook delivered, next to the no-op update-with-start.
+ */
+async function countEachKind(ctx: {
+  client: Client;
+  db: BenchDb;
+  metricsUrl: string;
+  base: string;
+  floorBase: string;
+  auth: Record<string, string>;
+  encrypt: (fields: unknown) => string;
+  bodies: ReturnType<typeof requestBodies>;
+  receiver: { url: string; received(): number };
+}): Promise<Cost[]> {
+  const { base, auth, encrypt, bodies, receiver } = ctx;
+  const counting = { client: ctx.client, db: ctx.db, metricsUrl: ctx.metricsUrl, runs: COUNT_RUNS };
+  const post = async (path: string, body: string): Promise<string> => {
+    const response = await fetch(`${base}${path}`, { method: 'POST', headers: auth, body });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${text}`);
+    return text;
+  };
+  const idOf = (answer: string) => /"transaction_id":"([^"]+)"/.exec(answer)![1]!;
+  const final = async (id: string) => {
+    if ((await waitFinal(ctx.db, [id], 30_000)) > 0) throw new Error(`${id} is not final after 30 s`);
+  };
+  const webhooks = async (expected: number) => {
+    const deadline = Date.now() + 30_000;
+    while (receiver.received() < expected) {
+      if (Date.now() > deadline) throw new Error('a webhook did not arrive within 30 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  /** Creates, lets `then` finish the transaction, and waits for it to be final and its webhook in. */
+  const transaction =
+    (path: string, body: (i: number) => unknown, hooked: boolean, then?: (answer: string) => Promise<void>) =>
+    async (i: number) => {
+      const expected = receiver.received() + (hooked ? 1 : 0);
+      const answer = await post(path, encrypt(body(i)));
+      await then?.(answer);
+      await final(idOf(answer));
+      await webhooks(expected);
+    };
+  const costs: Cost[] = [];
+  const count = async (kind: string, drive: (i: number) => Promise<void>) => {
+    costs.push(await countCost({ ...counting, kind }, drive));
+  };
+  await count('No-op update-with-start', async () => {
+    await fetch(`${ctx.floorBase}/noop`, { method: 'POST' }).then((r) => r.text());
+  });
+  await count(
+    'Card 4242, no webhook',
+    transaction('/api/v1/test/card', bodies.card('count-card', '4242424242424242'), false),
+  );
+  await count(
+    'Card 4242 + webhook',
+    transaction('/api/v1/test/card', bodies.card('count-card-hook', '4242424242424242', receiver.url), true),
+  );
+  await count(
+    '3DS approved + webhook',
+    transaction(
+      '/api/v1/test/card',
+      bodies.card('count-3ds', '4111111111111111', receiver.url),
+      true,
+      async (answer) => {
+        if (!(await approve(base, idOf(answer)))) throw new Error('the 3DS page did not take the approval');
+      },
+    ),
+  );
+  await count(
+    'Payout SUCCESS + webhook',
+    transaction('/api/v1/test/payout', bodies.payout('count-payout', receiver.url), true),
+  );
+  await count(
+    'Payin FULLPAID + webhook',
+    transaction(
+      '/api/v1/test/crypto/payin',
+      bodies.payin('count-payin', receiver.url),
+      true,
+      async (answer) => {
+        // The exact crypto amount expected, as the answer writes it (no float in between).
+        const amount = /"crypto_amount":([0-9.]+)/.exec(answer)![1]!;
+        await post(`/api/v1/test/crypto/${idOf(answer)}/deposit`, JSON.stringify({ amount }));
+      },
+    ),
+  );
+  const events = await ctx.db.execute<{ id: string }>(
+    sql`select id from webhook_events order by created_at desc limit ${COUNT_RUNS}`,
+  );
+  await count('One webhook redelivery', async (i) => {
+    const expected = receiver.received() + 1;
+    await post(`/api/v1/test/webhooks/events/${events.rows[i]!.id}/redeliver`, '');
+    await webhooks(expected);
+  });
+  return costs;
+}
 
 function child(name: string, args: string[], extra: Record<string, string>): ChildProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -423,8 +564,9 @@ function requestBodies(tag: string, walletId: string) {
       wallet_address: 'TXYZabc123456789wallet',
       order_id: `${tag}-${flow}-${i}`,
     }),
-    payin: (flow: string) => (i: number) => ({
+    payin: (flow: string, webhook?: string) => (i: number) => ({
       ...person,
+      ...hook(webhook),
       amount: 100 + (i % 50),
       currency: 'USD',
       crypto_currency: 'USDT',

@@ -59,6 +59,8 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   database: string;
   persistent: boolean;
+  /** More server settings, `name=value` (the bench preloads pg_stat_statements). */
+  settings?: string[];
 }): Promise<LocalPostgres> {
   const port = options.port ?? (await freePort());
   const log: string[] = [];
@@ -78,6 +80,7 @@ export async function startEmbeddedPostgres(options: {
       'max_connections=200',
       '-c',
       'fsync=' + (options.persistent ? 'on' : 'off'),
+      ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
     ],
     // Kept for the error when the server does not start (its reason is in its log, not the rejection).
     onLog: (message) => {

@@ -52,6 +52,8 @@ export async function startTemporalDevServer(options: {
   codecEndpoint?: string;
   /** SQLite pragmas for the server's store, `name=value`. */
   sqlitePragmas?: string[];
+  /** Where the server serves its Prometheus metrics (the bench counts persistence requests there). */
+  metricsPort?: number;
 }): Promise<LocalTemporal> {
   const args = [
     'server',
@@ -68,6 +70,7 @@ export async function startTemporalDevServer(options: {
     'error',
     ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
     ...(options.sqlitePragmas ?? []).flatMap((pragma) => ['--sqlite-pragma', pragma]),
+    ...(options.metricsPort ? ['--metrics-port', String(options.metricsPort)] : []),
     ...devServerArgs(),
   ];
   const child: ChildProcess = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
