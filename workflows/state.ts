@@ -44,6 +44,8 @@ const DECISION_ANSWERED_WHEN_HANDLED = 'decision-answered-when-handled';
 export class TransactionStateMachine {
   readonly transactionId: string;
   readonly mode: Mode;
+  /** False when the transaction has no webhook URL (undefined in workflows started before it was said). */
+  private readonly notifies: boolean | undefined;
   /** Checks the proofs of the internal updates this transaction takes. */
   readonly proofs: UpdateProofs;
   readonly waiting = new Waiting(() => this.stop !== undefined);
@@ -69,6 +71,7 @@ export class TransactionStateMachine {
   ) {
     this.transactionId = input.transactionId;
     this.mode = input.mode;
+    this.notifies = input.notifies;
     this.proofs = new UpdateProofs(input.updateKey);
     this.projection = new Projection(this.transactionId);
     setHandler(
@@ -213,6 +216,7 @@ export class TransactionStateMachine {
   }
 
   private async notify(eventKey: string): Promise<void> {
+    if (this.notifies === false) return;
     await sendWebhookEvent(this.transactionId, eventKey);
   }
 }

@@ -27,12 +27,19 @@ import { refusal } from './failures';
 const DELIVERY_RECORDED_WITH_ATTEMPT = 'webhook-delivery-recorded-with-attempt';
 
 /**
+ * The transaction's own workflow records the event and makes the first attempt in one step; a delivery
+ * workflow starts only to retry. Workflows that sent events before recorded them and started a delivery
+ * workflow for every event.
+ */
+const FIRST_ATTEMPT_IN_THE_TRANSACTION = 'webhook-first-attempt-in-the-transaction';
+
+/**
  * Delivers one webhook event: an attempt, then the next after the schedule's delay (the last delay
  * repeats), until a 2xx answer or until the window closes and the event is `undelivered`. Ops can cut a
  * wait short (`retryNow`).
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'undelivered'> {
-  const startedAt = workflowInfo().startTime.getTime();
+  const startedAt = input.firstAttemptAt ?? workflowInfo().startTime.getTime();
   let retryRequested = false;
   let waiting = false;
   setHandler(
@@ -63,7 +70,32 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     },
   );
   const recordsDelivery = patched(DELIVERY_RECORDED_WITH_ATTEMPT);
-  for (let attempt = 1; ; attempt++) {
+  /** Waits before the attempt after `attempt`; false when the window would close first. */
+  const pause = async (attempt: number, error: string): Promise<boolean> => {
+    const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
+    const elapsedMs = Date.now() - startedAt;
+    if (delaySeconds <= 0 || elapsedMs + delaySeconds * 1000 > input.windowSeconds * 1000) return false;
+    setCurrentDetails(
+      `Attempt ${attempt} failed (${error}); next at ${clock(Date.now() + delaySeconds * 1000)}`,
+    );
+    waiting = true;
+    retryRequested = false;
+    await condition(() => retryRequested, delaySeconds * 1000, {
+      summary: `Wait before attempt ${attempt + 1}`,
+    });
+    waiting = false;
+    return true;
+  };
+  const giveUp = async (attempts: number): Promise<'undelivered'> => {
+    await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered' });
+    setCurrentDetails(`Undelivered after ${attempts} attempts.`);
+    await condition(allHandlersFinished);
+    return 'undelivered';
+  };
+  // Started to retry: the transaction's workflow made the first attempt.
+  const made = input.attemptsMade ?? 0;
+  if (made > 0 && !(await pause(made, input.lastError ?? 'failed'))) return giveUp(made);
+  for (let attempt = made + 1; ; attempt++) {
     setCurrentDetails(`Attempt ${attempt}`);
     const outcome = await webhook.deliverWebhook.executeWithOptions({ summary: `Attempt ${attempt}` }, [
       {
@@ -81,46 +113,56 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
       await condition(allHandlersFinished);
       return 'delivered';
     }
-    const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
-    const elapsedMs = Date.now() - startedAt;
-    if (delaySeconds <= 0 || elapsedMs + delaySeconds * 1000 > input.windowSeconds * 1000) {
-      await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered' });
-      setCurrentDetails(`Undelivered after ${attempt} attempts.`);
-      await condition(allHandlersFinished);
-      return 'undelivered';
-    }
-    const error = typeof outcome === 'boolean' ? 'failed' : outcome.error;
-    setCurrentDetails(
-      `Attempt ${attempt} failed (${error}); next at ${clock(Date.now() + delaySeconds * 1000)}`,
-    );
-    waiting = true;
-    retryRequested = false;
-    await condition(() => retryRequested, delaySeconds * 1000, {
-      summary: `Wait before attempt ${attempt + 1}`,
-    });
-    waiting = false;
+    const error = (typeof outcome === 'boolean' ? null : outcome.error) ?? 'failed';
+    if (!(await pause(attempt, error))) return giveUp(attempt);
   }
 }
 
 /**
- * Records the webhook event `eventKey` of a transaction and starts its first delivery run as an abandoned
- * child, so the delivery outlives the workflow that made it. Nothing when the transaction has no webhook URL.
+ * Records the webhook event `eventKey` of a transaction and makes its first attempt; when that fails, its
+ * delivery run goes on in an abandoned child, so the retries outlive the workflow that made the event.
+ * Nothing when the transaction has no webhook URL.
  */
 export async function sendWebhookEvent(transactionId: string, eventKey: string): Promise<void> {
+  if (patched(FIRST_ATTEMPT_IN_THE_TRANSACTION)) {
+    const firstAttemptAt = Date.now();
+    const first = await webhook.recordAndDeliverWebhook.executeWithOptions(
+      { summary: `Webhook ${eventKey}, attempt 1` },
+      [{ transactionId, eventKey }],
+    );
+    if (!first || first.delivered) return;
+    await startDelivery(transactionId, eventKey, {
+      eventId: first.eventId,
+      run: 0,
+      delaysSeconds: first.delaysSeconds,
+      windowSeconds: first.windowSeconds,
+      attemptsMade: 1,
+      firstAttemptAt,
+      ...(first.error ? { lastError: first.error } : {}),
+    });
+    return;
+  }
   const event = await records.recordWebhookEvent({ transactionId, eventKey });
   if (!event) return;
+  await startDelivery(transactionId, eventKey, {
+    eventId: event.eventId,
+    run: 0,
+    delaysSeconds: event.delaysSeconds,
+    windowSeconds: event.windowSeconds,
+  });
+}
+
+/** Starts the event's delivery run 0 as an abandoned child: it outlives the workflow that made the event. */
+async function startDelivery(
+  transactionId: string,
+  eventKey: string,
+  input: WebhookDeliveryInput,
+): Promise<void> {
   await startChild(webhookDelivery, {
-    workflowId: workflowIds.webhook(event.eventId, 0),
-    args: [
-      {
-        eventId: event.eventId,
-        run: 0,
-        delaysSeconds: event.delaysSeconds,
-        windowSeconds: event.windowSeconds,
-      },
-    ],
+    workflowId: workflowIds.webhook(input.eventId, 0),
+    args: [input],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    staticSummary: `Webhook ${event.eventId} for ${transactionId} (${eventKey})`,
+    staticSummary: `Webhook ${input.eventId} for ${transactionId} (${eventKey})`,
   });
 }

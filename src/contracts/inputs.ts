@@ -13,6 +13,8 @@ export interface TransactionRef extends UpdateKeyed {
   transactionId: string;
   merchantId: string;
   mode: Mode;
+  /** False when the transaction has no webhook URL: its moves send no event. Earlier inputs left it out. */
+  notifies?: boolean;
 }
 
 /** Card data as the workflow may see it: the number and CVV stay in the encrypted vault. */
@@ -109,6 +111,12 @@ export interface WebhookDeliveryInput {
   run: number;
   delaysSeconds: number[];
   windowSeconds: number;
+  /** Attempts the transaction's workflow already made (1: the first); none when left out. */
+  attemptsMade?: number;
+  /** When the first attempt was made (epoch ms): the window counts from it. The run's start otherwise. */
+  firstAttemptAt?: number;
+  /** What went wrong with the last attempt made, for the run's details. */
+  lastError?: string;
 }
 
 /** A settled transaction's aftercare (refunds, chargebacks): which transaction. */

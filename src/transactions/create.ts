@@ -54,7 +54,11 @@ export async function createTransaction<Name extends TransactionWorkflow>(
   const transactionId = claim.row.id;
   const outcome = await startWithFirstAnswer(deps.temporal, {
     workflow: request.workflow,
-    input: { ...request.input(transactionId), updateKey: updateKeyOf(deps.config.MASTER_KEY) },
+    input: {
+      ...request.input(transactionId),
+      notifies: Boolean(request.row.webhookUrl),
+      updateKey: updateKeyOf(deps.config.MASTER_KEY),
+    },
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     searchAttributes: searchAttributesFor(merchant, request),
     ...describeForOps(merchant, request),

@@ -100,6 +100,23 @@ describe('webhook delivery workflow (time-skipping)', () => {
     expect(event).toMatchObject({ status: 'delivered', attempts: 3 });
   });
 
+  it("makes the first attempt in the transaction's own workflow: no delivery workflow when it is taken", async () => {
+    answers = [200];
+    received = 0;
+    const eventId = await paidTransactionWithWebhook();
+    expect(received).toBe(1);
+    const [event] = await ts.database.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId));
+    expect(event).toMatchObject({ status: 'delivered', attempts: 1 });
+    await expect(
+      ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).describe(),
+    ).rejects.toThrow(/not found/i);
+    const attempts = await ts.database.db
+      .select()
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.eventId, eventId));
+    expect(attempts.map((a) => [a.run, a.attempt, a.httpStatus])).toEqual([[0, 1, 200]]);
+  });
+
   it('records an unreachable receiver as a failed attempt, not a crash', async () => {
     const eventId = await paidTransactionWithWebhook();
     await ts.database.db
