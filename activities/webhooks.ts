@@ -1,4 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { Context } from '@temporalio/activity';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/index';
 import { newId } from '../src/ciphers/ids';
@@ -35,6 +36,10 @@ export interface FirstAttempt extends RecordedEvent {
 }
 
 type EventRow = typeof webhookEvents.$inferSelect;
+
+/** Attempts in flight at once to one merchant endpoint (its origin), and over a whole batch. */
+const PER_ENDPOINT = 8;
+const PER_BATCH = 32;
 
 export function webhookActivities(db: Db, config: WebhookConfig) {
   const scheduled = (eventId: string): RecordedEvent => ({
@@ -167,6 +172,51 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       return attempt(event, input);
     },
 
+    /**
+     * The first attempt of many redelivery runs at once (at most PER_ENDPOINT to one endpoint and PER_BATCH
+     * in all), each recorded as `deliverWebhook` records it. A retry of this step does not send again an
+     * event whose attempt was taken. Answers each run's outcome, in the order given.
+     */
+    async deliverWebhooks(input: {
+      runs: { eventId: string; run: number }[];
+    }): Promise<{ eventId: string; run: number; delivered: boolean; error: string | null }[]> {
+      const ids = [...new Set(input.runs.map((r) => r.eventId))];
+      const events = new Map(
+        (await db.select().from(webhookEvents).where(inArray(webhookEvents.id, ids))).map((e) => [e.id, e]),
+      );
+      const taken = new Set(
+        (
+          await db
+            .select({ eventId: webhookAttempts.eventId, run: webhookAttempts.run })
+            .from(webhookAttempts)
+            .where(
+              and(
+                inArray(webhookAttempts.eventId, ids),
+                eq(webhookAttempts.attempt, 1),
+                isNull(webhookAttempts.error),
+              ),
+            )
+        ).map((a) => `${a.eventId}:${a.run}`),
+      );
+      const outcomes = await limited(
+        input.runs,
+        (run) => {
+          const event = events.get(run.eventId);
+          if (!event) throw new Error(`webhook event ${run.eventId} not found`);
+          return originOf(event.url);
+        },
+        async (run) => {
+          const event = events.get(run.eventId)!;
+          const outcome = taken.has(`${run.eventId}:${run.run}`)
+            ? { delivered: true, error: null }
+            : await attempt(event, { run: run.run, attempt: 1, recordDelivery: true });
+          Context.current().heartbeat();
+          return { ...run, ...outcome };
+        },
+      );
+      return outcomes;
+    },
+
     async finishWebhookEvent(input: { eventId: string; status: 'delivered' | 'undelivered' }): Promise<void> {
       await db
         .update(webhookEvents)
@@ -175,4 +225,57 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       if (input.status === 'undelivered') config.metrics?.webhooksUndelivered.inc();
     },
   };
+}
+
+/** The endpoint an attempt goes to, for the per-endpoint limit. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Runs `work` over `items`, at most PER_BATCH at once and PER_ENDPOINT per key; results in input order.
+ */
+async function limited<T, R>(
+  items: T[],
+  keyOf: (item: T) => string,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  const busy = new Map<string, number>();
+  const waiting = items.map((item, index) => ({ item, index, key: keyOf(item) }));
+  let running = 0;
+  return new Promise<R[]>((resolve, reject) => {
+    let failed = false;
+    const next = () => {
+      if (failed) return;
+      if (waiting.length === 0 && running === 0) return resolve(results);
+      for (let i = 0; i < waiting.length && running < PER_BATCH;) {
+        const job = waiting[i]!;
+        if ((busy.get(job.key) ?? 0) >= PER_ENDPOINT) {
+          i += 1;
+          continue;
+        }
+        waiting.splice(i, 1);
+        running += 1;
+        busy.set(job.key, (busy.get(job.key) ?? 0) + 1);
+        work(job.item).then(
+          (result) => {
+            results[job.index] = result;
+            running -= 1;
+            busy.set(job.key, busy.get(job.key)! - 1);
+            next();
+          },
+          (error: unknown) => {
+            failed = true;
+            reject(error);
+          },
+        );
+      }
+    };
+    next();
+  });
 }

@@ -17,7 +17,7 @@ import { createMerchant } from '../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../src/schemas/sandbox-cards';
 import { freePort, startEmbeddedPostgres } from '../src/dev/postgres';
 import { startTemporalDevServer } from '../src/dev/temporal';
-import { dataConverter, startWebhookDelivery } from '../src/temporal/client';
+import { dataConverter, startWebhookRedeliveries } from '../src/temporal/client';
 import { prepareRedelivery } from '../src/transactions/webhook-events';
 import { webhookSchedule, loadConfig } from '../src/platform/config';
 import { closedLoop, http, rssBytes, type Measured } from './load';
@@ -697,9 +697,7 @@ async function webhookBurst(
     for (const event of events.rows) runs.push(...(await prepareRedelivery(db, event.id, schedule)));
     const before = receiver.received();
     const started = performance.now();
-    for (let i = 0; i < runs.length; i += 50) {
-      await Promise.all(runs.slice(i, i + 50).map((run) => startWebhookDelivery(client, 'payments', run)));
-    }
+    await startWebhookRedeliveries(client, 'payments', runs);
     const deadline = Date.now() + 120_000;
     while (receiver.received() - before < runs.length && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));

@@ -52,6 +52,17 @@ export const webhook = proxyActivities<Activities>({
 });
 
 /**
+ * The first attempts of a batch of redeliveries in one step: up to 100 merchant calls of at most 10 s,
+ * eight at a time per endpoint, so the step may run minutes; it heartbeats after each call, and a worker
+ * lost mid-batch is noticed within 30 s. Retried like `webhook`.
+ */
+export const webhookBatch = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
  * Wallet ledger steps: idempotent per (wallet, transaction, step), retried until Postgres answers. Remote,
  * never local: a local activity runs inside the workflow task, and a task the server refuses to complete
  * (an update or signal arrived meanwhile) is run again with more events, possibly down another path. A

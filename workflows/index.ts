@@ -3,7 +3,7 @@ import { cardPayment } from './card-payment';
 import { cardPayout } from './card-payout';
 import { cryptoPayin } from './crypto-payin';
 import { cryptoRamp } from './crypto-ramp';
-import { webhookDelivery } from './webhook-delivery';
+import { webhookDelivery, webhookRedelivery } from './webhook-delivery';
 import { aftercare } from './aftercare';
 import { apmPayment } from './apm-payment';
 import { paymentLink } from './payment-link';
@@ -17,6 +17,7 @@ export {
   cryptoRamp,
   paymentLink,
   webhookDelivery,
+  webhookRedelivery,
 };
 
 // Every start names a key of WorkflowSignatures: a workflow renamed or retyped here fails to compile,
@@ -28,6 +29,7 @@ const registered = {
   cryptoPayin,
   cryptoRamp,
   webhookDelivery,
+  webhookRedelivery,
   aftercare,
   paymentLink,
 } satisfies WorkflowSignatures;

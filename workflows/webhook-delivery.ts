@@ -15,8 +15,9 @@ import {
   workflowIds,
   type OpsAction,
   type WebhookDeliveryInput,
+  type WebhookRedeliveryInput,
 } from '../src/contracts';
-import { records, webhook } from './activities';
+import { records, webhook, webhookBatch } from './activities';
 import { RETRY_AUDITED_FIRST, clock } from './waiting';
 import { refusal } from './failures';
 
@@ -150,6 +151,36 @@ export async function sendWebhookEvent(transactionId: string, eventKey: string):
     delaysSeconds: event.delaysSeconds,
     windowSeconds: event.windowSeconds,
   });
+}
+
+/**
+ * Many redelivery runs (an ops or merchant redelivery, a CLI one of a transaction's events): their first
+ * attempts go together in one step, bounded per merchant endpoint; only a run whose first attempt failed
+ * goes on, in a delivery workflow of its own that retries on the schedule.
+ */
+export async function webhookRedelivery(
+  input: WebhookRedeliveryInput,
+): Promise<{ delivered: number; retrying: number }> {
+  const firstAttemptAt = Date.now();
+  setCurrentDetails(`First attempts of ${input.runs.length} events`);
+  const outcomes = await webhookBatch.deliverWebhooks.executeWithOptions(
+    { summary: `First attempts of ${input.runs.length} events` },
+    [{ runs: input.runs.map(({ eventId, run }) => ({ eventId, run })) }],
+  );
+  const failed = input.runs.filter((_run, i) => !outcomes[i]!.delivered);
+  for (const run of failed) {
+    const error = outcomes[input.runs.indexOf(run)]!.error;
+    await startChild(webhookDelivery, {
+      workflowId: workflowIds.webhook(run.eventId, run.run),
+      args: [{ ...run, attemptsMade: 1, firstAttemptAt, ...(error ? { lastError: error } : {}) }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      staticSummary: `Webhook ${run.eventId}, run ${run.run}: retries`,
+    });
+  }
+  const delivered = input.runs.length - failed.length;
+  setCurrentDetails(`${delivered} delivered at the first attempt, ${failed.length} retrying.`);
+  return { delivered, retrying: failed.length };
 }
 
 /** Starts the event's delivery run 0 as an abandoned child: it outlives the workflow that made the event. */

@@ -1,6 +1,6 @@
 import { merchantExists } from '../merchants/accounts';
 import { webhookSchedule } from '../platform/config';
-import { startWebhookDelivery } from '../temporal/client';
+import { startWebhookRedeliveries } from '../temporal/client';
 import { parseArgs } from 'node:util';
 import { listWebhookEvents, prepareAuditedRedelivery } from '../transactions/webhook-events';
 import { isMode } from '../lib/vocabulary';
@@ -55,7 +55,7 @@ export const commands: Record<string, Command> = {
     const runs = await prepareAuditedRedelivery(ctx.database.db, id, webhookSchedule(ctx.config), actor);
     if (runs.length === 0) throw new CliError(`No webhook event found for ${id}.`);
     const client = await ctx.temporal();
-    for (const run of runs) await startWebhookDelivery(client, ctx.config.TEMPORAL_TASK_QUEUE, run);
+    await startWebhookRedeliveries(client, ctx.config.TEMPORAL_TASK_QUEUE, runs);
     ctx.print({ redelivering: runs.map((r) => ({ event_id: r.eventId, run: r.run })) }, values.json ?? false);
   },
 };

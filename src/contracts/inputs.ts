@@ -119,6 +119,11 @@ export interface WebhookDeliveryInput {
   lastError?: string;
 }
 
+/** Redelivery runs of many events, their first attempts made together. */
+export interface WebhookRedeliveryInput {
+  runs: WebhookDeliveryInput[];
+}
+
 /** A settled transaction's aftercare (refunds, chargebacks): which transaction. */
 export interface AftercareInput extends UpdateKeyed {
   transactionId: string;

@@ -136,24 +136,31 @@ export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
   }
 }
 
+/** Events a redelivery workflow takes at most: larger redeliveries are split. */
+const REDELIVERY_BATCH = 100;
+
 /**
- * Starts a delivery run of one webhook event. Two redeliveries asked for before the first one's first
- * attempt is recorded get the same run number: the second finds that run already under way, which is what
- * it asked for, so it is not an error.
+ * Starts delivery runs of webhook events, in batches whose first attempts go together
+ * (`webhookRedelivery`). A batch is named by its first run: two redeliveries asked for before the first
+ * one's attempts are recorded get the same run numbers, and the second finds that batch already under
+ * way, which is what it asked for, so it is not an error.
  */
-export async function startWebhookDelivery(
+export async function startWebhookRedeliveries(
   client: Client,
   taskQueue: string,
-  input: WebhookDeliveryInput,
+  runs: WebhookDeliveryInput[],
 ): Promise<void> {
-  try {
-    await client.workflow.start<WorkflowSignatures['webhookDelivery']>('webhookDelivery', {
-      workflowId: workflowIds.webhook(input.eventId, input.run),
-      taskQueue,
-      args: [input],
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  for (let i = 0; i < runs.length; i += REDELIVERY_BATCH) {
+    const batch = runs.slice(i, i + REDELIVERY_BATCH);
+    try {
+      await client.workflow.start<WorkflowSignatures['webhookRedelivery']>('webhookRedelivery', {
+        workflowId: workflowIds.webhookRedelivery(batch[0]!.eventId, batch[0]!.run),
+        taskQueue,
+        args: [{ runs: batch }],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { transactions, webhookAttempts, webhookEvents } from '../db/schema/index
 import type { WebhookDeliveryInput } from '../contracts';
 import { webhookSchedule, type Config } from '../platform/config';
 import { ApiError } from '../platform/errors';
-import { startWebhookDelivery } from '../temporal/client';
+import { startWebhookRedeliveries } from '../temporal/client';
 import type { Client } from '@temporalio/client';
 import { recordOpsAction } from './ops-audit';
 import type { MerchantScope } from './deps';
@@ -208,6 +208,6 @@ export async function redeliverMerchantEvent(
     webhookSchedule(deps.config),
     `merchant:${merchant.merchantId}`,
   );
-  for (const run of runs) await startWebhookDelivery(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, run);
+  await startWebhookRedeliveries(deps.temporal, deps.config.TEMPORAL_TASK_QUEUE, runs);
   return (await findMerchantEvent(deps.db, merchant, eventId)) ?? event;
 }

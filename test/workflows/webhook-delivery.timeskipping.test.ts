@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertCardTransaction } from '../helpers/fixtures';
 import { webhookAttempts, webhookEvents } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
-import { webhookDelivery } from '../../workflows/webhook-delivery';
+import { webhookDelivery, webhookRedelivery } from '../../workflows/webhook-delivery';
+import { prepareRedelivery } from '../../src/transactions/webhook-events';
 import { workflowIds } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
@@ -115,6 +116,49 @@ describe('webhook delivery workflow (time-skipping)', () => {
       .from(webhookAttempts)
       .where(eq(webhookAttempts.eventId, eventId));
     expect(attempts.map((a) => [a.run, a.attempt, a.httpStatus])).toEqual([[0, 1, 200]]);
+  });
+
+  it('redelivers many events in one workflow: first attempts together, only a failed one retries on its own', async () => {
+    answers = [200, 200, 200];
+    const eventIds = [
+      await paidTransactionWithWebhook(),
+      await paidTransactionWithWebhook(),
+      await paidTransactionWithWebhook(),
+    ];
+    await ts.database.db
+      .update(webhookEvents)
+      .set({ url: 'http://127.0.0.1:9/closed' })
+      .where(eq(webhookEvents.id, eventIds[1]!));
+    answers = [200, 200];
+    received = 0;
+    const runs = [];
+    for (const id of eventIds)
+      runs.push(...(await prepareRedelivery(ts.database.db, id, { delaysSeconds: [5], windowSeconds: 12 })));
+    expect(runs.map((run) => run.run)).toEqual([1, 1, 1]);
+    const outcome = await ts.env.client.workflow.execute(webhookRedelivery, {
+      workflowId: `redelivery-${eventIds[0]}`,
+      taskQueue: ts.taskQueue,
+      args: [{ runs }],
+    });
+    expect(outcome).toEqual({ delivered: 2, retrying: 1 });
+    expect(received).toBe(2);
+    // The closed endpoint's event goes on in a delivery workflow of its own, from attempt 2.
+    const retry = ts.env.client.workflow.getHandle(workflowIds.webhook(eventIds[1]!, 1));
+    expect(await retry.result()).toBe('undelivered');
+    for (const [index, id] of eventIds.entries()) {
+      const attempts = await ts.database.db
+        .select()
+        .from(webhookAttempts)
+        .where(and(eq(webhookAttempts.eventId, id), eq(webhookAttempts.run, 1)))
+        .orderBy(asc(webhookAttempts.attempt));
+      expect(attempts.map((a) => a.error)).toEqual(
+        index === 1 ? ['connection failed', 'connection failed', 'connection failed'] : [null],
+      );
+      if (index !== 1)
+        await expect(ts.env.client.workflow.getHandle(workflowIds.webhook(id, 1)).describe()).rejects.toThrow(
+          /not found/i,
+        );
+    }
   });
 
   it('records an unreachable receiver as a failed attempt, not a crash', async () => {
