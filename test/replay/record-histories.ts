@@ -18,6 +18,7 @@ import {
   insertRampTransaction,
 } from '../helpers/fixtures';
 import { webhookEvents } from '../../src/db/schema/index';
+import { prepareRedelivery } from '../../src/transactions/webhook-events';
 import {
   depositUpdate,
   firstAnswerUpdate,
@@ -174,6 +175,34 @@ it('records the histories', { timeout: 180_000 }, async () => {
   const delivery = env.client.workflow.getHandle(workflowIds.webhook(event!.id, 0));
   await pause(3000);
   await save('webhook-mid-retry', delivery, 'waiting');
+  await save(
+    'card-webhook-first-attempt-failed',
+    env.client.workflow.getHandle(withHook.transactionId),
+    'finished',
+  );
   failing = false;
   await save('webhook-delivered-after-retries', delivery, 'finished');
+
+  // A redelivery of that event, and of another card's: their first attempts in one batch.
+  const other = await insertCardTransaction(env.database.db, key(), merchant, {
+    pan: '4242424242424242',
+    webhookUrl: endpointUrl,
+  });
+  await (await start('cardPayment', other)).result();
+  await save(
+    'card-webhook-delivered-at-once',
+    env.client.workflow.getHandle(other.transactionId),
+    'finished',
+  );
+  const schedule = { delaysSeconds: [1], windowSeconds: 5 };
+  const runs = [
+    ...(await prepareRedelivery(env.database.db, event!.id, schedule)),
+    ...(await prepareRedelivery(env.database.db, other.transactionId, schedule)),
+  ];
+  const batch = await env.client.workflow.start('webhookRedelivery', {
+    workflowId: workflowIds.webhookRedelivery(runs[0]!.eventId, runs[0]!.run),
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [{ runs }],
+  });
+  await save('webhook-redelivery-batch', batch, 'finished');
 });
