@@ -6,6 +6,7 @@ import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
 import { stringifyExact } from '../src/lib/json';
 import { merchantWebhookSecret } from '../src/merchants/keys';
+import { TtlCache } from '../src/lib/ttl-cache';
 import { PrivateAddressError, type Resolver } from '../src/net/address-policy';
 import { PostTimeoutError, postToMerchant } from '../src/net/post';
 import { webhookHeaders } from '../src/webhooks/signing';
@@ -42,6 +43,16 @@ const PER_ENDPOINT = 8;
 const PER_BATCH = 32;
 
 export function webhookActivities(db: Db, config: WebhookConfig) {
+  // A merchant's webhook secret is set when the merchant is made and never changes (key rotation leaves
+  // it): kept a while per worker instead of read and decrypted for every attempt.
+  const secrets = new TtlCache<string, string>(5 * 60_000, 10_000);
+  const secretOf = async (merchantId: string): Promise<string> => {
+    const cached = secrets.get(merchantId);
+    if (cached !== undefined) return cached;
+    const secret = await merchantWebhookSecret(db, config.masterKey, merchantId);
+    secrets.set(merchantId, secret);
+    return secret;
+  };
   const scheduled = (eventId: string): RecordedEvent => ({
     eventId,
     delaysSeconds: config.delaysSeconds,
@@ -93,7 +104,7 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
     const started = performance.now();
     let httpStatus: number | null = null;
     let error: string | null = null;
-    const secret = await merchantWebhookSecret(db, config.masterKey, event.merchantId);
+    const secret = await secretOf(event.merchantId);
     try {
       httpStatus = await postToMerchant(event.url, {
         headers: webhookHeaders(event.body, secret, event.id, Math.floor(Date.now() / 1000)),
