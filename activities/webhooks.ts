@@ -209,6 +209,15 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
             )
         ).map((a) => `${a.eventId}:${a.run}`),
       );
+      // Taken before a retry of this step, or by an earlier batch: delivered, whatever a redelivery since set.
+      const takenIds = [...new Set([...taken].map((key) => key.split(':')[0]!))].filter((id) =>
+        input.runs.some((run) => run.eventId === id && taken.has(`${id}:${run.run}`)),
+      );
+      if (takenIds.length > 0)
+        await db
+          .update(webhookEvents)
+          .set({ status: 'delivered', deliveredAt: sql`coalesce(${webhookEvents.deliveredAt}, now())` })
+          .where(inArray(webhookEvents.id, takenIds));
       const outcomes = await limited(
         input.runs,
         (run) => {

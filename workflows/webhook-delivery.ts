@@ -1,3 +1,4 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ParentClosePolicy,
   allHandlersFinished,
@@ -170,13 +171,19 @@ export async function webhookRedelivery(
   const failed = input.runs.filter((_run, i) => !outcomes[i]!.delivered);
   for (const run of failed) {
     const error = outcomes[input.runs.indexOf(run)]!.error;
-    await startChild(webhookDelivery, {
-      workflowId: workflowIds.webhook(run.eventId, run.run),
-      args: [{ ...run, attemptsMade: 1, firstAttemptAt, ...(error ? { lastError: error } : {}) }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: `Webhook ${run.eventId}, run ${run.run}: retries`,
-    });
+    try {
+      await startChild(webhookDelivery, {
+        workflowId: workflowIds.webhook(run.eventId, run.run),
+        args: [{ ...run, attemptsMade: 1, firstAttemptAt, ...(error ? { lastError: error } : {}) }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        staticSummary: `Webhook ${run.eventId}, run ${run.run}: retries`,
+      });
+    } catch (failure) {
+      // Another redelivery of the same run (ops' from the Temporal UI, an overlapping batch) already
+      // retries it: it is under way. The other runs still get theirs.
+      if (!(failure instanceof WorkflowExecutionAlreadyStartedError)) throw failure;
+    }
   }
   const delivered = input.runs.length - failed.length;
   setCurrentDetails(`${delivered} delivered at the first attempt, ${failed.length} retrying.`);

@@ -34,14 +34,28 @@ export type TransactionWorkflow = Exclude<
   WorkflowName,
   'webhookDelivery' | 'webhookRedelivery' | 'aftercare' | 'paymentLink'
 >;
+/**
+ * A short digest of a text (FNV-1a, 64 bits, hex): names a workflow after what it holds. Not for
+ * secrets; contracts stay free of Node modules, as workflow code imports them.
+ */
+function digest(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= BigInt(text.charCodeAt(i));
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
+
 export type WorkflowInput<Name extends WorkflowName> = Parameters<WorkflowSignatures[Name]>[0];
 
 export const workflowIds = {
   /** A transaction's workflow id is its transaction id. */
   transaction: (transactionId: string) => transactionId,
   webhook: (eventId: string, run: number) => `webhook-${eventId}-${run}`,
-  /** A batch of redeliveries, named by its first event's run. */
-  webhookRedelivery: (eventId: string, run: number) => `webhooks-${eventId}-${run}`,
+  /** A batch of redeliveries, named by every (event, run) it holds: the first, and a digest of them all. */
+  webhookRedelivery: (runs: { eventId: string; run: number }[]) =>
+    `webhooks-${runs[0]?.eventId}-${runs[0]?.run}-${runs.length}-${digest(runs.map((r) => `${r.eventId}.${r.run}`).join(','))}`,
   /** Refunds and chargebacks of a settled transaction, one at a time. */
   aftercare: (transactionId: string) => `aftercare-${transactionId}`,
   /** A payment link, open until used once or expired. */

@@ -141,9 +141,10 @@ const REDELIVERY_BATCH = 100;
 
 /**
  * Starts delivery runs of webhook events, in batches whose first attempts go together
- * (`webhookRedelivery`). A batch is named by its first run: two redeliveries asked for before the first
- * one's attempts are recorded get the same run numbers, and the second finds that batch already under
- * way, which is what it asked for, so it is not an error.
+ * (`webhookRedelivery`). A batch is named by every run it holds: the same redelivery asked for twice
+ * before the first one's attempts are recorded gets the same run numbers, and the second finds that batch
+ * already under way, which is what it asked for, so it is not an error; a redelivery of other events
+ * (or more of them) is another batch.
  */
 export async function startWebhookRedeliveries(
   client: Client,
@@ -154,7 +155,7 @@ export async function startWebhookRedeliveries(
     const batch = runs.slice(i, i + REDELIVERY_BATCH);
     try {
       await client.workflow.start<WorkflowSignatures['webhookRedelivery']>('webhookRedelivery', {
-        workflowId: workflowIds.webhookRedelivery(batch[0]!.eventId, batch[0]!.run),
+        workflowId: workflowIds.webhookRedelivery(batch),
         taskQueue,
         args: [{ runs: batch }],
       });

@@ -200,7 +200,7 @@ it('records the histories', { timeout: 180_000 }, async () => {
     ...(await prepareRedelivery(env.database.db, other.transactionId, schedule)),
   ];
   const batch = await env.client.workflow.start('webhookRedelivery', {
-    workflowId: workflowIds.webhookRedelivery(runs[0]!.eventId, runs[0]!.run),
+    workflowId: workflowIds.webhookRedelivery(runs),
     taskQueue: env.config.TEMPORAL_TASK_QUEUE,
     args: [{ runs }],
   });

@@ -7,6 +7,7 @@ import { webhookAttempts, webhookEvents } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
 import { webhookDelivery, webhookRedelivery } from '../../workflows/webhook-delivery';
 import { prepareRedelivery } from '../../src/transactions/webhook-events';
+import { startWebhookRedeliveries } from '../../src/temporal/client';
 import { workflowIds } from '../../src/contracts';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
@@ -159,6 +160,33 @@ describe('webhook delivery workflow (time-skipping)', () => {
           /not found/i,
         );
     }
+  });
+
+  it('runs an overlapping redelivery of other events as a batch of its own: no event is dropped', async () => {
+    answers = [200, 200];
+    const [one, two] = [await paidTransactionWithWebhook(), await paidTransactionWithWebhook()];
+    answers = [200, 200, 200];
+    const schedule = { delaysSeconds: [5], windowSeconds: 12 };
+    // Both asked for before either's attempts are recorded: the same run numbers.
+    const merchants = await prepareRedelivery(ts.database.db, two, schedule);
+    const cli = [
+      ...(await prepareRedelivery(ts.database.db, two, schedule)),
+      ...(await prepareRedelivery(ts.database.db, one, schedule)),
+    ];
+    await startWebhookRedeliveries(ts.env.client, ts.taskQueue, merchants);
+    await startWebhookRedeliveries(ts.env.client, ts.taskQueue, cli);
+    for (const runs of [merchants, cli])
+      await ts.env.client.workflow.getHandle(workflowIds.webhookRedelivery(runs)).result();
+    const attempted = await ts.database.db
+      .select()
+      .from(webhookAttempts)
+      .where(and(eq(webhookAttempts.run, 1), eq(webhookAttempts.attempt, 1)));
+    expect(new Set(attempted.map((a) => a.eventId))).toEqual(new Set([one, two]));
+    const events = await ts.database.db.select().from(webhookEvents);
+    expect(events.filter((e) => [one, two].includes(e.id)).map((e) => e.status)).toEqual([
+      'delivered',
+      'delivered',
+    ]);
   });
 
   it('records an unreachable receiver as a failed attempt, not a crash', async () => {
