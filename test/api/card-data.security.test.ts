@@ -48,7 +48,8 @@ describe('card data never leaves the vault in clear', () => {
       await receiver.waitFor(cards.length);
 
       const scan = await cardDataScan(env);
-      expect(scan.histories).toBeGreaterThanOrEqual(cards.length * 2);
+      // One history per transaction: its webhook went at the first attempt, from its own workflow.
+      expect(scan.histories).toBeGreaterThanOrEqual(cards.length);
       expect(scan.places.temporal).toContain('"last4":"1111"');
       for (const [where, text] of Object.entries(scan.places)) {
         for (const card of cards) expect(text, `${card} in ${where}`).not.toContain(card);

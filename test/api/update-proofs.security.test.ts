@@ -196,6 +196,16 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       await eventually('the first failed attempt', async () =>
         receiver.received.length > 0 ? true : undefined,
       );
+      // The transaction's workflow made that attempt; its retries go on in a delivery workflow it starts.
+      await eventually('the delivery workflow', () =>
+        env.client.workflow
+          .getHandle(delivery)
+          .describe()
+          .then(
+            () => true,
+            () => undefined,
+          ),
+      );
 
       const workflows = [
         card.data.transaction_id,
