@@ -207,12 +207,10 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
                 isNull(webhookAttempts.error),
               ),
             )
-        ).map((a) => `${a.eventId}:${a.run}`),
+        ).map(runKey),
       );
       // Taken before a retry of this step, or by an earlier batch: delivered, whatever a redelivery since set.
-      const takenIds = [...new Set([...taken].map((key) => key.split(':')[0]!))].filter((id) =>
-        input.runs.some((run) => run.eventId === id && taken.has(`${id}:${run.run}`)),
-      );
+      const takenIds = [...new Set(input.runs.filter((run) => taken.has(runKey(run))).map((r) => r.eventId))];
       if (takenIds.length > 0)
         await db
           .update(webhookEvents)
@@ -227,7 +225,7 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
         },
         async (run) => {
           const event = events.get(run.eventId)!;
-          const outcome = taken.has(`${run.eventId}:${run.run}`)
+          const outcome = taken.has(runKey(run))
             ? { delivered: true, error: null }
             : await attempt(event, { run: run.run, attempt: 1, recordDelivery: true });
           Context.current().heartbeat();
@@ -246,6 +244,9 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
     },
   };
 }
+
+/** One delivery run of one event, as a set key. */
+const runKey = (run: { eventId: string; run: number }) => `${run.eventId}:${run.run}`;
 
 /** The endpoint an attempt goes to, for the per-endpoint limit. */
 function originOf(url: string): string {

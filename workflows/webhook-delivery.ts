@@ -168,9 +168,11 @@ export async function webhookRedelivery(
     { summary: `First attempts of ${input.runs.length} events` },
     [{ runs: input.runs.map(({ eventId, run }) => ({ eventId, run })) }],
   );
-  const failed = input.runs.filter((_run, i) => !outcomes[i]!.delivered);
-  for (const run of failed) {
-    const error = outcomes[input.runs.indexOf(run)]!.error;
+  let retrying = 0;
+  for (const [i, run] of input.runs.entries()) {
+    const { delivered, error } = outcomes[i]!;
+    if (delivered) continue;
+    retrying += 1;
     try {
       await startChild(webhookDelivery, {
         workflowId: workflowIds.webhook(run.eventId, run.run),
@@ -185,9 +187,9 @@ export async function webhookRedelivery(
       if (!(failure instanceof WorkflowExecutionAlreadyStartedError)) throw failure;
     }
   }
-  const delivered = input.runs.length - failed.length;
-  setCurrentDetails(`${delivered} delivered at the first attempt, ${failed.length} retrying.`);
-  return { delivered, retrying: failed.length };
+  const delivered = input.runs.length - retrying;
+  setCurrentDetails(`${delivered} delivered at the first attempt, ${retrying} retrying.`);
+  return { delivered, retrying };
 }
 
 /** Starts the event's delivery run 0 as an abandoned child: it outlives the workflow that made the event. */

@@ -3,15 +3,20 @@ import { loadConfig } from '../platform/config';
 import { buildApp, type AppDeps } from './app';
 import { VARIABLE_SERVER } from './openapi';
 
-/** Nothing answers here: the routes are registered, never called. */
-const NOT_CONNECTED = new Proxy(
-  {},
-  {
-    get: (_target, property) => {
-      throw new Error(`the reference's app is not connected (asked for ${String(property)})`);
+/** A stand-in for Postgres or Temporal that throws, saying `what`, at the first touch. */
+export function notConnected(what: string): object {
+  return new Proxy(
+    {},
+    {
+      get: (_target, property) => {
+        throw new Error(`${what} (asked for ${String(property)})`);
+      },
     },
-  },
-);
+  );
+}
+
+/** Nothing answers here: the routes are registered, never called. */
+const NOT_CONNECTED = notConnected("the reference's app is not connected");
 
 /**
  * The OpenAPI document as the routes declare it, with no database or Temporal: `npm run openapi` writes

@@ -33,6 +33,15 @@ async function start(services: Partial<EdgeServices> = {}): Promise<{ app: Fasti
 const auth = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const sealed = (fields: unknown) => ({ payload: encryptForMerchant(fields, envelopeKey) });
 
+/** A card payment request with `overrides`, sealed in the test merchant's envelope. */
+const postCard = (app: FastifyInstance, overrides: Record<string, unknown> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/v1/test/card',
+    headers: auth(),
+    payload: sealed(cardRequest(overrides)),
+  });
+
 /** The body parses against the endpoint's declared answer. */
 function expectAnswer(endpoint: { schema: { response?: { 200: z.ZodType } } }, body: unknown): void {
   const parsed = endpoint.schema.response![200].safeParse(body);
@@ -75,12 +84,7 @@ function cardCreated(replayed = false): Created {
 describe('the merchant API at its edge', () => {
   it('hands the card service the decrypted, validated request and writes its answer exactly', async () => {
     const { app, calls } = await start({ createCardPayment: async () => cardCreated() });
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/test/card',
-      headers: auth(),
-      payload: sealed(cardRequest({ card_number: '4242 4242 4242 4242', order_id: 'order-1' })),
-    });
+    const response = await postCard(app, { card_number: '4242 4242 4242 4242', order_id: 'order-1' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain(`"amount":${BIG}`);
     expect(response.headers['idempotent-replayed']).toBeUndefined();
@@ -93,24 +97,14 @@ describe('the merchant API at its edge', () => {
 
   it('marks a replayed create', async () => {
     const { app } = await start({ createCardPayment: async () => cardCreated(true) });
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/test/card',
-      headers: auth(),
-      payload: sealed(cardRequest({ order_id: 'order-1' })),
-    });
+    const response = await postCard(app, { order_id: 'order-1' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['idempotent-replayed']).toBe('true');
   });
 
   it('refuses what the schema refuses with every failing field, and calls no service', async () => {
     const { app, calls } = await start({ createCardPayment: async () => cardCreated() });
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/test/card',
-      headers: auth(),
-      payload: sealed(cardRequest({ amount: 10.5, card_number: '4242424242424241', email: 'nope' })),
-    });
+    const response = await postCard(app, { amount: 10.5, card_number: '4242424242424241', email: 'nope' });
     expect(response.statusCode).toBe(422);
     const body = response.json();
     expect(ErrorAnswer.safeParse(body).success).toBe(true);
@@ -146,13 +140,7 @@ describe('the merchant API at its edge', () => {
         throw new Error('connection to 10.0.0.5 refused: password for payments rejected');
       },
     });
-    const send = (orderId: string) =>
-      app.inject({
-        method: 'POST',
-        url: '/api/v1/test/card',
-        headers: auth(),
-        payload: sealed(cardRequest({ order_id: orderId })),
-      });
+    const send = (orderId: string) => postCard(app, { order_id: orderId });
     expectRefusal(await send('taken'), 409, 'The order id has already been taken.');
     const fault = await send('other');
     expectRefusal(fault, 500, 'Server Error.');

@@ -1,18 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/api/app';
+import { notConnected } from '../../src/api/document';
 import type { EdgeServices, TokenBuckets } from '../../src/api/services';
 import { loadConfig } from '../../src/platform/config';
 import type { Mode } from '../../src/lib/vocabulary';
 
 /** Fails the test the moment the edge reaches past its services: no database, no Temporal. */
-const NOT_CONNECTED = new Proxy(
-  {},
-  {
-    get: (_target, property) => {
-      throw new Error(`the edge reached the ${String(property)} of a store it must not touch`);
-    },
-  },
-);
+const NOT_CONNECTED = notConnected('the edge reached a store it must not touch');
 
 /** The merchants the edge knows: a secret key each, with its mode and its 32-character envelope key. */
 export const EDGE_MERCHANTS = {
