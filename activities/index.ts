@@ -9,7 +9,7 @@ import { sandboxAcquirer } from './connectors/sandbox-acquirer';
 import { stripeAcquirer } from './connectors/stripe';
 import { sandboxPayouts } from './connectors/sandbox-payouts';
 import type { CardAcquirer, PayoutProcessor } from './connectors/types';
-import { payoutActivities } from './payouts';
+import { payoutActivities, type PayoutOptions } from './payouts';
 import { ledgerActivities } from './ledger';
 import { cryptoActivities } from './crypto';
 import { opsActivities } from './ops';
@@ -31,6 +31,8 @@ export interface ActivityDeps {
   resolve?: Resolver;
   /** Where the worker's metrics are counted (docs/operations.md, metrics); none in most tests. */
   metrics?: WorkerMetrics;
+  /** Runs between the steps of a payout's combined step: fault-injection tests throw there. */
+  afterPayoutStep?: PayoutOptions['afterStep'];
   /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
   wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
 }
@@ -67,7 +69,15 @@ function countCompletions<T extends Record<string, (input: never) => Promise<unk
   return counted as T;
 }
 
-function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve, metrics }: ActivityDeps) {
+function buildActivities({
+  db,
+  config,
+  cardConnectors,
+  payoutConnectors,
+  resolve,
+  metrics,
+  afterPayoutStep,
+}: ActivityDeps) {
   const schedule = webhookSchedule(config);
   return {
     ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE, metrics }),
@@ -79,7 +89,15 @@ function buildActivities({ db, config, cardConnectors, payoutConnectors, resolve
         stripe: stripeAcquirer(config.STRIPE_API_URL ? { apiUrl: config.STRIPE_API_URL } : {}),
       },
     ),
-    ...payoutActivities(db, config.MASTER_KEY, payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) }),
+    ...payoutActivities(
+      db,
+      config.MASTER_KEY,
+      payoutConnectors ?? { 'sandbox-payouts': sandboxPayouts(db) },
+      {
+        countLedger: metrics && ((operation) => metrics.ledgerOperations.inc({ operation })),
+        afterStep: afterPayoutStep,
+      },
+    ),
     ...apmActivities(db, config.MASTER_KEY, {
       'sandbox-bank': sandboxApm(db, 'sandbox-bank'),
       'sandbox-wallet': sandboxApm(db, 'sandbox-wallet'),

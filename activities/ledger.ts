@@ -14,6 +14,38 @@ export interface WalletView {
 
 const walletInactive = () => businessOutcome('The wallet is inactive.', failureTypes.walletInactive);
 
+/** What a payout takes from its wallet: the amount and the merchant's fee together, in minor units. */
+export interface PayoutFunds {
+  walletId: string;
+  transactionId: string;
+  amountMinor: string;
+}
+
+/** Takes a payout's funds out of the available balance once, or refuses (no funds, an inactive wallet). */
+export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<void> {
+  const result = await applyLedgerEntry(db, {
+    walletId: funds.walletId,
+    reference: funds.transactionId,
+    step: 'reserve',
+    amount: -BigInt(funds.amountMinor),
+  });
+  if (result === 'insufficient') throw businessOutcome('Insufficient funds.', failureTypes.insufficientFunds);
+  if (result === 'inactive') throw walletInactive();
+}
+
+/** Records once that a payout's reserved funds left for good (the reserve already moved the balance). */
+export async function settlePayoutFunds(
+  db: Db,
+  funds: Pick<PayoutFunds, 'walletId' | 'transactionId'>,
+): Promise<void> {
+  await applyLedgerEntry(db, {
+    walletId: funds.walletId,
+    reference: funds.transactionId,
+    step: 'settle',
+    amount: 0n,
+  });
+}
+
 /**
  * Wallet steps of a payout, each keyed by (wallet, transaction, step) so a retry is a no-op: reserve takes
  * the amount out of the available balance (or refuses), release gives it back, settle records that the
@@ -32,20 +64,8 @@ export function ledgerActivities(db: Db) {
       };
     },
 
-    async reserveFunds(input: {
-      walletId: string;
-      transactionId: string;
-      amountMinor: string;
-    }): Promise<void> {
-      const result = await applyLedgerEntry(db, {
-        walletId: input.walletId,
-        reference: input.transactionId,
-        step: 'reserve',
-        amount: -BigInt(input.amountMinor),
-      });
-      if (result === 'insufficient')
-        throw businessOutcome('Insufficient funds.', failureTypes.insufficientFunds);
-      if (result === 'inactive') throw walletInactive();
+    async reserveFunds(input: PayoutFunds): Promise<void> {
+      await reservePayoutFunds(db, input);
     },
 
     async releaseFunds(input: {
@@ -73,12 +93,7 @@ export function ledgerActivities(db: Db) {
     },
 
     async settleFunds(input: { walletId: string; transactionId: string }): Promise<void> {
-      await applyLedgerEntry(db, {
-        walletId: input.walletId,
-        reference: input.transactionId,
-        step: 'settle',
-        amount: 0n,
-      });
+      await settlePayoutFunds(db, input);
     },
 
     /**

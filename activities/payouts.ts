@@ -4,44 +4,93 @@ import { failureTypes, type Mode } from '../src/contracts';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
 import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
+import { reservePayoutFunds, settlePayoutFunds, type PayoutFunds } from './ledger';
 
 export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: string };
 
+/** A payout's send to one terminal's processor. */
+export interface PayoutSend {
+  transactionId: string;
+  /** Sent with the request; the same key never pays twice. */
+  payoutKey: string;
+  mode: Mode;
+  connector: string;
+  amountMinor: string;
+  currency: string;
+}
+
+/** The points between the steps of `reserveAndSendPayout`. */
+export type PayoutStep = 'reserved' | 'sent' | 'settled';
+
+export interface PayoutOptions {
+  /** Counts each ledger step taken (docs/operations.md, metrics). */
+  countLedger?: (operation: 'reserve' | 'settle') => void;
+  /** Runs after each step; fault-injection tests throw here to cut the activity short between steps. */
+  afterStep?: (step: PayoutStep, transactionId: string) => Promise<void> | void;
+}
+
 /** Card payouts through the terminal's processor; the card number comes from the vault, a decline is final. */
-export function payoutActivities(db: Db, masterKey: string, processors: Record<string, PayoutProcessor>) {
+export function payoutActivities(
+  db: Db,
+  masterKey: string,
+  processors: Record<string, PayoutProcessor>,
+  options: PayoutOptions = {},
+) {
   const processorFor = (name: string) => processors[name] ?? unknownConnector('payout', name);
   const settled = (result: PayoutResult): PayoutOutcome => {
     if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
+  const send = async (input: PayoutSend): Promise<PayoutOutcome> => {
+    const processor = processorFor(input.connector);
+    const card = await readVaultedCard(db, masterKey, input.transactionId);
+    if (!card?.pan || !card.expiry)
+      throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
+    const { pan, expiry } = card;
+    const result = await callConnector(input.connector, () =>
+      processor.send({
+        idempotencyKey: input.payoutKey,
+        transactionId: input.transactionId,
+        mode: input.mode,
+        pan,
+        expiry,
+        amountMinor: BigInt(input.amountMinor),
+        currency: input.currency,
+      }),
+    );
+    return settled(result);
+  };
+  const after = async (step: PayoutStep, transactionId: string) => {
+    await options.afterStep?.(step, transactionId);
+  };
 
   return {
-    async sendPayout(input: {
-      transactionId: string;
-      /** Sent with the request; the same key never pays twice. */
-      payoutKey: string;
-      mode: Mode;
-      connector: string;
-      amountMinor: string;
-      currency: string;
-    }): Promise<PayoutOutcome> {
-      const processor = processorFor(input.connector);
-      const card = await readVaultedCard(db, masterKey, input.transactionId);
-      if (!card?.pan || !card.expiry)
-        throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
-      const { pan, expiry } = card;
-      const result = await callConnector(input.connector, () =>
-        processor.send({
-          idempotencyKey: input.payoutKey,
-          transactionId: input.transactionId,
-          mode: input.mode,
-          pan,
-          expiry,
-          amountMinor: BigInt(input.amountMinor),
-          currency: input.currency,
-        }),
-      );
-      return settled(result);
+    async sendPayout(input: PayoutSend): Promise<PayoutOutcome> {
+      return send(input);
+    },
+
+    /**
+     * A payout's common path in one step: reserve the funds, send through one terminal and, when the
+     * processor paid, settle. Each step is idempotent (the ledger per (wallet, transaction, step), the
+     * processor per payout key), so an attempt retried after any of them repeats none. A refusal of the
+     * reserve or a decline is the answer; what the workflow cannot read from a failed attempt (a lost
+     * answer, a fault after the send) it asks the processor about, and it releases only on a definite
+     * answer. `settled` says whether this step settled (a payout waiting on the cardholder is not).
+     */
+    async reserveAndSendPayout(
+      input: PayoutSend & { funds: Omit<PayoutFunds, 'transactionId'> },
+    ): Promise<PayoutOutcome & { settled: boolean }> {
+      const funds = { ...input.funds, transactionId: input.transactionId };
+      await reservePayoutFunds(db, funds);
+      options.countLedger?.('reserve');
+      await after('reserved', input.transactionId);
+      const outcome = await send(input);
+      await after('sent', input.transactionId);
+      if (outcome.outcome !== 'paid') return { ...outcome, settled: false };
+      await settlePayoutFunds(db, funds);
+      options.countLedger?.('settle');
+      await after('settled', input.transactionId);
+      return { ...outcome, settled: true };
     },
 
     async confirmPayout(input: {

@@ -437,8 +437,8 @@ async function countEachKind(ctx: {
       await webhooks(expected);
     };
   const costs: Cost[] = [];
-  const count = async (kind: string, drive: (i: number) => Promise<void>) => {
-    costs.push(await countCost({ ...counting, kind }, drive));
+  const count = async (kind: string, drive: (i: number) => Promise<void>, runs = COUNT_RUNS) => {
+    costs.push(await countCost({ ...counting, kind, runs }, drive));
   };
   await count('No-op update-with-start', async () => {
     await fetch(`${ctx.floorBase}/noop`, { method: 'POST' }).then((r) => r.text());
@@ -478,6 +478,17 @@ async function countEachKind(ctx: {
         await post(`/api/v1/test/crypto/${idOf(answer)}/deposit`, JSON.stringify({ amount }));
       },
     ),
+  );
+  // The mixed run's transactions in its proportions (a third each), over whole rounds of three.
+  const mixed = [
+    transaction('/api/v1/test/card', bodies.card('count-mix', '4242424242424242', receiver.url), true),
+    transaction('/api/v1/test/card', bodies.card('count-mix', '4000000000000119', receiver.url), true),
+    transaction('/api/v1/test/payout', bodies.payout('count-mix', receiver.url), true),
+  ];
+  await count(
+    'Mixed (card, cascading card, payout) + webhook',
+    (i) => mixed[i % 3]!(i),
+    3 * Math.ceil(COUNT_RUNS / 3),
   );
   const events = await ctx.db.execute<{ id: string }>(
     sql`select id from webhook_events order by created_at desc limit ${COUNT_RUNS}`,

@@ -1,3 +1,4 @@
+import { patched } from '@temporalio/workflow';
 import { connectorKeys, type CardPayoutInput, type FirstAnswer, type HostedDecision } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
@@ -10,9 +11,13 @@ import { send } from './payout-send';
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */
 const TEST_MODE_LIMIT = 1000n;
 
+/** Reserve, send and settle in one remote step; histories from before took three. */
+const PAYOUT_IN_ONE_STEP = 'payout-reserve-send-settle-in-one-step';
+
 /**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
- * terminals, and settle once the processor has paid. Every failure after the reserve runs the compensations
+ * terminals, and settle once the processor has paid; on the common path the reserve, the send and the
+ * settle are one remote step (`reserveAndSendPayout`). Every failure after the reserve runs the compensations
  * in reverse, so the wallet ends where it started. Only a processor's definite answer moves money: a lost
  * answer is asked for until known, and only a send the processor certainly did not process cascades.
  */
@@ -29,8 +34,8 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
     transactionId: input.transactionId,
     amountMinor: (BigInt(input.amountMinor) + BigInt(input.feeMinor ?? '0')).toString(),
   };
-  const paid = async (terminal?: TerminalChoice) => {
-    await ledger.settleFunds(funds);
+  const paid = async (terminal?: TerminalChoice, settled = false) => {
+    if (!settled) await ledger.settleFunds(funds);
     await machine.move('SUCCESS', 'Transaction processed successfully.', {
       ...(terminal ? { terminalId: terminal.terminalId } : {}),
       redirectUrl: null,
@@ -54,21 +59,29 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
       }
       // Releasing is a no-op without a reserve, so the undo is registered before the reserve is tried.
       compensations.push(() => ledger.releaseFunds(funds));
-      const reserve = await attempt(() => ledger.reserveFunds(funds));
-      if (reserve.kind !== 'done') {
-        await fail(reserve.kind === 'failed' ? reserve.message : 'The payout could not be processed.');
-        return;
-      }
-      if (machine.stopReason) {
-        await fail(machine.stopReason);
-        return;
+      const oneStep = patched(PAYOUT_IN_ONE_STEP);
+      if (!oneStep) {
+        const reserve = await attempt(() => ledger.reserveFunds(funds));
+        if (reserve.kind !== 'done') {
+          await fail(reserve.kind === 'failed' ? reserve.message : 'The payout could not be processed.');
+          return;
+        }
+        if (machine.stopReason) {
+          await fail(machine.stopReason);
+          return;
+        }
       }
 
-      const sent = await send(machine, input);
+      // In one step, each terminal's send reserves the funds first (again a no-op after the first).
+      const sent = await send(
+        machine,
+        input,
+        oneStep ? { walletId: funds.walletId, amountMinor: funds.amountMinor } : undefined,
+      );
       if (sent.kind === 'declined') {
         await fail(sent.message);
       } else if (sent.kind === 'paid') {
-        await paid(sent.terminal);
+        await paid(sent.terminal, sent.settled);
       } else {
         await machine.move(
           'PENDING',

@@ -5,9 +5,9 @@ import { connector, lookup, store } from './activities';
 import type { TransactionStateMachine } from './state';
 import { askUntilKnown } from './unknown-outcome';
 
-/** Where a payout stands with its processor. */
+/** Where a payout stands with its processor; `settled` when the send's own step settled the funds. */
 export type Sent =
-  | { kind: 'paid'; terminal: TerminalChoice }
+  | { kind: 'paid'; terminal: TerminalChoice; settled: boolean }
   | { kind: 'verification'; terminal: TerminalChoice; reference: string }
   | { kind: 'declined'; message: string };
 
@@ -18,9 +18,14 @@ const SEND_WINDOW_SECONDS = 60 * 60;
  * Tries the payout terminals by priority. A decline is the answer; a send the processor certainly did
  * not process moves on to the next terminal; a lost answer is asked for until the processor knows. When
  * every terminal refused, nothing was sent: the round is tried again on a backoff (ops can cut it short)
- * until the send window closes.
+ * until the send window closes. Given the `funds`, each send reserves them first and settles them when
+ * paid, in the same step (a refused reserve is a decline); without, the caller reserved them already.
  */
-export async function send(machine: TransactionStateMachine, input: CardPayoutInput): Promise<Sent> {
+export async function send(
+  machine: TransactionStateMachine,
+  input: CardPayoutInput,
+  funds?: { walletId: string; amountMinor: string },
+): Promise<Sent> {
   const terminals = await store.listTerminals({
     merchantId: input.merchantId,
     mode: input.mode,
@@ -33,7 +38,7 @@ export async function send(machine: TransactionStateMachine, input: CardPayoutIn
   for (let round = 1; ; round++) {
     for (const terminal of terminals) {
       if (machine.stopReason) return { kind: 'declined', message: machine.stopReason };
-      const sent = await sendThrough(machine, input, terminal);
+      const sent = await sendThrough(machine, input, terminal, funds);
       if (sent) return sent;
     }
     const left = deadline - Date.now();
@@ -53,21 +58,26 @@ async function sendThrough(
   machine: TransactionStateMachine,
   input: CardPayoutInput,
   terminal: TerminalChoice,
+  funds: { walletId: string; amountMinor: string } | undefined,
 ): Promise<Sent | undefined> {
   const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
-  const step = `Send the payout through ${terminal.terminalId} (${terminal.connector})`;
+  const request = {
+    transactionId: input.transactionId,
+    payoutKey,
+    mode: input.mode,
+    connector: terminal.connector,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+  };
+  const step = funds
+    ? `Reserve the funds and send the payout through ${terminal.terminalId} (${terminal.connector})`
+    : `Send the payout through ${terminal.terminalId} (${terminal.connector})`;
   machine.waiting.on('step', step);
-  const result = await attempt(() =>
-    connector.sendPayout.executeWithOptions({ summary: step }, [
-      {
-        transactionId: input.transactionId,
-        payoutKey,
-        mode: input.mode,
-        connector: terminal.connector,
-        amountMinor: input.amountMinor,
-        currency: input.currency,
-      },
-    ]),
+  const result = await attempt<{ outcome: 'paid' | 'verification'; reference: string; settled?: boolean }>(
+    () =>
+      funds
+        ? connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }])
+        : connector.sendPayout.executeWithOptions({ summary: step }, [request]),
   );
   if (result.kind === 'failed') return { kind: 'declined', message: result.message };
   if (result.kind === 'notProcessed') return undefined;
@@ -79,6 +89,7 @@ async function sendThrough(
         );
   if (known.outcome === 'not_found') return undefined;
   if (known.outcome === 'declined') return { kind: 'declined', message: known.message };
-  if (known.outcome === 'paid') return { kind: 'paid', terminal };
+  if (known.outcome === 'paid')
+    return { kind: 'paid', terminal, settled: 'settled' in known && known.settled === true };
   return { kind: 'verification', terminal, reference: known.reference };
 }

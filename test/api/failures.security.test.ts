@@ -24,6 +24,9 @@ beforeAll(async () => {
         sendPayout: async () => {
           throw new Error(SECRET);
         },
+        reserveAndSendPayout: async () => {
+          throw new Error(SECRET);
+        },
       }),
     },
   );

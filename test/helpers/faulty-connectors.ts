@@ -4,6 +4,7 @@ import { sandboxAcquirer } from '../../activities/connectors/sandbox-acquirer';
 import type { CardAcquirer } from '../../activities/connectors/types';
 import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
 import type { PayoutProcessor } from '../../activities/connectors/types';
+import type { PayoutStep } from '../../activities/payouts';
 
 /**
  * What happens to one connector call: it goes through (`ok`); the connector refuses it without acting
@@ -19,6 +20,11 @@ export interface FaultPlan {
   confirm?: Fault[];
   /** How many lookups answer `pending` before the connector says what it knows. */
   pendingLookups?: number;
+  /**
+   * The worker is lost between the steps of a payout's combined step: each entry ends the next attempt
+   * that reaches that point (after the reserve, the send, or the settle), with what it did so far kept.
+   */
+  crashAfter?: PayoutStep[];
 }
 
 /**
@@ -69,5 +75,13 @@ export function faultyConnectors(db: Db, plans: Map<string, FaultPlan>) {
     confirm: (request) => run(transactionOf(request.payoutKey), 'confirm', () => payouts.confirm(request)),
     lookup: (request) => lookup(transactionOf(request.payoutKey), () => payouts.lookup(request)),
   };
-  return { card, payout };
+  /** Cuts a payout's combined step short where the plan says (`ActivityDeps.afterPayoutStep`). */
+  const afterPayoutStep = (step: PayoutStep, transactionId: string) => {
+    const crashes = plans.get(transactionId)?.crashAfter;
+    const at = crashes?.indexOf(step) ?? -1;
+    if (at < 0) return;
+    crashes!.splice(at, 1);
+    throw new Error(`injected: worker lost after the payout step ${step}`);
+  };
+  return { card, payout, afterPayoutStep };
 }

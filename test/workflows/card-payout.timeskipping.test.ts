@@ -1,25 +1,119 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, like } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertPayoutTransaction } from '../helpers/fixtures';
-import { ledgerEntries, transactions, wallets } from '../../src/db/schema/index';
+import { ledgerEntries, sandboxOperations, transactions, wallets } from '../../src/db/schema/index';
 import { cardPayout } from '../../workflows/card-payout';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import type { PayoutStep } from '../../activities/payouts';
 
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;
 
+/** Per transaction, the points of the combined payout step where the worker is lost, each once. */
+const crashes = new Map<string, PayoutStep[]>();
+let crashed: string[] = [];
+
 beforeAll(async () => {
-  ts = await startTimeSkipping();
+  ts = await startTimeSkipping(
+    {},
+    {
+      afterPayoutStep: (step, transactionId) => {
+        const plan = crashes.get(transactionId);
+        const at = plan?.indexOf(step) ?? -1;
+        if (at < 0) return;
+        plan!.splice(at, 1);
+        crashed.push(step);
+        throw new Error(`injected: worker lost after ${step}`);
+      },
+    },
+  );
   merchant = await ts.createMerchant();
 });
 afterAll(() => ts?.close());
+
+async function ledgerOf(transactionId: string) {
+  return ts.database.db
+    .select({ step: ledgerEntries.step, amount: ledgerEntries.amount })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.reference, transactionId))
+    .orderBy(asc(ledgerEntries.id));
+}
+
+async function processorStates(transactionId: string) {
+  const rows = await ts.database.db
+    .select({ state: sandboxOperations.state })
+    .from(sandboxOperations)
+    .where(like(sandboxOperations.idempotencyKey, `${transactionId}:%`));
+  return rows.map((r) => r.state);
+}
+
+describe('a payout cut short between the steps of its combined step (time-skipping)', () => {
+  // Three losses spend the step's attempts: the workflow then asks the processor what happened.
+  const plans: PayoutStep[][] = [
+    ['reserved'],
+    ['sent'],
+    ['settled'],
+    ['reserved', 'reserved', 'reserved'],
+    ['sent', 'sent', 'sent'],
+    ['settled', 'settled', 'settled'],
+    ['reserved', 'sent', 'settled'],
+  ];
+  for (const plan of plans) {
+    it(`pays once and debits once when the worker is lost after ${plan.join(', ')}`, async () => {
+      const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+        pan: '4222222222222222',
+        amountMinor: 300n,
+      });
+      crashes.set(input.transactionId, [...plan]);
+      crashed = [];
+      const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
+      const result = await ts.env.client.workflow.execute(cardPayout, {
+        workflowId: input.transactionId,
+        taskQueue: ts.taskQueue,
+        args: [input],
+      });
+      expect(result.status).toBe('SUCCESS');
+      expect(crashed, 'every planned loss happened').toEqual(plan);
+      expect(await processorStates(input.transactionId)).toEqual(['paid']);
+      expect(await ledgerOf(input.transactionId)).toEqual([
+        { step: 'reserve', amount: -300n },
+        { step: 'settle', amount: 0n },
+      ]);
+      const [after] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
+      expect(after!.available).toBe(before!.available - 300n);
+    });
+  }
+
+  it('releases once when the processor declines after a loss following the reserve', async () => {
+    const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+      pan: '4333333333333333',
+      amountMinor: 300n,
+    });
+    crashes.set(input.transactionId, ['reserved']);
+    const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
+    const result = await ts.env.client.workflow.execute(cardPayout, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    expect(result.status).toBe('FAILED');
+    expect(await processorStates(input.transactionId)).not.toContain('paid');
+    expect(await ledgerOf(input.transactionId)).toEqual([
+      { step: 'reserve', amount: -300n },
+      { step: 'release', amount: 300n },
+    ]);
+    const [after] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
+    expect(after!.available).toBe(before!.available);
+  });
+});
 
 describe('card payout workflow (time-skipping)', () => {
   it('fails a verification nobody answers within 24 hours and releases the reservation', async () => {
     const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
       pan: '4000000000003220',
     });
+    const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
     const handle = await ts.env.client.workflow.start(cardPayout, {
       workflowId: input.transactionId,
       taskQueue: ts.taskQueue,
@@ -44,7 +138,7 @@ describe('card payout workflow (time-skipping)', () => {
       { step: 'release', amount: 500n },
     ]);
     const [wallet] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-    expect(wallet!.available).toBe(1_000_000n);
+    expect(wallet!.available).toBe(before!.available);
     const [row] = await ts.database.db
       .select()
       .from(transactions)

@@ -1,7 +1,8 @@
 /**
  * Hunts for money bugs: fast-check generates transactions of every kind with random interleavings of
  * deposits (bursts, duplicates, late ones, zero ones), customer decisions, connector faults (refused
- * calls, lost answers, lookups still pending), timeouts, cancellations and ops stops (also while an
+ * calls, lost answers, lookups still pending), workers lost between the reserve, send and settle of a
+ * payout's combined step, timeouts, cancellations and ops stops (also while an
  * outcome is unknown), updates sent by name without the service's proof (as the Temporal UI can), worker
  * restarts, and workflow tasks lost after their local connector calls (a card authorized, or refused then
  * authorized at the next terminal, by an attempt the history never saw, with the terminals changed before
@@ -23,6 +24,7 @@ import { createActivities } from '../../activities/index';
 import { dataConverter } from '../../src/temporal/client';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { faultyConnectors, type Fault, type FaultPlan } from '../helpers/faulty-connectors';
+import type { PayoutStep } from '../../activities/payouts';
 import {
   insertCardTransaction,
   insertPayinTransaction,
@@ -137,6 +139,7 @@ const plan: fc.Arbitrary<FaultPlan> = fc.record({
   send: faults,
   confirm: faults,
   pendingLookups: fc.nat({ max: 2 }),
+  crashAfter: fc.array(fc.constantFrom<PayoutStep>('reserved', 'sent', 'settled'), { maxLength: 4 }),
 });
 const decision = fc
   .constantFrom('approve', 'decline')
@@ -265,6 +268,7 @@ beforeAll(async () => {
       return {
         cardConnectors: { 'sandbox-acquirer': connectors.card },
         payoutConnectors: { 'sandbox-payouts': connectors.payout },
+        afterPayoutStep: connectors.afterPayoutStep,
       };
     },
     // No workflow cache: every workflow task replays the history from the start, as a worker that was
