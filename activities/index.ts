@@ -21,6 +21,7 @@ import { apmActivities } from './apm';
 import { linkActivities } from './links';
 import { proofActivities } from './proofs';
 import type { WorkerMetrics } from '../src/platform/metrics';
+import type { Mode } from '../src/contracts';
 
 export interface ActivityDeps {
   db: Db;
@@ -79,8 +80,18 @@ function buildActivities({
   afterPayoutStep,
 }: ActivityDeps) {
   const schedule = webhookSchedule(config);
+  const projection = projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE, metrics });
+  const ledger = ledgerActivities(db);
   return {
-    ...projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE, metrics }),
+    ...projection,
+    /** What a payout checks and routes by, read in one step: its wallet and the merchant's payout terminals. */
+    async payoutSetup(input: { walletId: string; merchantId: string; mode: Mode; terminalId?: string }) {
+      const [wallet, terminals] = await Promise.all([
+        ledger.getWallet({ walletId: input.walletId }),
+        projection.listTerminals({ ...input, kind: 'payout' }),
+      ]);
+      return { wallet, terminals };
+    },
     ...cardActivities(
       db,
       { masterKey: config.MASTER_KEY, baseUrl: config.baseUrl },
@@ -103,7 +114,7 @@ function buildActivities({
       'sandbox-wallet': sandboxApm(db, 'sandbox-wallet'),
     }),
     ...countCompletions(
-      ledgerActivities(db),
+      ledger,
       metrics &&
         ((name) => {
           const operation = LEDGER_OPERATIONS[name];

@@ -24,6 +24,8 @@ export interface ProjectInput {
   refunded?: boolean;
   /** An ops action this write applies: recorded in the same database transaction. */
   audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
+  /** Removes the card number and CVV in the same database transaction (`purgeVaultedCard`). */
+  purgeCard?: boolean;
 }
 
 export interface TerminalChoice {
@@ -74,6 +76,7 @@ export function projectionActivities(
             // A sub-select in RETURNING reads the row as it was before this statement changed it.
             previous: sql<TransactionStatus>`(select t.status from ${transactions} t where t.id = ${input.transactionId})`,
           });
+        if (input.purgeCard) await purgeVaultedCard(tx, input.transactionId);
         if (input.audit) {
           await recordOpsAction(tx, {
             transactionId: input.transactionId,

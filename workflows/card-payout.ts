@@ -15,6 +15,13 @@ const TEST_MODE_LIMIT = 1000n;
 const PAYOUT_IN_ONE_STEP = 'payout-reserve-send-settle-in-one-step';
 
 /**
+ * The wallet and the terminals read in one local step, and the card purged by the final move's projection:
+ * each local step is a round trip between the workflow and the worker inside the task that answers the
+ * merchant. Histories from before read them apart and purged in a step of its own.
+ */
+const FEWER_LOCAL_STEPS = 'payout-fewer-local-steps';
+
+/**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
  * terminals, and settle once the processor has paid; on the common path the reserve, the send and the
  * settle are one remote step (`reserveAndSendPayout`). Every failure after the reserve runs the compensations
@@ -44,7 +51,17 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
 
   return runTransaction(machine, async () => {
     try {
-      const wallet = await store.getWallet({ walletId: input.walletId });
+      const fewerSteps = patched(FEWER_LOCAL_STEPS);
+      machine.purgeCardWhenFinal = fewerSteps;
+      const setup = fewerSteps
+        ? await store.payoutSetup({
+            walletId: input.walletId,
+            merchantId: input.merchantId,
+            mode: input.mode,
+            terminalId: input.terminalId,
+          })
+        : undefined;
+      const wallet = setup?.wallet ?? (await store.getWallet({ walletId: input.walletId }));
       if (wallet.currency !== input.currency) {
         await machine.move('BLOCKED', "Currency must match the wallet's currency");
         return;
@@ -77,6 +94,7 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         machine,
         input,
         oneStep ? { walletId: funds.walletId, amountMinor: funds.amountMinor } : undefined,
+        setup?.terminals,
       );
       if (sent.kind === 'declined') {
         await fail(sent.message);
@@ -104,7 +122,7 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         else await fail(confirmed.declined);
       }
     } finally {
-      await store.purgeCardData({ transactionId: input.transactionId });
+      if (!machine.cardPurged) await store.purgeCardData({ transactionId: input.transactionId });
     }
   });
 }

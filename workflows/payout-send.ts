@@ -20,18 +20,22 @@ const SEND_WINDOW_SECONDS = 60 * 60;
  * every terminal refused, nothing was sent: the round is tried again on a backoff (ops can cut it short)
  * until the send window closes. Given the `funds`, each send reserves them first and settles them when
  * paid, in the same step (a refused reserve is a decline); without, the caller reserved them already.
+ * The `terminals` are read here unless the caller read them.
  */
 export async function send(
   machine: TransactionStateMachine,
   input: CardPayoutInput,
   funds?: { walletId: string; amountMinor: string },
+  listed?: TerminalChoice[],
 ): Promise<Sent> {
-  const terminals = await store.listTerminals({
-    merchantId: input.merchantId,
-    mode: input.mode,
-    kind: 'payout',
-    terminalId: input.terminalId,
-  });
+  const terminals =
+    listed ??
+    (await store.listTerminals({
+      merchantId: input.merchantId,
+      mode: input.mode,
+      kind: 'payout',
+      terminalId: input.terminalId,
+    }));
   if (terminals.length === 0)
     return { kind: 'declined', message: 'No terminal is available for this transaction.' };
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;

@@ -12,6 +12,8 @@ export interface Placement {
   refunded?: boolean;
   /** An ops action this write applies, recorded in the same database transaction. */
   audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
+  /** Removes the vaulted card number and CVV in the same database transaction. */
+  purgeCard?: boolean;
 }
 
 /**

@@ -51,6 +51,12 @@ export class TransactionStateMachine {
   readonly waiting = new Waiting(() => this.stop !== undefined);
   /** A connector call's outcome is unknown and being asked for: nothing may be compensated meanwhile. */
   unknownOutcome = false;
+  /**
+   * Set by a workflow whose vaulted card must go when the transaction ends: the final move's projection
+   * removes it in the same statement's transaction, and `cardPurged` says it did.
+   */
+  purgeCardWhenFinal = false;
+  cardPurged = false;
   private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
   private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
@@ -198,7 +204,13 @@ export class TransactionStateMachine {
         : undefined;
     this.target = next;
     if (audit) this.stopAudited = true;
-    await this.projection.write(next, { ...placement, ...(audit ? { audit } : {}) });
+    const purgeCard = this.purgeCardWhenFinal && isFinal(status);
+    await this.projection.write(next, {
+      ...placement,
+      ...(audit ? { audit } : {}),
+      ...(purgeCard ? { purgeCard } : {}),
+    });
+    if (purgeCard) this.cardPurged = true;
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.moves += 1;
     this.first ??= this.projection.state;

@@ -70,7 +70,7 @@ export async function cardSucceededBefore(db: Db, merchant: MerchantScope, finge
  * Removes the card number and CVV once no step needs them. The row stays as a tombstone, so a replayed
  * create cannot vault the card again; the maintenance sweep removes it when its hold ends.
  */
-export async function purgeVaultedCard(db: Db, transactionId: string): Promise<void> {
+export async function purgeVaultedCard(db: Db | Tx, transactionId: string): Promise<void> {
   await db
     .update(cardVault)
     .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
