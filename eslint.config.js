@@ -98,4 +98,25 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The workflow code is evaluated once per worker and shared by every workflow (sharedWorkflowModules
+    // in src/process/worker.ts): state kept at module level would leak from one workflow into another.
+    files: ['workflows/**/*.ts', 'src/contracts/**/*.ts', 'src/lib/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            ':matches(Program, Program > ExportNamedDeclaration) > VariableDeclaration[kind!="const"]',
+          message: 'No module-level let or var in code the workflows share: keep state in a workflow object.',
+        },
+        {
+          selector:
+            ':matches(Program, Program > ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator > :matches(NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet|Array)$/][arguments.length=0], ArrayExpression[elements.length=0])',
+          message:
+            'No module-level collection to fill in code the workflows share: keep state in a workflow object.',
+        },
+      ],
+    },
+  },
 );

@@ -352,7 +352,16 @@ async function main(): Promise<void> {
     }
 
     let memory: Awaited<ReturnType<typeof waitingMemory>> | undefined;
+    let heap: HeapFigure | undefined;
     if (wants('memory')) {
+      say('measuring the heap per cached waiting workflow...');
+      heap = await heapPerWorkflow({
+        ...secrets,
+        DATABASE_URL: postgres.url,
+        TEMPORAL_ADDRESS: temporal.address,
+        BASE_URL: base,
+        LOG_LEVEL: 'warn',
+      });
       say(`measuring memory with ${WAITING} transactions waiting on a hosted page...`);
       memory = await waitingMemory({ service: service.pid, temporal: temporal.pid }, () =>
         http(
@@ -367,9 +376,9 @@ async function main(): Promise<void> {
       );
     }
 
-    const rows = table(m, notFinal, deliveries, memory);
+    const rows = table(m, notFinal, deliveries, memory, heap);
     print(rows);
-    save({ measured: m, notFinal, deliveries, memory, rows, costs });
+    save({ measured: m, notFinal, deliveries, memory, heap, rows, costs });
     passed = rows.every((r) => r.met);
   } finally {
     for (const c of children) c.kill('SIGTERM');
@@ -722,11 +731,43 @@ async function webhookBurst(
 }
 
 /** RSS of the worker and the Temporal server before and after `count` transactions come to wait. */
+interface HeapFigure {
+  workflows: number;
+  cached: number;
+  bytesPerWorkflow: number;
+}
+
+/** Runs bench/heap.ts in a child process with `--expose-gc` and reads the one JSON line it prints. */
+function heapPerWorkflow(extra: Record<string, string>): Promise<HeapFigure> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/heap.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', ...extra },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.once('exit', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as HeapFigure);
+      else reject(new Error(`bench/heap.ts exited with ${code}: ${out.slice(-2000)}`));
+    });
+  });
+}
+
 async function waitingMemory(
   pids: { service: number | undefined; temporal: number | undefined },
   createWaiting: () => Promise<Measured>,
-): Promise<{ waiting: number; bytesPerTransaction: number; serviceMiB: number; temporalMiB: number }> {
-  const before = rssBytes(pids.service) + rssBytes(pids.temporal);
+): Promise<{
+  waiting: number;
+  bytesPerTransaction: number;
+  serviceMiB: number;
+  temporalMiB: number;
+  serviceBeforeMiB: number;
+  temporalBeforeMiB: number;
+}> {
+  const serviceBefore = rssBytes(pids.service);
+  const temporalBefore = rssBytes(pids.temporal);
+  const before = serviceBefore + temporalBefore;
   const created = await createWaiting();
   await new Promise((r) => setTimeout(r, 5000));
   const service = rssBytes(pids.service);
@@ -737,6 +778,8 @@ async function waitingMemory(
     bytesPerTransaction: Math.max(0, (service + temporal - before) / Math.max(1, waiting)),
     serviceMiB: service / 2 ** 20,
     temporalMiB: temporal / 2 ** 20,
+    serviceBeforeMiB: serviceBefore / 2 ** 20,
+    temporalBeforeMiB: temporalBefore / 2 ** 20,
   };
 }
 
@@ -744,8 +787,8 @@ function table(
   m: Record<string, Measured>,
   notFinal: number,
   deliveries: { perSecond: number } | undefined,
-  memory:
-    { bytesPerTransaction: number; waiting: number; serviceMiB: number; temporalMiB: number } | undefined,
+  memory: Awaited<ReturnType<typeof waitingMemory>> | undefined,
+  heap?: HeapFigure,
 ): Row[] {
   const f = (n: number) => n.toFixed(1);
   const noop1 = m['floor: no-op, 1 client']!;
@@ -843,11 +886,21 @@ function table(
   if (memory) {
     rows.push({
       path: `Memory per waiting transaction (${memory.waiting})`,
-      result: `${f(memory.bytesPerTransaction / 1024)} KB (RSS: service ${f(memory.serviceMiB)} MiB, Temporal ${f(memory.temporalMiB)} MiB)`,
+      result: `${f(memory.bytesPerTransaction / 1024)} KB (RSS: service ${f(memory.serviceBeforeMiB)} -> ${f(memory.serviceMiB)} MiB, Temporal ${f(memory.temporalBeforeMiB)} -> ${f(memory.temporalMiB)} MiB)`,
       floor: 'worker + Temporal server RSS',
       ratio: null,
       target: '<= 100 KB',
       met: memory.bytesPerTransaction <= 100 * 1024,
+    });
+  }
+  if (heap) {
+    rows.push({
+      path: `Worker heap per cached waiting workflow (${heap.workflows})`,
+      result: `${f(heap.bytesPerWorkflow / 1024)} KB (${heap.cached} cached)`,
+      floor: 'V8 heap after a forced collection',
+      ratio: null,
+      target: '<= 100 KB',
+      met: heap.bytesPerWorkflow <= 100 * 1024,
     });
   }
   return rows;

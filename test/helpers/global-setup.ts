@@ -8,8 +8,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/contracts';
-import { workflowsPath } from '../../src/process/worker';
-import { failureConverterPath } from '../../src/temporal/client';
+import { workflowBundleOptions } from '../../src/process/worker';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 
 declare module 'vitest' {
@@ -70,7 +69,7 @@ export default async function setup(project: TestProject) {
     temporalAddress = env.address;
   }
 
-  const bundle = await bundleWorkflowCode({ workflowsPath, failureConverterPath, logger: silentLogger });
+  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions, logger: silentLogger });
   const bundlePath = join(scratch, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 

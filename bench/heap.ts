@@ -1,0 +1,90 @@
+// Heap per cached waiting workflow, for `npm run bench` (bench/README.md): a worker built as the service
+// builds its own (the same workflow bundle, activities and codec), run in this process with its workflows
+// on the main thread (`debugMode`), so the V8 heap after a forced garbage collection shows what each
+// cached workflow keeps. 3-D Secure card payments are started and left waiting on their challenge; the
+// heap is read before and after the last `BENCH_HEAP_WORKFLOWS` (default 400). Unlike resident memory,
+// this figure holds run to run. Spawned with `--expose-gc` by bench/run.ts, with the service's
+// environment and its own task queue; prints one JSON line.
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/index';
+import { createDatabase } from '../src/db/client';
+import { createMerchant } from '../src/merchants/accounts';
+import { loadConfig } from '../src/platform/config';
+import { workflowBundle } from '../src/process/worker';
+import { SANDBOX_TERMINALS } from '../src/schemas/sandbox-cards';
+import { dataConverter } from '../src/temporal/client';
+import { firstAnswerUpdate } from '../src/contracts';
+import { insertCardTransaction } from '../test/helpers/fixtures';
+
+const WORKFLOWS = Number(process.env.BENCH_HEAP_WORKFLOWS ?? 400);
+const WARM = 50;
+
+const collect = globalThis.gc;
+if (!collect) throw new Error('run with --expose-gc');
+const settledHeap = async () => {
+  for (let i = 0; i < 3; i += 1) {
+    collect();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return process.memoryUsage().heapUsed;
+};
+
+async function main() {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const config = loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: `bench-heap-${process.pid}` });
+  const database = createDatabase(config.DATABASE_URL, 4);
+  const merchant = await createMerchant(database.db, config.MASTER_KEY, {
+    name: 'Bench heap',
+    wallets: [{ currency: 'USD', amount: 1_000_000n }],
+    terminals: SANDBOX_TERMINALS,
+  });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ db: database.db, config }),
+    dataConverter: dataConverter(config),
+    debugMode: true,
+    maxCachedWorkflows: WARM + WORKFLOWS + 100,
+  });
+  const running = worker.run();
+  const client = new Client({
+    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
+    dataConverter: dataConverter(config),
+  });
+  const leaveWaiting = async () => {
+    const input = await insertCardTransaction(database.db, config.MASTER_KEY, merchant, {
+      pan: '4111111111111111',
+    });
+    const handle = await client.workflow.start('cardPayment', {
+      workflowId: input.transactionId,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    const answer = await handle.executeUpdate(firstAnswerUpdate);
+    if (answer.status !== 'REDIRECT') throw new Error(`expected a challenge, got ${answer.status}`);
+  };
+  const leave = async (count: number) => {
+    for (let i = 0; i < count; i += 8)
+      await Promise.all(Array.from({ length: Math.min(8, count - i) }, leaveWaiting));
+  };
+  await leave(WARM);
+  const before = await settledHeap();
+  await leave(WORKFLOWS);
+  const after = await settledHeap();
+  const cached = worker.getStatus().numCachedWorkflows;
+  worker.shutdown();
+  await running;
+  await database.close();
+  process.stdout.write(
+    `${JSON.stringify({ workflows: WORKFLOWS, cached, bytesPerWorkflow: (after - before) / WORKFLOWS })}\n`,
+  );
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
