@@ -19,7 +19,7 @@ export interface Measured {
 const TICKS_PER_SECOND = 100;
 
 /** CPU seconds a process has used so far (user + system), from /proc; 0 where /proc is missing. */
-function cpuSeconds(pid: number | undefined): number {
+export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');

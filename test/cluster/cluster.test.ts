@@ -4,20 +4,11 @@
  * worker killed with SIGKILL mid-load and started again. Afterwards every transaction is final, nothing
  * is lost or done twice, and every webhook arrived.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createDatabase, runMigrations } from '../../src/db/client';
-import { startEmbeddedPostgres } from '../../src/dev/postgres';
-import { createMerchant } from '../../src/merchants/accounts';
-import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';
-import { startRealTemporal } from './temporal-server';
+import { startClusterStack } from './stack';
 
 const TRANSACTIONS = Number(process.env.CLUSTER_TRANSACTIONS ?? 150);
 const CONCURRENCY = 4;
@@ -28,63 +19,10 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 describe('cluster', () => {
   it('two APIs and two workers on a real Temporal server lose and double nothing when one of each is killed', async () => {
-    const server = process.env.TEMPORAL_SERVER_PATH;
-    const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH;
-    if (!server || !sqlTool)
-      throw new Error('Run through `npm run test:cluster`: it builds the Temporal server.');
-    const dir = mkdtempSync(join(tmpdir(), 'payments-cluster-'));
-    chmodSync(dir, 0o755); // embedded Postgres runs as its own user when we are root
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-
-    const [pgPort, apiA, apiB, metricsA, metricsB, receiverPort] = await freePorts(6);
-    const postgres = await startEmbeddedPostgres({
-      dir: join(dir, 'pg'),
-      port: pgPort!,
-      database: 'postgres',
-      persistent: true,
-    });
-    cleanups.push(() => postgres.stop());
-    const temporal = await startRealTemporal({
-      server,
-      sqlTool,
-      dir: join(dir, 'temporal'),
-      postgresUrl: postgres.url,
-    });
-    cleanups.push(() => temporal.stop());
-
-    const admin = new pg.Client({ connectionString: postgres.url });
-    await admin.connect();
-    await admin.query('create database payments');
-    await admin.end();
-    const databaseUrl = postgres.url.replace(/\/postgres$/, '/payments');
-    const masterKey = randomBytes(32).toString('hex');
-    const database = createDatabase(databaseUrl, 2);
-    await runMigrations(database.pool);
-    const credentials = await createMerchant(database.db, masterKey, {
-      name: 'Cluster merchant',
-      wallets: [{ currency: 'USD', amount: 100_000_000n }],
-      terminals: SANDBOX_TERMINALS,
-    });
-    await database.close();
-
-    const env = {
-      ...process.env,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporal.address,
-      MASTER_KEY: masterKey,
-      PAYLOAD_KEYS: `cluster:${randomBytes(32).toString('hex')}`,
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${apiA}`,
-      SHUTDOWN_DRAIN_SECONDS: '0',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2,3,5',
-      RATE_LIMIT_PER_SECOND: '10000',
-      RATE_LIMIT_BURST: '10000',
-      PAGE_RATE_LIMIT_PER_SECOND: '10000',
-      PAGE_RATE_LIMIT_BURST: '10000',
-    };
+    const stack = await startClusterStack((stop) => cleanups.push(stop));
+    const { databaseUrl, credentials } = stack;
+    const [apiA, apiB, metricsA, metricsB, receiverPort] = await freePorts(5);
+    const env = { ...stack.env, BASE_URL: `http://127.0.0.1:${apiA}` };
     const { apis, workers, apiUrls, workerUrls, ...services } = startRoles(
       env,
       { api: [apiA!, apiB!], worker: [metricsA!, metricsB!] },

@@ -147,6 +147,19 @@ export class LoadClient {
     }
   }
 
+  /** Creates a 3-D Secure card payment and leaves it waiting on its hosted page, as a customer who left. */
+  async leaveWaiting(n: number): Promise<Created> {
+    return this.create(
+      'card-3ds',
+      '/api/v1/test/card',
+      cardRequest({
+        order_id: `waiting-${n}-${Date.now().toString(36)}`,
+        webhook_url: this.webhookUrl,
+        card_number: '4111111111111111',
+      }),
+    );
+  }
+
   /** Sends the crypto the transaction asks for, once: a retried request names the same tx hash. */
   private async deposit(transactionId: string, amount: string): Promise<void> {
     const txHash = `fault${transactionId.replace(/[^A-Za-z0-9]/g, '')}`;

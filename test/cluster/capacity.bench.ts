@@ -1,0 +1,207 @@
+/**
+ * `npm run bench:capacity`: what the production topology does on this machine, the measurements behind
+ * docs/capacity.md. On a real Temporal server on PostgreSQL, one `ROLE=api` process and first one, then
+ * two `ROLE=worker` processes run a bounded mixed load (every flow in turn: card, 3-D Secure card, payout,
+ * payin, off-ramp, each with its webhook); each phase reports transactions per second until all are final,
+ * the CPU each process used per transaction, and the memory per transaction left waiting on a hosted page.
+ * Writes `bench/results/capacity-<time>.json`. Not part of `npm test`: it measures, it does not judge.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { cpuSeconds, rssBytes } from '../../bench/load';
+import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles } from '../faults/harness';
+import { LoadClient, type Created } from '../faults/load';
+import { runLoad, verify } from '../faults/verdict';
+import { startClusterStack, type ClusterStack } from './stack';
+
+const TRANSACTIONS = Number(process.env.CAPACITY_TRANSACTIONS ?? 200);
+const CONCURRENCY = Number(process.env.CAPACITY_CONCURRENCY ?? 8);
+const WAITING = Number(process.env.CAPACITY_WAITING ?? 500);
+const WORKERS = (process.env.CAPACITY_WORKERS ?? '1,2').split(',').map(Number);
+
+const cleanups = cleanUpAfterAll();
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** CPU time the whole machine spent busy so far, in seconds (every core), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+async function waitAllFinal(databaseUrl: string, ids: string[], timeoutMs: number): Promise<number> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await db.query<{ open: string }>(
+        `select count(*) as open from transactions where id = any($1) and status not in ('SUCCESS', 'FAILED', 'BLOCKED')`,
+        [ids],
+      );
+      const open = Number(rows[0]!.open);
+      if (open === 0 || Date.now() > deadline) return open;
+      await pause(100);
+    }
+  } finally {
+    await db.end();
+  }
+}
+
+interface Phase {
+  workers: number;
+  transactions: number;
+  seconds: number;
+  perSecond: number;
+  notFinal: number;
+  lost: number;
+  doubled: number;
+  webhooksMissing: number;
+  /** CPU milliseconds per transaction, by process (`api`, `worker 1`…, `temporal`) and for the machine. */
+  cpuMsPerTransaction: Record<string, number>;
+  waiting: number;
+  /** Resident memory added per waiting transaction, by process, in KB. */
+  kbPerWaiting: Record<string, number>;
+}
+
+async function phase(stack: ClusterStack, workerCount: number, tag: string): Promise<Phase> {
+  const ports = await freePorts(2 + workerCount);
+  const [apiPort, receiverPort, ...workerPorts] = ports;
+  const stops: (() => Promise<void>)[] = [];
+  const env = { ...stack.env, BASE_URL: `http://127.0.0.1:${apiPort}` };
+  const roles = startRoles(env, { api: [apiPort!], worker: workerPorts }, (stop) => stops.push(stop));
+  try {
+    await roles.ready();
+    const receiver = new FaultyReceiver(receiverPort!);
+    await receiver.start();
+    stops.push(() => receiver.close());
+    const client = new LoadClient(
+      () => roles.apiUrls[0]!,
+      {
+        testKey: stack.credentials.test_secret_key,
+        encryptionKey: stack.credentials.encryption_key,
+        usdWallet: stack.credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!
+          .wallet_id,
+      },
+      receiver.url,
+    );
+    const processes = {
+      api: () => roles.apis[0]!.pid,
+      ...Object.fromEntries(roles.workers.map((w, i) => [`worker ${i + 1}`, () => w.pid])),
+      temporal: stack.temporalPid,
+    } as Record<string, () => number | undefined>;
+    const cpu = (): Record<string, number> => ({
+      ...Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid())])),
+      machine: machineBusySeconds(),
+    });
+
+    // Warm-up: connections, caches and the workers' first workflow tasks, not counted.
+    const warm: Created[] = [];
+    await runLoad(client, 10, CONCURRENCY, warm, async () => undefined);
+    await waitAllFinal(
+      stack.databaseUrl,
+      warm.map((c) => c.transactionId),
+      120_000,
+    );
+
+    const created: Created[] = [];
+    const cpuBefore = cpu();
+    const started = performance.now();
+    await runLoad(client, TRANSACTIONS, CONCURRENCY, created, async () => undefined);
+    const notFinal = await waitAllFinal(
+      stack.databaseUrl,
+      created.map((c) => c.transactionId),
+      300_000,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpu();
+    const verdict = await verify(stack.databaseUrl, created, receiver, stack.credentials.merchant_id);
+
+    const rss = () =>
+      Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, rssBytes(pid())]));
+    const rssBefore = rss();
+    const left: Promise<Created>[] = [];
+    for (let n = 0; n < WAITING; n += 1) {
+      left.push(client.leaveWaiting(n + workerCount * 100_000));
+      if (left.length % CONCURRENCY === 0) await Promise.all(left.slice(-CONCURRENCY));
+    }
+    const waiting = (await Promise.all(left)).length;
+    await pause(5_000);
+    const rssAfter = rss();
+
+    const round = (n: number) => Math.round(n * 10) / 10;
+    return {
+      workers: workerCount,
+      transactions: created.length,
+      seconds: round(seconds),
+      perSecond: round(created.length / seconds),
+      notFinal,
+      lost: verdict.lost,
+      doubled: verdict.duplicatedEffects,
+      webhooksMissing: verdict.webhooksMissing,
+      cpuMsPerTransaction: Object.fromEntries(
+        Object.keys(cpuAfter).map((name) => [
+          name,
+          round(((cpuAfter[name]! - cpuBefore[name]!) * 1000) / created.length),
+        ]),
+      ),
+      waiting,
+      kbPerWaiting: Object.fromEntries(
+        Object.keys(rssAfter).map((name) => [
+          name,
+          round((rssAfter[name]! - rssBefore[name]!) / 1024 / waiting),
+        ]),
+      ),
+    };
+  } finally {
+    process.stdout.write(`[capacity] ${tag} done\n`);
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  }
+}
+
+describe('capacity', () => {
+  it('measures the cluster at each worker count', async () => {
+    const stack = await startClusterStack((stop) => cleanups.push(stop));
+    const phases: Phase[] = [];
+    for (const workers of WORKERS) {
+      const measured = await phase(stack, workers, `${workers} worker(s)`);
+      phases.push(measured);
+      process.stdout.write(`[capacity] ${JSON.stringify(measured)}\n`);
+    }
+    const rows = phases.map(
+      (p) =>
+        `| 1 API + ${p.workers} worker${p.workers > 1 ? 's' : ''} | ${p.perSecond}/s (${p.transactions} in ${p.seconds} s, ${p.notFinal} not final, ${p.lost} lost, ${p.doubled} doubled) | ${Object.entries(
+          p.cpuMsPerTransaction,
+        )
+          .map(([name, ms]) => `${name} ${ms}`)
+          .join(', ')} | ${Object.entries(p.kbPerWaiting)
+          .map(([name, kb]) => `${name} ${kb}`)
+          .join(', ')} |`,
+    );
+    process.stdout.write(
+      [
+        '',
+        '| Topology | Mixed transactions until final | CPU ms per transaction | KB per waiting transaction |',
+        '|---|---|---|---|',
+        ...rows,
+        '',
+      ].join('\n'),
+    );
+    mkdirSync('bench/results', { recursive: true });
+    const file = `bench/results/capacity-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { transactions: TRANSACTIONS, concurrency: CONCURRENCY, waiting: WAITING, phases },
+        null,
+        2,
+      ),
+    );
+    process.stdout.write(`results: ${file}\n`);
+    for (const p of phases) {
+      expect(p.notFinal).toBe(0);
+      expect(p.lost + p.doubled).toBe(0);
+    }
+  }, 3_600_000);
+});
