@@ -12,12 +12,14 @@ import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
  * attempt whose answer was lost may have gone through, so it counts as an unknown outcome, which the
  * workflow resolves by asking the connector. A lookup (`asking`) is retried whatever it meets. A call that
  * may have been made before under another attempt count (`sentBefore`: a local activity run again by a
- * workflow task that was lost) has no definite refusal either.
+ * workflow task that was lost) has no definite refusal either. `firstCall` says the caller knows no earlier
+ * attempt reached this call (this attempt took the step every such call follows: a payout's reserve), so
+ * its refusal is definite on any attempt.
  */
 export async function callConnector<T>(
   connector: string,
   call: () => Promise<T>,
-  options: { asking?: boolean; sentBefore?: boolean } = {},
+  options: { asking?: boolean; sentBefore?: boolean; firstCall?: boolean } = {},
 ): Promise<T> {
   try {
     return await call();
@@ -26,7 +28,7 @@ export async function callConnector<T>(
       error instanceof NotProcessedError &&
       !options.asking &&
       !options.sentBefore &&
-      Context.current().info.attempt === 1
+      (options.firstCall || Context.current().info.attempt === 1)
     )
       throw ApplicationFailure.nonRetryable(
         `connector ${connector}: not processed`,

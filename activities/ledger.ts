@@ -21,8 +21,11 @@ export interface PayoutFunds {
   amountMinor: string;
 }
 
-/** Takes a payout's funds out of the available balance once, or refuses (no funds, an inactive wallet). */
-export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<void> {
+/**
+ * Takes a payout's funds out of the available balance once, or refuses (no funds, an inactive wallet).
+ * Says whether this call took them ('applied') or an earlier one had ('duplicate').
+ */
+export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<'applied' | 'duplicate'> {
   const result = await applyLedgerEntry(db, {
     walletId: funds.walletId,
     reference: funds.transactionId,
@@ -31,19 +34,21 @@ export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<vo
   });
   if (result === 'insufficient') throw businessOutcome('Insufficient funds.', failureTypes.insufficientFunds);
   if (result === 'inactive') throw walletInactive();
+  return result;
 }
 
 /** Records once that a payout's reserved funds left for good (the reserve already moved the balance). */
 export async function settlePayoutFunds(
   db: Db,
   funds: Pick<PayoutFunds, 'walletId' | 'transactionId'>,
-): Promise<void> {
-  await applyLedgerEntry(db, {
+): Promise<'applied' | 'duplicate'> {
+  // A zero entry is never refused.
+  return (await applyLedgerEntry(db, {
     walletId: funds.walletId,
     reference: funds.transactionId,
     step: 'settle',
     amount: 0n,
-  });
+  })) as 'applied' | 'duplicate';
 }
 
 /**

@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { readVaultedCard } from '../src/transactions/card-vault';
 import { failureTypes, type Mode } from '../src/contracts';
@@ -19,8 +21,8 @@ export interface PayoutSend {
   currency: string;
 }
 
-/** The points between the steps of `reserveAndSendPayout`. */
-export type PayoutStep = 'reserved' | 'sent' | 'settled';
+/** The points between the steps of `reserveAndSendPayout`, from before its first (`started`). */
+export type PayoutStep = 'started' | 'reserved' | 'sent' | 'settled';
 
 export interface PayoutOptions {
   /** Counts each ledger step taken (docs/operations.md, metrics). */
@@ -41,22 +43,25 @@ export function payoutActivities(
     if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
-  const send = async (input: PayoutSend): Promise<PayoutOutcome> => {
+  const send = async (input: PayoutSend, firstCall = false): Promise<PayoutOutcome> => {
     const processor = processorFor(input.connector);
     const card = await readVaultedCard(db, masterKey, input.transactionId);
     if (!card?.pan || !card.expiry)
       throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
     const { pan, expiry } = card;
-    const result = await callConnector(input.connector, () =>
-      processor.send({
-        idempotencyKey: input.payoutKey,
-        transactionId: input.transactionId,
-        mode: input.mode,
-        pan,
-        expiry,
-        amountMinor: BigInt(input.amountMinor),
-        currency: input.currency,
-      }),
+    const result = await callConnector(
+      input.connector,
+      () =>
+        processor.send({
+          idempotencyKey: input.payoutKey,
+          transactionId: input.transactionId,
+          mode: input.mode,
+          pan,
+          expiry,
+          amountMinor: BigInt(input.amountMinor),
+          currency: input.currency,
+        }),
+      { firstCall },
     );
     return settled(result);
   };
@@ -80,15 +85,23 @@ export function payoutActivities(
     async reserveAndSendPayout(
       input: PayoutSend & { funds: Omit<PayoutFunds, 'transactionId'> },
     ): Promise<PayoutOutcome & { settled: boolean }> {
+      const started = Date.now();
       const funds = { ...input.funds, transactionId: input.transactionId };
-      await reservePayoutFunds(db, funds);
-      options.countLedger?.('reserve');
+      await after('started', input.transactionId);
+      const reserved = await reservePayoutFunds(db, funds);
+      if (reserved === 'applied') options.countLedger?.('reserve');
       await after('reserved', input.transactionId);
-      const outcome = await send(input);
+      // The server gives up on this attempt when its time is up and the workflow may then ask the
+      // processor, find nothing and route elsewhere: an attempt held up before the send (a wallet row
+      // locked by another payout) must not send that late. It is retried, having sent nothing.
+      const { startToCloseTimeoutMs } = Context.current().info;
+      if (Date.now() - started > startToCloseTimeoutMs / 2)
+        throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
+      // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite.
+      const outcome = await send(input, reserved === 'applied');
       await after('sent', input.transactionId);
       if (outcome.outcome !== 'paid') return { ...outcome, settled: false };
-      await settlePayoutFunds(db, funds);
-      options.countLedger?.('settle');
+      if ((await settlePayoutFunds(db, funds)) === 'applied') options.countLedger?.('settle');
       await after('settled', input.transactionId);
       return { ...outcome, settled: true };
     },

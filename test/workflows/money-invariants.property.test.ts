@@ -1,8 +1,8 @@
 /**
  * Hunts for money bugs: fast-check generates transactions of every kind with random interleavings of
  * deposits (bursts, duplicates, late ones, zero ones), customer decisions, connector faults (refused
- * calls, lost answers, lookups still pending), workers lost between the reserve, send and settle of a
- * payout's combined step, timeouts, cancellations and ops stops (also while an
+ * calls, lost answers, lookups still pending), workers lost before and between the reserve, send and
+ * settle of a payout's combined step, timeouts, cancellations and ops stops (also while an
  * outcome is unknown), updates sent by name without the service's proof (as the Temporal UI can), worker
  * restarts, and workflow tasks lost after their local connector calls (a card authorized, or refused then
  * authorized at the next terminal, by an attempt the history never saw, with the terminals changed before
@@ -139,7 +139,9 @@ const plan: fc.Arbitrary<FaultPlan> = fc.record({
   send: faults,
   confirm: faults,
   pendingLookups: fc.nat({ max: 2 }),
-  crashAfter: fc.array(fc.constantFrom<PayoutStep>('reserved', 'sent', 'settled'), { maxLength: 4 }),
+  crashAfter: fc.array(fc.constantFrom<PayoutStep>('started', 'reserved', 'sent', 'settled'), {
+    maxLength: 4,
+  }),
 });
 const decision = fc
   .constantFrom('approve', 'decline')
