@@ -53,10 +53,9 @@ export class TransactionStateMachine {
   unknownOutcome = false;
   /**
    * Set by a workflow whose vaulted card must go when the transaction ends: the final move's projection
-   * removes it in the same statement's transaction, and `cardPurged` says it did.
+   * removes it in the same database transaction (`cardPurged` once that is written).
    */
   purgeCardWhenFinal = false;
-  cardPurged = false;
   private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
   private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
@@ -167,6 +166,11 @@ export class TransactionStateMachine {
     };
   }
 
+  /** Whether the final move's projection has removed the vaulted card (`purgeCardWhenFinal`). */
+  get cardPurged(): boolean {
+    return this.purgeCardWhenFinal && isFinal(this.projection.state.status);
+  }
+
   /** Whether the transaction is final or moving there. */
   isFinal(): boolean {
     return isFinal(this.target.status);
@@ -210,7 +214,6 @@ export class TransactionStateMachine {
       ...(audit ? { audit } : {}),
       ...(purgeCard ? { purgeCard } : {}),
     });
-    if (purgeCard) this.cardPurged = true;
     upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
     this.moves += 1;
     this.first ??= this.projection.state;

@@ -33,7 +33,8 @@ const tracingInterceptors = createRequire(import.meta.url).resolve(
  * workflow in the worker's V8 context, instead of once per workflow: a cached workflow then keeps only its
  * own state (bench/README.md, heap per cached workflow: 238 KB with nothing shared, 70 KB). Sound because
  * no module of the workflow code keeps state of its own at module level: every `let` and every object that
- * changes lives in a workflow's own objects. `npm run lint` holds that (`no-module-state` in eslint.config).
+ * changes lives in a workflow's own objects. `npm run lint` holds that (the shared-code rule in
+ * eslint.config.js).
  */
 export const sharedWorkflowModules = [workflowsPath];
 

@@ -2,15 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, eq, like } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertPayoutTransaction } from '../helpers/fixtures';
-import { ledgerEntries, sandboxOperations, transactions, wallets } from '../../src/db/schema/index';
+import {
+  cardVault,
+  ledgerEntries,
+  sandboxOperations,
+  transactions,
+  wallets,
+} from '../../src/db/schema/index';
 import { cardPayout } from '../../workflows/card-payout';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import type { PayoutStep } from '../../activities/payouts';
 import type { PayoutProcessor } from '../../activities/connectors/types';
-import { NotProcessedError } from '../../activities/connectors/errors';
 import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
 import { payoutActivities } from '../../activities/payouts';
-import { connectorKeys } from '../../src/contracts';
+import { connectorKeys, type CardPayoutInput } from '../../src/contracts';
+import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 
@@ -19,46 +25,45 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 let ts: TimeSkippingEnv;
 let merchant: MerchantCredentials;
 
-/** Per transaction, how many sends the processor refuses (nothing done); and the lookups it was asked. */
-const refusals = new Map<string, number>();
+/** Per transaction, its faults: sends refused (nothing done), workers lost at points of the payout's step. */
+const plans = new Map<string, FaultPlan>();
+/** Lookups the processor was asked, across the file. */
 let lookups = 0;
 
-/** Per transaction, the points of the combined payout step where the worker is lost, each once. */
-const crashes = new Map<string, PayoutStep[]>();
-let crashed: string[] = [];
-
 beforeAll(async () => {
-  ts = await startTimeSkipping({}, (database) => ({
-    payoutConnectors: { 'sandbox-payouts': refusingOnce(sandboxPayouts(database.db)) },
-    afterPayoutStep: (step, transactionId) => {
-      const plan = crashes.get(transactionId);
-      const at = plan?.indexOf(step) ?? -1;
-      if (at < 0) return;
-      plan!.splice(at, 1);
-      crashed.push(step);
-      throw new Error(`injected: worker lost after ${step}`);
-    },
-  }));
+  ts = await startTimeSkipping({}, (database) => {
+    const faulty = faultyConnectors(database.db, plans);
+    const lookup: PayoutProcessor['lookup'] = (request) => ((lookups += 1), faulty.payout.lookup(request));
+    return {
+      payoutConnectors: { 'sandbox-payouts': { ...faulty.payout, lookup } },
+      afterPayoutStep: faulty.afterPayoutStep,
+    };
+  });
   merchant = await ts.createMerchant();
 });
 afterAll(() => ts?.close());
 
-function refusingOnce(processor: PayoutProcessor): PayoutProcessor {
-  return {
-    send: async (request) => {
-      const left = refusals.get(request.transactionId) ?? 0;
-      if (left > 0) {
-        refusals.set(request.transactionId, left - 1);
-        throw new NotProcessedError('refused, nothing done');
-      }
-      return processor.send(request);
-    },
-    confirm: (request) => processor.confirm(request),
-    lookup: async (request) => {
-      lookups += 1;
-      return processor.lookup(request);
-    },
-  };
+/** A payout of 300 minor units to `pan`, its row and vaulted card in place, with the faults of `plan`. */
+async function newPayout(pan: string, plan: FaultPlan = {}) {
+  const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+    pan,
+    amountMinor: 300n,
+  });
+  plans.set(input.transactionId, plan);
+  return input;
+}
+
+function startPayout(input: CardPayoutInput) {
+  return ts.env.client.workflow.start(cardPayout, {
+    workflowId: input.transactionId,
+    taskQueue: ts.taskQueue,
+    args: [input],
+  });
+}
+
+async function available(walletId: string): Promise<bigint> {
+  const [wallet] = await ts.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+  return wallet!.available;
 }
 
 async function ledgerOf(transactionId: string) {
@@ -68,6 +73,11 @@ async function ledgerOf(transactionId: string) {
     .where(eq(ledgerEntries.reference, transactionId))
     .orderBy(asc(ledgerEntries.id));
 }
+
+const reservedAndSettled = [
+  { step: 'reserve', amount: -300n },
+  { step: 'settle', amount: 0n },
+];
 
 async function processorStates(transactionId: string) {
   const rows = await ts.database.db
@@ -90,83 +100,54 @@ describe('a payout cut short between the steps of its combined step (time-skippi
   ];
   for (const plan of plans) {
     it(`pays once and debits once when the worker is lost after ${plan.join(', ')}`, async () => {
-      const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
-        pan: '4222222222222222',
-        amountMinor: 300n,
-      });
-      crashes.set(input.transactionId, [...plan]);
-      crashed = [];
-      const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-      const result = await ts.env.client.workflow.execute(cardPayout, {
-        workflowId: input.transactionId,
-        taskQueue: ts.taskQueue,
-        args: [input],
-      });
+      const crashAfter = [...plan];
+      const input = await newPayout('4222222222222222', { crashAfter });
+      const before = await available(input.walletId);
+      const result = await (await startPayout(input)).result();
       expect(result.status).toBe('SUCCESS');
-      expect(crashed, 'every planned loss happened').toEqual(plan);
+      expect(crashAfter, 'every planned loss happened').toEqual([]);
       expect(await processorStates(input.transactionId)).toEqual(['paid']);
-      expect(await ledgerOf(input.transactionId)).toEqual([
-        { step: 'reserve', amount: -300n },
-        { step: 'settle', amount: 0n },
-      ]);
-      const [after] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-      expect(after!.available).toBe(before!.available - 300n);
+      expect(await ledgerOf(input.transactionId)).toEqual(reservedAndSettled);
+      expect(await available(input.walletId)).toBe(before - 300n);
+      const [vault] = await ts.database.db
+        .select()
+        .from(cardVault)
+        .where(eq(cardVault.transactionId, input.transactionId));
+      expect(vault!.panEnc, 'the card is gone once the payout is final').toBeNull();
     });
   }
 
   it('takes a refusal as definite when the attempt that sends is the one that reserved', async () => {
-    const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
-      pan: '4222222222222222',
-      amountMinor: 300n,
-    });
     // The first attempt is lost before its reserve; the second reserves and is refused at the send.
-    crashes.set(input.transactionId, ['started']);
-    refusals.set(input.transactionId, 1);
-    lookups = 0;
-    const handle = await ts.env.client.workflow.start(cardPayout, {
-      workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
-      args: [input],
-    });
-    const result = await handle.result();
-    expect(result.status).toBe('SUCCESS');
+    const input = await newPayout('4222222222222222', { crashAfter: ['started'], send: ['refuse'] });
+    const before = lookups;
+    const handle = await startPayout(input);
+    expect((await handle.result()).status).toBe('SUCCESS');
     // Nothing was asked of the processor: the refusal said nothing was sent, and the next round paid.
-    expect(lookups).toBe(0);
+    expect(lookups - before).toBe(0);
     const history = await handle.fetchHistory();
     const timers = history.events?.filter((e) => e.timerStartedEventAttributes) ?? [];
     expect(timers.length, 'the round after every terminal refused').toBe(1);
     expect(await processorStates(input.transactionId)).toEqual(['paid']);
-    expect(await ledgerOf(input.transactionId)).toEqual([
-      { step: 'reserve', amount: -300n },
-      { step: 'settle', amount: 0n },
-    ]);
+    expect(await ledgerOf(input.transactionId)).toEqual(reservedAndSettled);
   });
 
   it('asks the processor when a refusal follows an attempt that may have sent', async () => {
-    const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
-      pan: '4222222222222222',
-      amountMinor: 300n,
-    });
     // The first attempt is lost after its reserve: it may have reached the send, so the refusals of the
     // two attempts left prove nothing and the processor is asked.
-    crashes.set(input.transactionId, ['reserved']);
-    refusals.set(input.transactionId, 2);
-    lookups = 0;
-    const result = await ts.env.client.workflow.execute(cardPayout, {
-      workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
-      args: [input],
+    const input = await newPayout('4222222222222222', {
+      crashAfter: ['reserved'],
+      send: ['refuse', 'refuse'],
     });
-    expect(result.status).toBe('SUCCESS');
-    expect(lookups).toBeGreaterThan(0);
+    const before = lookups;
+    expect((await (await startPayout(input)).result()).status).toBe('SUCCESS');
+    expect(lookups - before).toBeGreaterThan(0);
     expect(await processorStates(input.transactionId)).toEqual(['paid']);
+    expect(await ledgerOf(input.transactionId)).toEqual(reservedAndSettled);
   });
 
   it('sends nothing from an attempt held up past half its time before the send', async () => {
-    const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
-      pan: '4222222222222222',
-      amountMinor: 300n,
-    });
+    const input = await newPayout('4222222222222222');
     let sends = 0;
     const processor = sandboxPayouts(ts.database.db);
     const activities = payoutActivities(
@@ -201,32 +182,19 @@ describe('a payout cut short between the steps of its combined step (time-skippi
       settled: true,
     });
     expect(sends).toBe(1);
-    expect(await ledgerOf(input.transactionId)).toEqual([
-      { step: 'reserve', amount: -300n },
-      { step: 'settle', amount: 0n },
-    ]);
+    expect(await ledgerOf(input.transactionId)).toEqual(reservedAndSettled);
   });
 
   it('releases once when the processor declines after a loss following the reserve', async () => {
-    const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
-      pan: '4333333333333333',
-      amountMinor: 300n,
-    });
-    crashes.set(input.transactionId, ['reserved']);
-    const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-    const result = await ts.env.client.workflow.execute(cardPayout, {
-      workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
-      args: [input],
-    });
-    expect(result.status).toBe('FAILED');
+    const input = await newPayout('4333333333333333', { crashAfter: ['reserved'] });
+    const before = await available(input.walletId);
+    expect((await (await startPayout(input)).result()).status).toBe('FAILED');
     expect(await processorStates(input.transactionId)).not.toContain('paid');
     expect(await ledgerOf(input.transactionId)).toEqual([
       { step: 'reserve', amount: -300n },
       { step: 'release', amount: 300n },
     ]);
-    const [after] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-    expect(after!.available).toBe(before!.available);
+    expect(await available(input.walletId)).toBe(before);
   });
 });
 
@@ -235,12 +203,8 @@ describe('card payout workflow (time-skipping)', () => {
     const input = await insertPayoutTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
       pan: '4000000000003220',
     });
-    const [before] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-    const handle = await ts.env.client.workflow.start(cardPayout, {
-      workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
-      args: [input],
-    });
+    const before = await available(input.walletId);
+    const handle = await startPayout(input);
     const started = Date.now();
     const result = await handle.result();
     expect(result).toEqual({ status: 'FAILED', message: 'Payout verification expired.' });
@@ -250,17 +214,11 @@ describe('card payout workflow (time-skipping)', () => {
     const timer = history.events?.find((e) => e.timerStartedEventAttributes);
     expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(24 * 60 * 60);
 
-    const steps = await ts.database.db
-      .select({ step: ledgerEntries.step, amount: ledgerEntries.amount })
-      .from(ledgerEntries)
-      .where(eq(ledgerEntries.reference, input.transactionId))
-      .orderBy(asc(ledgerEntries.id));
-    expect(steps).toEqual([
+    expect(await ledgerOf(input.transactionId)).toEqual([
       { step: 'reserve', amount: -500n },
       { step: 'release', amount: 500n },
     ]);
-    const [wallet] = await ts.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-    expect(wallet!.available).toBe(before!.available);
+    expect(await available(input.walletId)).toBe(before);
     const [row] = await ts.database.db
       .select()
       .from(transactions)
