@@ -51,9 +51,15 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       transactionId: string;
       network: string;
       mode?: Mode;
+      currency?: string;
     }): Promise<string> {
       const mode = input.mode ?? (await modeOf(db, input.transactionId));
-      return chain.depositAddress({ transactionId: input.transactionId, network: input.network, mode });
+      return chain.depositAddress({
+        transactionId: input.transactionId,
+        network: input.network,
+        mode,
+        ...(input.currency ? { currency: input.currency } : {}),
+      });
     },
 
     /** Records a deposit counted towards the payment; a refund or hold recorded first is kept. */

@@ -20,6 +20,7 @@ export async function openDeposits(input: TransactionRef & { crypto: CryptoExpec
     transactionId: input.transactionId,
     network: crypto.cryptoNetwork,
     mode: input.mode,
+    currency: crypto.cryptoCurrency,
   });
   const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
   return { settings, address, expiresAt };

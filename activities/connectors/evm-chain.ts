@@ -1,16 +1,25 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { isAddress, type Address } from 'viem';
 import type { Db } from '../../src/db/client';
 import { depositAddresses, depositAddressIndex } from '../../src/db/schema/index';
-import { activeChainNode, assetOnNode, chainNodeById, type ChainNode } from '../../src/chain/nodes';
+import {
+  activeChainNode,
+  assetOnNode,
+  chainNodeById,
+  nodeAddress,
+  shownAddress,
+  type ChainNode,
+} from '../../src/chain/nodes';
+import { TOKEN_LOG_NETWORKS, nodeWatchesCurrency } from '../../src/crypto/networks';
 import { sendFromTreasury } from '../../src/chain/transfers';
 import { findCryptoAsset } from '../../src/crypto/catalogue';
 import { parseUnits } from '../../src/lib/units';
 import type { ChainConnector, FiatPayouts } from './types';
 
 /**
- * Crypto on real EVM nodes (src/chain), for the networks and modes that have one registered
- * (`payments chains add`); the sandbox chain for every other network, behind the same interface.
+ * Crypto on real nodes speaking Ethereum's JSON-RPC (src/chain), for the networks and modes that have one
+ * registered (`payments chains add`); the sandbox chain for every other network, behind the same
+ * interface. A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay
+ * on the sandbox chain in test mode and are refused in live (docs/connectors.md).
  */
 export function evmChain(
   db: Db,
@@ -19,7 +28,9 @@ export function evmChain(
 ): ChainConnector & FiatPayouts {
   return {
     async depositAddress(request) {
-      const node = await activeChainNode(db, masterKey, request.mode, request.network);
+      const node = nodeWatchesCurrency(request.network, request.currency)
+        ? await activeChainNode(db, masterKey, request.mode, request.network)
+        : undefined;
       if (!node) return sandbox.depositAddress(request);
       const mine = () =>
         db
@@ -32,7 +43,7 @@ export function evmChain(
             ),
           );
       const [existing] = await mine();
-      if (existing) return existing.address;
+      if (existing) return shownAddress(node.network, existing.address);
       // A fresh index from one sequence for every node: an index, so an address, is never handed out twice.
       const next = await db.execute<{ index: string }>(
         sql`select nextval(${sql.raw(`'${depositAddressIndex.seqName}'`)})::text as index`,
@@ -48,7 +59,7 @@ export function evmChain(
         })
         .onConflictDoNothing({ target: [depositAddresses.transactionId, depositAddresses.chainNodeId] });
       const [opened] = await mine();
-      return opened!.address;
+      return shownAddress(node.network, opened!.address);
     },
 
     async send(request) {
@@ -56,10 +67,20 @@ export function evmChain(
         (await depositNode(db, masterKey, request.transactionId)) ??
         (await activeChainNode(db, masterKey, request.mode, request.network));
       if (!node) return sandbox.send(request);
+      if (TOKEN_LOG_NETWORKS[node.network]) {
+        if (request.mode === 'test') return sandbox.send(request);
+        // Not reached by refunds: live deposits there carry no sender to refund to, so they are held for
+        // ops (src/chain/watcher.ts). An on-ramp send (live ramps need ALLOW_SANDBOX_IN_LIVE) stops here:
+        // nothing was signed, and the activity retries with this message for ops, who send by hand.
+        throw new Error(
+          `cannot send ${request.amount} ${request.currency} on ${node.network}: the service watches ${node.network} for deposits only and does not sign its transactions`,
+        );
+      }
       const asset = assetOnNode(node, request.currency);
       const found = await findCryptoAsset(db, request.currency, request.network);
       const units = found ? parseUnits(request.amount, found.decimals) : undefined;
-      if (!asset || units === undefined || !isAddress(request.address)) {
+      const to = nodeAddress(node.network, request.address);
+      if (!asset || units === undefined || !to) {
         // Nothing was signed. The activity stays retrying with this message, for ops, until the node's
         // registration is mended (a token contract missing) or the transaction is cancelled.
         throw new Error(
@@ -71,7 +92,7 @@ export function evmChain(
         );
       }
       return sendFromTreasury(db, node, request.idempotencyKey, {
-        to: request.address as Address,
+        to,
         units,
         asset,
       });

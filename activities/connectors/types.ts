@@ -121,7 +121,13 @@ export type PayoutResult =
  */
 export interface ChainConnector {
   /** The transaction's deposit address on `network`; the same one on every call, never another's. */
-  depositAddress(request: { transactionId: string; network: string; mode: Mode }): Promise<string>;
+  depositAddress(request: {
+    transactionId: string;
+    network: string;
+    mode: Mode;
+    /** The asset the customer pays in; absent in histories from before it was passed. */
+    currency?: string;
+  }): Promise<string>;
   /**
    * Sends crypto; the same idempotency key always gives the same transaction hash, whatever retries.
    * `transactionId` sends from the node that watched the transaction's deposits, when it had any.

@@ -6,26 +6,31 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 const MAX_INDEX = 2 ** 31 - 1;
 
 /**
- * The keys of one watched node, from its HD seed (BIP-44 paths, coin type 60): the treasury that sends
- * and refunds at m/44'/60'/0'/0/0, deposit address `i` at m/44'/60'/1'/0/i. Deposit addresses are never
- * spent from here; their funds stay until swept (docs/connectors.md).
+ * The keys of one watched node, from its HD seed (BIP-44 paths, coin type 60, or TRON's 195): the
+ * treasury that sends and refunds at m/44'/C'/0'/0/0, deposit address `i` at m/44'/C'/1'/0/i. Deposit
+ * addresses are never spent from here; their funds stay until swept (docs/connectors.md). Addresses are
+ * the 20 bytes as lower-case hex, the form JSON-RPC logs carry; TRON shows them as T-addresses
+ * (src/chain/tron-address.ts).
  */
 export class ChainKeys {
   private readonly root: HDKey;
 
-  constructor(seedHex: string) {
+  constructor(
+    seedHex: string,
+    private readonly coinType = 60,
+  ) {
     this.root = HDKey.fromMasterSeed(Buffer.from(seedHex, 'hex'));
   }
 
   treasury(): PrivateKeyAccount {
-    return this.account("m/44'/60'/0'/0/0");
+    return this.account(`m/44'/${this.coinType}'/0'/0/0`);
   }
 
   depositAddress(index: number): string {
     if (!Number.isSafeInteger(index) || index < 0 || index > MAX_INDEX) {
       throw new Error(`deposit address index ${index} is outside 0..${MAX_INDEX}`);
     }
-    return this.account(`m/44'/60'/1'/0/${index}`).address.toLowerCase();
+    return this.account(`m/44'/${this.coinType}'/1'/0/${index}`).address.toLowerCase();
   }
 
   private account(path: string): PrivateKeyAccount {

@@ -14,7 +14,7 @@ import { createWalletClient, http, parseEther, type Abi, type Address, type Hex 
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
 import { findCryptoAsset } from '../crypto/catalogue';
-import { addChainNode, activeChainNode, rpc } from './nodes';
+import { addChainNode, activeChainNode, nodeAddress, rpc } from './nodes';
 import type { Mode } from '../lib/vocabulary';
 
 /** Anvil's default accounts (its public test mnemonic): 0 deploys and funds, 1 is the test customer. */
@@ -43,16 +43,19 @@ export function anvilBinary(explicit?: string): string | undefined {
 
 /**
  * Starts anvil on loopback. Without `blockTimeSeconds` every transaction is mined at once in its own block
- * (tests mine more blocks themselves); with it, a block comes every so often (dev). `stateFile` keeps the
- * chain across restarts.
+ * (tests mine more blocks themselves, dev paces them with `paceBlocks`); with it, a block comes every so
+ * often, empty or not. `stateFile` keeps the chain across restarts.
  */
 export async function startAnvil(options: {
   binary: string;
   port: number;
+  /** The chain id the node answers (`eth_chainId`); anvil's 31337 when absent. */
+  chainId?: number;
   blockTimeSeconds?: number;
   stateFile?: string;
 }): Promise<LocalNode> {
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--silent'];
+  if (options.chainId !== undefined) args.push('--chain-id', String(options.chainId));
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
   if (options.stateFile) args.push('--state', options.stateFile, '--state-interval', '2');
   const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -85,6 +88,48 @@ export async function startAnvil(options: {
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(killer);
+    },
+  };
+}
+
+/**
+ * Mines a block every `intervalMs` while the chain has fewer than `depth` blocks after its last block with
+ * transactions, and none otherwise: deposits get their confirmations at the pace of a real chain, and an
+ * idle node keeps neither growing (anvil with a fixed block time adds a block, in memory and in its state
+ * file, every interval: about 1 GB an hour at one a second).
+ */
+export function paceBlocks(url: string, options: { depth: number; intervalMs: number }): { stop(): void } {
+  const client = rpc(url);
+  let seen: bigint | undefined;
+  let lastBusy: bigint | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    // Every block since the last look: a transaction mined between two looks is not missed.
+    for (let n = seen === undefined ? head : seen + 1n; n <= head; n++) {
+      if ((await client.getBlockTransactionCount({ blockNumber: n })) > 0) lastBusy = n;
+    }
+    seen = head;
+    lastBusy ??= head;
+    if (head - lastBusy < BigInt(options.depth)) {
+      await client.request({ method: 'evm_mine' as never, params: [] as never });
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    // A node that did not answer this time is asked again next time.
+    void tick()
+      .catch(() => undefined)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, options.intervalMs);
+      });
+  };
+  loop();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }
@@ -213,7 +258,7 @@ export async function setUpLocalChain(
     tokens,
     faucetKey: mode === 'test' ? ANVIL_KEYS.customer : undefined,
   });
-  const treasury = registered.treasury as Address;
+  const treasury = nodeAddress(network, registered.treasury)!;
   const sent: Hex[] = [await wallet.sendTransaction({ to: treasury, value: parseEther('100'), chain })];
   for (const [code, contract] of Object.entries(tokens)) {
     const asset = (await findCryptoAsset(db, code, network))!;

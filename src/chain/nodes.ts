@@ -16,9 +16,24 @@ import { chainNodes, cryptoAssets } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { ChainKeys } from './keys';
-import { EVM_NATIVE_COINS } from '../crypto/networks';
+import { EVM_NATIVE_COINS, TOKEN_LOG_NETWORKS, isNodeNetwork } from '../crypto/networks';
+import { fromTronAddress, toTronAddress } from './tron-address';
 
 export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
+
+/** BIP-44 coin type of a network's keys: TRON's own, Ethereum's for every EVM network. */
+const coinTypeOf = (network: string) => (network === 'TRON' ? 195 : 60);
+
+/** An address as a merchant or customer sees it on `network`: TRON's T-address, else the hex. */
+export function shownAddress(network: string, hex: string): string {
+  return network === 'TRON' ? toTronAddress(hex) : hex;
+}
+
+/** An address given for `network` (a T-address on TRON) as the lower-case hex the node speaks. */
+export function nodeAddress(network: string, address: string): Address | undefined {
+  if (network === 'TRON') return fromTronAddress(address);
+  return isAddress(address) ? (address.toLowerCase() as Address) : undefined;
+}
 
 export const erc20Abi = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
@@ -35,6 +50,7 @@ export interface ChainNode {
   confirmations: number;
   /** Asset code to contract address, lower-case. */
   tokens: Record<string, string>;
+  /** The coin the watcher reads native transfers of; '' where it reads tokens only (TRON). */
   nativeCoin: string;
   keys: ChainKeys;
   faucet?: PrivateKeyAccount;
@@ -53,7 +69,7 @@ function open(row: NodeRow, masterKey: string): ChainNode {
     confirmations: row.confirmations,
     tokens: row.tokens,
     nativeCoin: EVM_NATIVE_COINS[row.network] ?? '',
-    keys: new ChainKeys(decryptSecret(row.seedEnc, masterKey)),
+    keys: new ChainKeys(decryptSecret(row.seedEnc, masterKey), coinTypeOf(row.network)),
     faucet: row.faucetKeyEnc
       ? privateKeyToAccount(decryptSecret(row.faucetKeyEnc, masterKey) as Hex)
       : undefined,
@@ -131,12 +147,12 @@ export async function addChainNode(
   masterKey: string,
   spec: ChainNodeSpec,
 ): Promise<{ id: string; treasury: string; watchingFrom: bigint }> {
-  const native = EVM_NATIVE_COINS[spec.network];
-  if (!native) {
+  if (!isNodeNetwork(spec.network)) {
     throw new ChainNodeError(
-      `${spec.network} is not an EVM network this service watches (${Object.keys(EVM_NATIVE_COINS).join(', ')}).`,
+      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS)].join(', ')}).`,
     );
   }
+  const native = EVM_NATIVE_COINS[spec.network] ?? TOKEN_LOG_NETWORKS[spec.network]!.nativeCoin;
   if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
     throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
   }
@@ -152,8 +168,9 @@ export async function addChainNode(
     if (code === native) {
       throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
     }
-    if (!isAddress(contract)) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
-    tokens[code] = contract.toLowerCase();
+    const hex = nodeAddress(spec.network, contract);
+    if (!hex) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
+    tokens[code] = hex;
   }
 
   const client = rpc(spec.rpcUrl);
@@ -178,7 +195,7 @@ export async function addChainNode(
     const contract = tokens[asset.code] as Address | undefined;
     if (!contract) {
       throw new ChainNodeError(
-        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=0x...).`,
+        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=${spec.network === 'TRON' ? 'T' : '0x'}...).`,
       );
     }
     const decimals = await client
@@ -219,7 +236,8 @@ export async function addChainNode(
       scannedHash: tip.hash,
     });
   });
-  return { id, treasury: new ChainKeys(seedHex).treasury().address, watchingFrom };
+  const treasury = new ChainKeys(seedHex, coinTypeOf(spec.network)).treasury().address;
+  return { id, treasury: shownAddress(spec.network, treasury), watchingFrom };
 }
 
 export type RetireOutcome =
@@ -290,8 +308,10 @@ export async function listChainNodes(db: Db, masterKey: string) {
     network: row.network,
     rpc_url: row.rpcUrl,
     confirmations: row.confirmations,
-    tokens: row.tokens,
-    treasury: open(row, masterKey).keys.treasury().address,
+    tokens: Object.fromEntries(
+      Object.entries(row.tokens).map(([code, contract]) => [code, shownAddress(row.network, contract)]),
+    ),
+    treasury: shownAddress(row.network, open(row, masterKey).keys.treasury().address),
     test_faucet: row.faucetKeyEnc !== null,
     state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
     scanned_block: row.scannedBlock?.toString() ?? null,

@@ -5,7 +5,8 @@ import type { Db } from '../db/client';
 import { depositAddresses } from '../db/schema/index';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { formatUnits, parseUnits } from '../lib/units';
-import { activeChainNode, assetOnNode, chainNodeById, erc20Abi, rpc } from './nodes';
+import { activeChainNode, assetOnNode, chainNodeById, erc20Abi, rpc, shownAddress } from './nodes';
+import { nodeWatchesCurrency } from '../crypto/networks';
 import { sendOnce, TransferRejectedError } from './transfers';
 import type { Client } from '@temporalio/client';
 import {
@@ -119,6 +120,8 @@ async function payFromFaucet(
     .select()
     .from(depositAddresses)
     .where(eq(depositAddresses.transactionId, deposit.transactionId));
+  // An asset the network's node does not watch (TRX on TRON) is on the sandbox chain.
+  if (!opened && !nodeWatchesCurrency(deposit.network, deposit.currency)) return { kind: 'no-node' };
   const node = opened
     ? await chainNodeById(db, masterKey, opened.chainNodeId)
     : await activeChainNode(db, masterKey, 'test', deposit.network);
@@ -140,7 +143,7 @@ async function payFromFaucet(
     return {
       kind: 'refused',
       field: 'transaction_id',
-      message: `This network is watched on a real node with no test faucet: send to ${opened.address} from a wallet.`,
+      message: `This network is watched on a real node with no test faucet: send to ${shownAddress(node.network, opened.address)} from a wallet.`,
     };
   }
   const asset = assetOnNode(node, deposit.currency);

@@ -11,6 +11,7 @@ import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits'
 import type { DepositDisposition } from '../contracts';
 import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
+import { TOKEN_LOG_NETWORKS } from '../crypto/networks';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
@@ -202,6 +203,7 @@ async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigin
 async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
   const client = rpc(node.rpcUrl);
   const seen: Seen[] = [];
+  if (!node.nativeCoin) return seen;
   for (let number = fromBlock; number <= toBlock; number++) {
     const block = await client.getBlock({ blockNumber: number, includeTransactions: true });
     for (const tx of block.transactions) {
@@ -332,13 +334,17 @@ async function handOver(
   const { db, temporal } = options;
   const row = await findTransaction(db, deposit.transactionId);
   if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
+  const asset = assetOf(row);
+  // Live on a network whose transactions the service does not sign (TRON), nothing can be refunded on
+  // chain: without a sender to refund to, whatever is to be given back is held for ops, who see the
+  // sender in chain_transfers (docs/connectors.md).
+  const refundable = !(row.mode === 'live' && asset && TOKEN_LOG_NETWORKS[asset.network]);
   const ref = {
     transactionId: row.id,
     txHash: deposit.txHash,
     amount: deposit.amount,
-    ...(deposit.sender ? { sender: deposit.sender } : {}),
+    ...(deposit.sender && refundable ? { sender: deposit.sender } : {}),
   };
-  const asset = assetOf(row);
   const found =
     asset?.code === deposit.asset ? await findCryptoAsset(db, asset.code, asset.network) : undefined;
   const units = found ? parseUnits(canonicalDecimal(deposit.amount) ?? '', found.decimals) : undefined;

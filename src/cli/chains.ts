@@ -29,7 +29,8 @@ export const commands: Record<string, Command> = {
     const tokens: Record<string, string> = {};
     for (const token of values.token ?? []) {
       const [code, contract] = token.split('=');
-      if (!code || !contract) throw new CliError(`--token must be CODE=0xCONTRACT, not ${token}`);
+      if (!code || !contract)
+        throw new CliError(`--token must be CODE=CONTRACT (0x… or, on TRON, T…), not ${token}`);
       if (tokens[code]) throw new CliError(`--token ${code} is given twice`);
       tokens[code] = contract;
     }
@@ -47,7 +48,10 @@ export const commands: Record<string, Command> = {
           chain_node_id: added.id,
           treasury: added.treasury,
           watching_from_block: added.watchingFrom.toString(),
-          note: 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
+          note:
+            network === 'TRON'
+              ? 'TRON is watched for token deposits only: the service does not sign TRON transactions, so refunds and on-ramp sends there are not made from this treasury (docs/connectors.md).'
+              : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
         },
         values.json ?? false,
       );

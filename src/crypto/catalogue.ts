@@ -1,14 +1,20 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { cryptoAssets, fiatRates } from '../db/schema/index';
+import { chainNodes, cryptoAssets, fiatRates } from '../db/schema/index';
+import { LIVE_REFUSED_NETWORKS, nodeWatchesCurrency } from './networks';
 
 export type CryptoAsset = typeof cryptoAssets.$inferSelect;
 
-/** Catalogue entries offered in `country` for a fiat `amount` (exact decimal text), grouped by code. */
+/**
+ * Catalogue entries offered in `country` for a fiat `amount` (exact decimal text), grouped by code. In
+ * live mode only what a live payin takes (docs/connectors.md): never OMNI, and unless the sandbox chain
+ * may stand in (`sandboxInLive`), only assets a live node watches.
+ */
 export async function listPayinCurrencies(
   db: Db,
   country: string,
   amount: string,
+  live?: { sandboxInLive: boolean },
 ): Promise<{ code: string; name: string; symbol: string; networks: string[] }[]> {
   const rows = await db
     .select({
@@ -27,8 +33,25 @@ export async function listPayinCurrencies(
       ),
     )
     .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.code));
+  const watched =
+    live && !live.sandboxInLive
+      ? new Set(
+          (
+            await db
+              .selectDistinct({ network: chainNodes.network })
+              .from(chainNodes)
+              .where(and(eq(chainNodes.mode, 'live'), eq(chainNodes.active, true)))
+          ).map((n) => n.network),
+        )
+      : undefined;
+  const offered = rows.filter(
+    (row) =>
+      !live ||
+      (!LIVE_REFUSED_NETWORKS.has(row.network) &&
+        (!watched || (watched.has(row.network) && nodeWatchesCurrency(row.network, row.code)))),
+  );
   const grouped = new Map<string, { code: string; name: string; symbol: string; networks: string[] }>();
-  for (const row of rows) {
+  for (const row of offered) {
     const entry = grouped.get(row.code) ?? {
       code: row.code,
       name: row.name,

@@ -4,9 +4,9 @@ import { chainNodes } from '../db/schema/index';
 import type { Mode } from '../lib/vocabulary';
 
 /**
- * What the domain knows of the networks the chain adapters (src/chain) watch: which EVM networks there
- * are, and whether a node is registered for one. The adapters build on this; the domain never imports
- * them.
+ * What the domain knows of the networks the chain adapters (src/chain) watch: which networks a node
+ * speaking Ethereum's JSON-RPC serves, and whether a node is registered for one. The adapters build on
+ * this; the domain never imports them.
  */
 
 /** Networks an EVM node can serve, with the native coin each one pays gas in. */
@@ -17,8 +17,35 @@ export const EVM_NATIVE_COINS: Readonly<Record<string, string>> = {
   AVALANCHE: 'AVAX',
 };
 
-/** Whether a node watches `network` for `mode` (no secrets read). */
-export async function isWatched(db: Db, mode: Mode, network: string): Promise<boolean> {
+/**
+ * Networks whose tokens a node is watched for through Ethereum's JSON-RPC (`eth_getLogs`) without being
+ * an EVM network for anything else: TRON nodes answer it for TRC-20 `Transfer` logs. Their native coin
+ * moves in the network's own transaction format, so it is not watched, and the service does not sign
+ * there: sends and refunds stay on the sandbox chain in test mode (docs/connectors.md).
+ */
+export const TOKEN_LOG_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
+  TRON: { nativeCoin: 'TRX' },
+};
+
+/**
+ * Networks live mode never takes: OMNI has no node in any registry and Tether stopped issuing USDT on
+ * it in 2023; it stays on the sandbox chain in test mode.
+ */
+export const LIVE_REFUSED_NETWORKS: ReadonlySet<string> = new Set(['OMNI']);
+
+/** Every network a registered node can watch. */
+export function isNodeNetwork(network: string): boolean {
+  return network in EVM_NATIVE_COINS || network in TOKEN_LOG_NETWORKS;
+}
+
+/** Whether a node on `network` watches deposits in `currency` (a TRON node watches tokens, not TRX). */
+export function nodeWatchesCurrency(network: string, currency: string | undefined): boolean {
+  return TOKEN_LOG_NETWORKS[network]?.nativeCoin !== currency;
+}
+
+/** Whether a node watches `network` for `mode` (no secrets read), and `currency` on it when given. */
+export async function isWatched(db: Db, mode: Mode, network: string, currency?: string): Promise<boolean> {
+  if (currency !== undefined && !nodeWatchesCurrency(network, currency)) return false;
   const rows = await db
     .select({ id: chainNodes.id })
     .from(chainNodes)

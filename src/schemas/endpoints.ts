@@ -233,7 +233,8 @@ export const listPayinCurrencies = endpoint({
     operationId: 'listPayinCurrencies',
     tags: ['Crypto'],
     summary: 'Crypto currencies for a country and amount',
-    description: 'The catalogue entries offered in `country` for that fiat amount.',
+    description:
+      'The catalogue entries offered in `country` for that fiat amount; in live mode only the networks a live node watches, never OMNI.',
     params: ModeParams,
     body: CurrenciesRequest,
     response: { 200: CurrencyList },

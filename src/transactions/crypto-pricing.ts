@@ -6,7 +6,7 @@ import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
 import type { CryptoExpectation } from '../contracts';
 import type { RateSource } from '../crypto/rates';
-import { isWatched } from '../crypto/networks';
+import { LIVE_REFUSED_NETWORKS, isWatched } from '../crypto/networks';
 import type { MerchantScope, TransactionDeps } from './deps';
 
 /** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */
@@ -145,9 +145,13 @@ export async function checkLiveCrypto(
   deps: Pick<TransactionDeps, 'db' | 'config'>,
   merchant: MerchantScope,
   kind: 'ramp' | 'crypto_payin',
-  network: string,
+  asset: { code: string; network: string },
 ): Promise<void> {
-  if (merchant.mode !== 'live' || deps.config.ALLOW_SANDBOX_IN_LIVE) return;
+  const { network } = asset;
+  if (merchant.mode !== 'live') return;
+  if (LIVE_REFUSED_NETWORKS.has(network))
+    fieldError('crypto_network', `Network ${network} is not available.`);
+  if (deps.config.ALLOW_SANDBOX_IN_LIVE) return;
   if (kind === 'ramp') {
     fieldError(
       'transaction_type',
@@ -158,6 +162,12 @@ export async function checkLiveCrypto(
     fieldError(
       'crypto_network',
       `Crypto payins on ${network} are not available in live mode: no node watches it.`,
+    );
+  }
+  if (!(await isWatched(deps.db, 'live', network, asset.code))) {
+    fieldError(
+      'crypto_currency',
+      `${asset.code} payins on ${network} are not available in live mode: its node watches tokens only.`,
     );
   }
 }

@@ -34,7 +34,7 @@ export async function createPayin(
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
   checkCountry(asset, input.country);
-  await checkLiveCrypto(deps, merchant, 'crypto_payin', asset.network);
+  await checkLiveCrypto(deps, merchant, 'crypto_payin', asset);
   const fiat = await pricedFiat(deps.rates, 'currency', input.currency);
   checkDecimals('amount', input.amount, fiat.decimals);
   checkLimits('amount', input.amount, input.currency, asset);

@@ -34,7 +34,7 @@ export async function createRamp(
   await checkMerchantUrls(deps, merchant, input);
   const asset = await resolveAsset(deps.db, input.crypto_currency, input.crypto_network);
   checkCountry(asset, input.country);
-  await checkLiveCrypto(deps, merchant, 'ramp', asset.network);
+  await checkLiveCrypto(deps, merchant, 'ramp', asset);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';
   if (onramp && EVM_NATIVE_COINS[asset.network] && !/^0x[0-9a-fA-F]{40}$/.test(input.wallet_address)) {

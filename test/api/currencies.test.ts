@@ -41,6 +41,22 @@ describe('POST /api/v1/{mode}/crypto/currencies', () => {
     expect((await list({ country: 'KP', amount: 100 })).json().data).toEqual([]);
   });
 
+  it('never offers OMNI in live mode, even where the sandbox chain may stand in for a node', async () => {
+    const live = (await list({ country: 'GB', amount: 1000 }, 'live')).json().data as {
+      code: string;
+      networks: string[];
+    }[];
+    const test = (await list({ country: 'GB', amount: 1000 })).json().data as {
+      code: string;
+      networks: string[];
+    }[];
+    expect(test.find((c) => c.code === 'USDT')!.networks).toContain('OMNI');
+    expect(live.find((c) => c.code === 'USDT')!.networks).toEqual(
+      test.find((c) => c.code === 'USDT')!.networks.filter((n) => n !== 'OMNI'),
+    );
+    expect(live.map((c) => c.code)).toEqual(test.map((c) => c.code));
+  });
+
   it('honours amount limits', async () => {
     const small = (await list({ country: 'GB', amount: '5' })).json().data;
     expect(small.map((c: { code: string }) => c.code)).toEqual(['USDT', 'TRX']);

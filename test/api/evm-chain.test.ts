@@ -417,7 +417,7 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       '--rpc-url',
       chain.node.url,
     );
-    expect(bitcoin.stderr).toContain('BITCOIN is not an EVM network this service watches');
+    expect(bitcoin.stderr).toContain('BITCOIN is not a network this service watches on a node');
 
     const added = await runCliIn(
       env,

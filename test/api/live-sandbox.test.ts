@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { cardRequest, merchantClient, payinRequest, rampRequest } from '../helpers/merchant-client';
-import { chainNodes } from '../../src/db/schema/index';
+import { chainNodes, depositAddresses } from '../../src/db/schema/index';
+import { fromTronAddress } from '../../src/chain/tron-address';
 import { encryptSecret } from '../../src/ciphers/secrets';
 import { ChainKeys } from '../../src/chain/keys';
 import { createMerchant } from '../../src/merchants/accounts';
@@ -136,5 +137,109 @@ describe('live mode and the sandbox connectors', () => {
     expect(eth.statusCode, eth.payload).toBe(200);
     expect(eth.json()).toMatchObject({ status: 'REDIRECT' });
     expect(eth.json().data.deposit_address).toBe(new ChainKeys('00'.repeat(32)).depositAddress(0));
+  });
+
+  it('takes live TRON token payins on a watched node at T-addresses, and refuses TRX there', async () => {
+    const merchant = merchantClient(
+      env.app,
+      await createMerchant(env.database.db, env.config.MASTER_KEY, {
+        name: 'Live TRON',
+        wallets: [{ currency: 'USD', amount: 0n }],
+        terminals: [],
+      }),
+    );
+    await env.database.db.insert(chainNodes).values({
+      id: 'chain_live_tron',
+      mode: 'live',
+      network: 'TRON',
+      rpcUrl: 'https://tron.invalid/jsonrpc',
+      confirmations: 19,
+      tokens: { USDT: '0xa614f803b6fd780986a42c78ec9c7f77e6ded13c' },
+      seedEnc: encryptSecret('01'.repeat(32), env.config.MASTER_KEY),
+    });
+    const trx = await merchant.post(
+      '/api/v1/live/crypto/payin',
+      payinRequest({ crypto_network: 'TRON', crypto_currency: 'TRX' }),
+    );
+    expect(trx.statusCode).toBe(422);
+    expect(trx.json().message).toBe(
+      'TRX payins on TRON are not available in live mode: its node watches tokens only.',
+    );
+    const usdt = await merchant.post(
+      '/api/v1/live/crypto/payin',
+      payinRequest({ crypto_network: 'TRON', crypto_currency: 'USDT' }),
+    );
+    expect(usdt.statusCode, usdt.payload).toBe(200);
+    const shown = usdt.json().data.deposit_address as string;
+    expect(shown).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    const [row] = await env.database.db
+      .select()
+      .from(depositAddresses)
+      .where(eq(depositAddresses.transactionId, usdt.json().data.transaction_id as string));
+    expect(row!.address).toBe(fromTronAddress(shown));
+    expect(row!.address).toBe(new ChainKeys('01'.repeat(32), 195).depositAddress(row!.hdIndex));
+  });
+
+  it('offers in live mode only what a live node watches: never OMNI, TRON for its tokens only', async () => {
+    const merchant = merchantClient(
+      env.app,
+      await createMerchant(env.database.db, env.config.MASTER_KEY, {
+        name: 'Live list',
+        wallets: [{ currency: 'USD', amount: 0n }],
+        terminals: [],
+      }),
+    );
+    const codes = async () =>
+      (
+        (await merchant.postPlain('/api/v1/live/crypto/currencies', { country: 'GB', amount: 1000 })).json()
+          .data as {
+          code: string;
+          networks: string[];
+        }[]
+      ).map((c) => `${c.code}:${c.networks.join(',')}`);
+    // Earlier tests registered live nodes: without any, nothing is offered.
+    await env.database.db.update(chainNodes).set({ active: false }).where(eq(chainNodes.mode, 'live'));
+    expect(await codes()).toEqual([]);
+    for (const [id, network, tokens] of [
+      ['chain_list_eth', 'ETHEREUM', { USDT: '0xdac17f958d2ee523a2206206994597c13d831ec7' }],
+      ['chain_list_tron', 'TRON', { USDT: '0xa614f803b6fd780986a42c78ec9c7f77e6ded13c' }],
+    ] as const) {
+      await env.database.db.insert(chainNodes).values({
+        id,
+        mode: 'live',
+        network,
+        rpcUrl: `https://${network.toLowerCase()}.invalid`,
+        confirmations: 12,
+        tokens,
+        seedEnc: encryptSecret('00'.repeat(32), env.config.MASTER_KEY),
+      });
+    }
+    expect(await codes()).toEqual(['ETH:ETHEREUM', 'USDT:ETHEREUM,TRON']);
+    // Test mode still lists the whole catalogue, OMNI included where the country allows it.
+    const test = (
+      await merchant.postPlain('/api/v1/test/crypto/currencies', { country: 'GB', amount: 1000 })
+    ).json().data as {
+      code: string;
+      networks: string[];
+    }[];
+    expect(test.find((c) => c.code === 'USDT')!.networks).toContain('OMNI');
+    expect(test.map((c) => c.code)).toContain('TRX');
+  });
+
+  it('refuses OMNI in live mode by name', async () => {
+    const merchant = merchantClient(
+      env.app,
+      await createMerchant(env.database.db, env.config.MASTER_KEY, {
+        name: 'Live OMNI',
+        wallets: [{ currency: 'USD', amount: 0n }],
+        terminals: [],
+      }),
+    );
+    const response = await merchant.post(
+      '/api/v1/live/crypto/payin',
+      payinRequest({ crypto_currency: 'USDT', crypto_network: 'OMNI', country: 'GB', amount: 1000 }),
+    );
+    expect(response.statusCode).toBe(422);
+    expect(response.json().message).toBe('Network OMNI is not available.');
   });
 });

@@ -29,24 +29,30 @@ export interface LocalChain {
 
 /**
  * A local anvil for one test file: every transaction mined at once in its own block, more blocks mined by
- * the test (`mine`); the stablecoin deployed, the node registered for test mode on ETHEREUM, and the chain
- * watcher polling it for the test environment's workflows.
+ * the test (`mine`); the stablecoin deployed, the node registered for test mode on `network` (ETHEREUM
+ * unless given, answering `chainId`), and the chain watcher polling it for the test environment's
+ * workflows. `watch: false` leaves the polling to the caller (one watcher serves every node).
  */
-export async function startLocalChain(env: TestEnv, confirmations: number): Promise<LocalChain> {
+export async function startLocalChain(
+  env: TestEnv,
+  confirmations: number,
+  options: { network?: string; chainId?: number; watch?: boolean } = {},
+): Promise<LocalChain> {
   const binary = anvilBinary();
   if (!binary) throw new Error('anvil is not installed (optional dependency @foundry-rs/anvil-linux-amd64)');
-  const node = await startAnvil({ binary, port: await freePort() });
+  const node = await startAnvil({ binary, port: await freePort(), chainId: options.chainId });
   const { db } = env.database;
-  const set = await setUpLocalChain(db, env.config.MASTER_KEY, { url: node.url, confirmations });
+  const set = await setUpLocalChain(db, env.config.MASTER_KEY, {
+    url: node.url,
+    confirmations,
+    network: options.network,
+  });
   // Scan failures show in the test output; deposits seen are asserted through the API instead.
   const log = pino({ level: 'warn' });
-  const watcher = startChainWatcher({
-    db,
-    temporal: env.client,
-    masterKey: env.config.MASTER_KEY,
-    log,
-    pollMs: 100,
-  });
+  const watcher =
+    options.watch === false
+      ? undefined
+      : startChainWatcher({ db, temporal: env.client, masterKey: env.config.MASTER_KEY, log, pollMs: 100 });
   const client = rpc(node.url);
   const request = (method: string, params: unknown[]) =>
     client.request({ method: method as never, params: params as never });
@@ -76,7 +82,7 @@ export async function startLocalChain(env: TestEnv, confirmations: number): Prom
         args: [owner as Address],
       }),
     async close() {
-      await watcher.stop();
+      await watcher?.stop();
       await node.stop();
     },
   };

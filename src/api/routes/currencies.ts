@@ -11,6 +11,7 @@ export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
         deps.db,
         request.body.country,
         request.body.amount,
+        request.merchant.mode === 'live' ? { sandboxInLive: deps.config.ALLOW_SANDBOX_IN_LIVE } : undefined,
       );
       return { message: 'Supported currencies retrieved successfully.', data };
     },
