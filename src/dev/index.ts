@@ -12,8 +12,9 @@ import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
 import { startTemporalDevServer, waitForPort, type LocalTemporal } from './temporal';
 import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
-import { anvilBinary, setUpLocalChain, startAnvil, type LocalNode } from '../chain/local';
-import { retireChainNodesAt } from '../chain/nodes';
+import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/local';
+import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
+import { findCryptoAsset } from '../crypto/catalogue';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -115,8 +116,8 @@ async function main(): Promise<void> {
     const database = createDatabase(config.DATABASE_URL, 2);
     await runMigrations(database.pool);
     const credentials = await ensureSandboxMerchant(database.db, config.MASTER_KEY);
-    const chain = await startLocalChain(database.db, config.MASTER_KEY);
-    if (chain.node) stops.push(() => chain.node!.stop());
+    const chains = await startLocalChains(database.db, config.MASTER_KEY);
+    stops.push(...chains.stops);
     await database.close();
 
     const running = await start(config, log);
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
-    say(`  Local chain:  ${chain.summary}`);
+    say(`  Local chains: ${chains.summary.join('\n                ')}`);
     say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
     say(`    merchant_id      ${credentials.merchant_id}`);
     say(`    test_secret_key  ${credentials.test_secret_key}`);
@@ -165,48 +166,101 @@ function describe(error: unknown): string {
 }
 
 /**
- * Anvil with a block a second, its state kept in the data folder, registered for test-mode ETHEREUM
- * (USDT and ETH, 2 confirmations): test deposits there are real transfers. Without an anvil binary for
- * this platform (ANVIL_PATH names one) or with DEV_CHAIN=off, ETHEREUM stays on the sandbox chain.
+ * The local chains: one anvil per network a node can watch, each answering that network's chain id, its
+ * state kept in the data folder, registered for test mode with the catalogue's tokens and 2
+ * confirmations: test deposits there are real transfers. Blocks come a second apart while a transaction
+ * waits for its confirmations and not at all otherwise (`paceBlocks`), so an idle chain stays the size it
+ * is. Without an anvil binary for this platform (ANVIL_PATH names one) or with DEV_CHAIN=off, every
+ * network stays on the sandbox chain.
  */
-async function startLocalChain(
+const DEV_CHAINS = [
+  { network: 'ETHEREUM', chainId: 31337, state: 'anvil-state.json' },
+  { network: 'BINANCE_SMART_CHAIN', chainId: 56, state: 'anvil-state-bsc.json' },
+  { network: 'POLYGON', chainId: 137, state: 'anvil-state-polygon.json' },
+  { network: 'AVALANCHE', chainId: 43114, state: 'anvil-state-avalanche.json' },
+  // TRON's chain id: its token logs are read over the same JSON-RPC (docs/connectors.md).
+  { network: 'TRON', chainId: 728126428, state: 'anvil-state-tron.json' },
+] as const;
+const DEV_CONFIRMATIONS = 2;
+
+async function startLocalChains(
   db: Parameters<typeof createMerchant>[0],
   masterKey: string,
-): Promise<{ node?: LocalNode; summary: string }> {
-  const port = Number(process.env.DEV_ANVIL_PORT ?? 8545);
-  const url = `http://127.0.0.1:${port}`;
+): Promise<{ stops: (() => Promise<void>)[]; summary: string[] }> {
+  const basePort = Number(process.env.DEV_ANVIL_PORT ?? 8545);
+  const urls = DEV_CHAINS.map((_, i) => `http://127.0.0.1:${basePort + i}`);
   const binary = anvilBinary(process.env.ANVIL_PATH);
   if (process.env.DEV_CHAIN === 'off' || !binary) {
-    await retireChainNodesAt(db, url);
+    for (const url of urls) await retireChainNodesAt(db, url);
     const why = binary ? 'DEV_CHAIN=off' : 'no anvil for this platform; ANVIL_PATH names one';
-    return { summary: `none (${why}): every network uses the sandbox chain` };
+    return { stops: [], summary: [`none (${why}): every network uses the sandbox chain`] };
   }
-  say(`starting the local chain (anvil, state in ${join(dataDir, 'anvil-state.json')})...`);
-  await portMustBeFree(port, 'the local chain (anvil)', 'DEV_ANVIL_PORT');
+  say(
+    `starting the local chains (anvil, ports ${basePort}-${basePort + DEV_CHAINS.length - 1}, state in ${dataDir})...`,
+  );
+  const started = await Promise.allSettled(
+    DEV_CHAINS.map((chain, i) => startDevChain(db, masterKey, binary, chain, basePort + i)),
+  );
+  const stops = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop] : []));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await Promise.all(stops.map((stop) => stop()));
+    throw failed.reason;
+  }
+  return {
+    stops,
+    summary: started.map((s) => (s as PromiseFulfilledResult<{ summary: string }>).value.summary),
+  };
+}
+
+async function startDevChain(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+  binary: string,
+  chain: (typeof DEV_CHAINS)[number],
+  port: number,
+): Promise<{ stop: () => Promise<void>; summary: string }> {
+  const url = `http://127.0.0.1:${port}`;
+  await portMustBeFree(port, `the local ${chain.network} chain (anvil)`, 'DEV_ANVIL_PORT');
   const node = await startAnvil({
     binary,
     port,
-    blockTimeSeconds: 1,
-    stateFile: join(dataDir, 'anvil-state.json'),
+    chainId: chain.chainId,
+    stateFile: join(dataDir, chain.state),
   });
-  rememberPid(dataDir, 'anvil', node.pid);
+  rememberPid(dataDir, `anvil-${chain.chainId}`, node.pid);
+  let pacer: { stop(): void } | undefined;
+  const stop = async () => {
+    pacer?.stop();
+    await node.stop();
+  };
   try {
-    const set = await setUpLocalChain(db, masterKey, { url, confirmations: 2 });
+    const set = await setUpLocalChain(db, masterKey, {
+      url,
+      network: chain.network,
+      confirmations: DEV_CONFIRMATIONS,
+    });
+    // As deep as the node watching it asks (one registered here with `chains add` may ask more than 2).
+    pacer = paceBlocks(url, { depth: set.confirmations, intervalMs: 1000 });
+    const name = chain.network.padEnd(19);
     if (set.rpcUrl !== url) {
       return {
-        node,
-        summary: `${url} runs, unused: test ETHEREUM is watched on ${set.rpcUrl} (node ${set.chainNodeId}, registered with chains add)`,
+        stop,
+        summary: `${name} ${url} runs, unused: watched on ${set.rpcUrl} (node ${set.chainNodeId}, registered with chains add)`,
       };
     }
-    const assets = ['ETH', ...Object.keys(set.tokens)].join(' and ');
+    // The assets deposits are watched in: the catalogue's native coin, if it offers one, and the tokens.
+    const native = EVM_NATIVE_COINS[chain.network];
+    const nativeOffered = native ? await findCryptoAsset(db, native, chain.network) : undefined;
+    const assets = [...(nativeOffered ? [native] : []), ...Object.keys(set.tokens)].join(' and ');
     const faucet = set.faucet ? '' : ', no test faucet: pay deposit addresses from a wallet';
     return {
-      node,
-      summary: `${url}  (ETHEREUM in test mode: ${assets}, ${set.confirmations} confirmations, node ${set.chainNodeId}${faucet})`,
+      stop,
+      summary: `${name} ${url}  (chain id ${chain.chainId}: ${assets}, ${set.confirmations} confirmations${faucet})`,
     };
   } catch (error) {
-    await node.stop();
-    throw new Error(`the local chain did not set up: ${describe(error)}`);
+    await stop();
+    throw new Error(`the local ${chain.network} chain did not set up: ${describe(error)}`);
   }
 }
 

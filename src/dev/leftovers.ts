@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -88,13 +88,15 @@ export async function claimDataDir(dataDir: string): Promise<string[]> {
   }
   rmSync(join(dataDir, 'temporal.pid'), { force: true });
 
-  const anvil = pidIn(join(dataDir, 'anvil.pid'));
-  if (anvil !== undefined && alive(anvil) && commandOf(anvil).includes('anvil')) {
-    // SIGTERM lets anvil write its state file, so the chain survives.
-    await stopProcess(anvil, 'SIGTERM', 10_000);
-    said.push(`stopped the local chain (anvil, pid ${anvil}) an earlier run left behind`);
+  for (const file of anvilPidFiles(dataDir)) {
+    const anvil = pidIn(file);
+    if (anvil !== undefined && alive(anvil) && commandOf(anvil).includes('anvil')) {
+      // SIGTERM lets anvil write its state file, so the chain survives.
+      await stopProcess(anvil, 'SIGTERM', 10_000);
+      said.push(`stopped a local chain (anvil, pid ${anvil}) an earlier run left behind`);
+    }
+    rmSync(file, { force: true });
   }
-  rmSync(join(dataDir, 'anvil.pid'), { force: true });
 
   // postmaster.pid: first line the postmaster's pid. SIGINT is PostgreSQL's fast shutdown: it rolls back
   // open transactions and writes a checkpoint, so the next start needs no recovery.
@@ -106,6 +108,14 @@ export async function claimDataDir(dataDir: string): Promise<string[]> {
 
   writeFileSync(ownerFile, `${process.pid}\n`);
   return said;
+}
+
+/** The pid files of the local chains: `anvil-<chain id>.pid`, and `anvil.pid` of runs before there were several. */
+function anvilPidFiles(dataDir: string): string[] {
+  if (!existsSync(dataDir)) return [];
+  return readdirSync(dataDir)
+    .filter((name) => /^anvil(-\d+)?\.pid$/.test(name))
+    .map((name) => join(dataDir, name));
 }
 
 /** Remembers a child's pid so that a run after a hard kill can stop it. */
@@ -120,11 +130,11 @@ export function rememberPid(dataDir: string, name: string, pid: number | undefin
  */
 export function releaseDataDir(dataDir: string): void {
   rmSync(join(dataDir, 'dev.pid'), { force: true });
-  for (const [name, marker] of [
-    ['temporal', 'start-dev'],
-    ['anvil', 'anvil'],
-  ] as const) {
-    const file = join(dataDir, `${name}.pid`);
+  const children = [
+    [join(dataDir, 'temporal.pid'), 'start-dev'],
+    ...anvilPidFiles(dataDir).map((file) => [file, 'anvil'] as const),
+  ] as const;
+  for (const [file, marker] of children) {
     const pid = pidIn(file);
     if (pid !== undefined && alive(pid) && commandOf(pid).includes(marker)) {
       try {

@@ -25,6 +25,19 @@ export async function freePort(): Promise<number> {
   return listenOn(0);
 }
 
+/** The first of `count` consecutive free ports below the ephemeral range (the dev chains take a run). */
+export async function freePortRun(count: number): Promise<number> {
+  const ephemeralStart = ephemeralRangeStart();
+  const low = 10_000;
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (ephemeralStart - low - count));
+    let free = true;
+    for (let i = 0; i < count && free; i++) free = await canListen(port + i);
+    if (free) return port;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}
+
 function ephemeralRangeStart(): number {
   try {
     return (

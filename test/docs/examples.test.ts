@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/dev/postgres';
+import { freePort, freePortRun } from '../../src/dev/postgres';
 import { ServiceProcess, until, ready } from '../faults/harness';
 import { RUNNABLE, blocksOf, documents, type Block } from './blocks';
 
@@ -27,7 +27,14 @@ beforeAll(async () => {
     symlinkSync(join(root, entry), join(reader, entry));
   const data = join(reader, '.data');
   mkdirSync(data, { mode: 0o755 });
-  const [api, postgres, temporal, ui, anvil] = await Promise.all([1, 2, 3, 4, 5].map(() => freePort()));
+  // The local chains listen on five consecutive ports from DEV_ANVIL_PORT, apart from the others.
+  const anvil = await freePortRun(5);
+  const others = new Set<number>();
+  while (others.size < 4) {
+    const port = await freePort();
+    if (port < anvil || port > anvil + 4) others.add(port);
+  }
+  const [api, postgres, temporal, ui] = [...others] as [number, number, number, number];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PAYMENTS_DATA_DIR: data,

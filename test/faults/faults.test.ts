@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
-import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
+import { freePortRun, startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { startTemporalDevServer, type LocalTemporal } from '../../src/dev/temporal';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import {
@@ -206,7 +206,11 @@ describe('fault suite', () => {
 
   it('npm run dev comes back from a SIGKILL of its own processes mid-load, stopping what they left running', async () => {
     const dir = scratch();
-    const [pgPort, temporalPort, uiPort, apiPort, receiverPort, anvilPort] = await freePorts(6);
+    // The local chains take five consecutive ports from DEV_ANVIL_PORT, apart from the others.
+    const anvilPort = await freePortRun(5);
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort] = (await freePorts(10))
+      .filter((port) => port < anvilPort || port > anvilPort + 4)
+      .slice(0, 5) as [number, number, number, number, number];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...serviceSettings,
