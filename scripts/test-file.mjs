@@ -4,6 +4,7 @@
 import { ensureDependencies } from './deps.mjs';
 import { runQuietly } from './quiet.mjs';
 import {
+  ensureBtcd,
   ensureChromium,
   ensureSchemathesis,
   ensureStripeMock,
@@ -23,6 +24,7 @@ if (!unit) {
   if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
   env.TEMPORAL_TEST_SERVER_PATH ??= await ensureTestServer();
   env.STRIPE_MOCK_PATH ??= await ensureStripeMock();
+  env.BTCD_PATH ??= await ensureBtcd();
   if (files.some((file) => file.startsWith('test/e2e/'))) env.CHROMIUM_PATH ??= await ensureChromium();
   if (files.some((file) => file.startsWith('test/conformance/')))
     env.SCHEMATHESIS_PATH ??= await ensureSchemathesis();

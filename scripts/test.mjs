@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
 import {
+  ensureBtcd,
   ensureChromium,
   ensureSchemathesis,
   ensureStripeMock,
@@ -21,6 +22,7 @@ const env = { ...process.env };
 if (!env.TEMPORAL_ADDRESS) env.TEMPORAL_CLI_PATH = await ensureTemporalCli();
 env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
 env.STRIPE_MOCK_PATH = await ensureStripeMock();
+env.BTCD_PATH = await ensureBtcd();
 env.SCHEMATHESIS_PATH = await ensureSchemathesis();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();

@@ -251,6 +251,30 @@ export async function ensureStripeMock() {
   return binary;
 }
 
+/** btcd, a full Bitcoin node in Go, for BITCOIN on regtest (docs/connectors.md). */
+export const BTCD_VERSION = '0.26.2';
+
+/** Where the btcd binary is (or will be) cached, keyed by version. */
+export function btcdCachePath() {
+  return join(cacheRoot, `btcd-${BTCD_VERSION}`, 'btcd');
+}
+
+/** Path of the btcd binary, built with Go from the module proxy once (about 2 minutes cold) and cached. */
+export async function ensureBtcd() {
+  if (process.env.BTCD_PATH) return process.env.BTCD_PATH;
+  const binary = btcdCachePath();
+  if (existsSync(binary)) return binary;
+  if (!onPath('go')) throw new Error('Go is needed to build btcd (or set BTCD_PATH).');
+  const dir = dirname(binary);
+  mkdirSync(dir, { recursive: true });
+  log(`building btcd ${BTCD_VERSION} with Go (first run only, about 2 minutes)...`);
+  await run('go', ['install', `github.com/btcsuite/btcd@v${BTCD_VERSION}`], {
+    cwd: dir,
+    env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
+  });
+  return binary;
+}
+
 /**
  * Path of a wrapper script that starts the Java time-skipping test server: `<script> <port>
  * [--enable-time-skipping]`. The jar and its dependencies come from Maven Central through Maven.

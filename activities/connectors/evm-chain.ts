@@ -11,6 +11,7 @@ import {
 } from '../../src/chain/nodes';
 import { TOKEN_LOG_NETWORKS, nodeWatchesCurrency } from '../../src/crypto/networks';
 import { sendFromTreasury } from '../../src/chain/transfers';
+import { sendFromDeposits } from '../../src/chain/bitcoin/spend';
 import { findCryptoAsset } from '../../src/crypto/catalogue';
 import { parseUnits } from '../../src/lib/units';
 import type { ChainConnector, FiatPayouts } from './types';
@@ -52,7 +53,7 @@ export function evmChain(
       await db
         .insert(depositAddresses)
         .values({
-          address: node.keys.depositAddress(hdIndex),
+          address: node.bitcoin ? node.bitcoin.depositAddress(hdIndex) : node.keys.depositAddress(hdIndex),
           chainNodeId: node.id,
           hdIndex,
           transactionId: request.transactionId,
@@ -67,6 +68,24 @@ export function evmChain(
         (await depositNode(db, masterKey, request.transactionId)) ??
         (await activeChainNode(db, masterKey, request.mode, request.network));
       if (!node) return sandbox.send(request);
+      if (node.bitcoin) {
+        const units = parseUnits(request.amount, 8);
+        if (units === undefined) throw new Error(`cannot send ${request.amount} BTC: not a valid amount`);
+        const paidIn = await depositNode(db, masterKey, request.transactionId);
+        // No treasury on Bitcoin: what is sent back spends the deposits. An on-ramp has none to spend.
+        if (!paidIn) {
+          if (request.mode === 'test') return sandbox.send(request);
+          throw new Error(
+            `cannot send ${request.amount} BTC for ${request.transactionId}: the service sends on ${node.network} only from a transaction's own deposits`,
+          );
+        }
+        return sendFromDeposits(db, node, {
+          idempotencyKey: request.idempotencyKey,
+          transactionId: request.transactionId,
+          to: request.address,
+          units,
+        });
+      }
       if (TOKEN_LOG_NETWORKS[node.network]) {
         if (request.mode === 'test') return sandbox.send(request);
         // Not reached by refunds: live deposits there carry no sender to refund to, so they are held for

@@ -258,7 +258,7 @@ export async function setUpLocalChain(
     tokens,
     faucetKey: mode === 'test' ? ANVIL_KEYS.customer : undefined,
   });
-  const treasury = nodeAddress(network, registered.treasury)!;
+  const treasury = nodeAddress(network, registered.treasury!)!;
   const sent: Hex[] = [await wallet.sendTransaction({ to: treasury, value: parseEther('100'), chain })];
   for (const [code, contract] of Object.entries(tokens)) {
     const asset = (await findCryptoAsset(db, code, network))!;

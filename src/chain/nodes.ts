@@ -16,8 +16,10 @@ import { chainNodes, cryptoAssets } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { ChainKeys } from './keys';
-import { EVM_NATIVE_COINS, TOKEN_LOG_NETWORKS, isNodeNetwork } from '../crypto/networks';
+import { EVM_NATIVE_COINS, TOKEN_LOG_NETWORKS, UTXO_NETWORKS, isNodeNetwork } from '../crypto/networks';
 import { fromTronAddress, toTronAddress } from './tron-address';
+import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
+import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
 
 export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
 
@@ -31,6 +33,7 @@ export function shownAddress(network: string, hex: string): string {
 
 /** An address given for `network` (a T-address on TRON) as the lower-case hex the node speaks. */
 export function nodeAddress(network: string, address: string): Address | undefined {
+  if (UTXO_NETWORKS[network]) return undefined;
   if (network === 'TRON') return fromTronAddress(address);
   return isAddress(address) ? (address.toLowerCase() as Address) : undefined;
 }
@@ -52,8 +55,14 @@ export interface ChainNode {
   tokens: Record<string, string>;
   /** The coin the watcher reads native transfers of; '' where it reads tokens only (TRON). */
   nativeCoin: string;
+  /** How the node is read: Ethereum's JSON-RPC (EVM networks, TRON's logs) or Bitcoin's. */
+  family: 'evm' | 'bitcoin';
   keys: ChainKeys;
+  /** A Bitcoin node's keys (native segwit, on the chain it serves). */
+  bitcoin?: BitcoinKeys;
   faucet?: PrivateKeyAccount;
+  /** Test mode on Bitcoin: the private key its blocks are mined to, which pays test deposits. */
+  bitcoinFaucet?: Uint8Array;
   scannedBlock: bigint | null;
   scannedHash: string | null;
 }
@@ -61,6 +70,9 @@ export interface ChainNode {
 type NodeRow = typeof chainNodes.$inferSelect;
 
 function open(row: NodeRow, masterKey: string): ChainNode {
+  const seed = decryptSecret(row.seedEnc, masterKey);
+  const faucetKey = row.faucetKeyEnc ? decryptSecret(row.faucetKeyEnc, masterKey) : undefined;
+  const utxo = UTXO_NETWORKS[row.network];
   return {
     id: row.id,
     mode: row.mode,
@@ -68,11 +80,12 @@ function open(row: NodeRow, masterKey: string): ChainNode {
     rpcUrl: row.rpcUrl,
     confirmations: row.confirmations,
     tokens: row.tokens,
-    nativeCoin: EVM_NATIVE_COINS[row.network] ?? '',
-    keys: new ChainKeys(decryptSecret(row.seedEnc, masterKey), coinTypeOf(row.network)),
-    faucet: row.faucetKeyEnc
-      ? privateKeyToAccount(decryptSecret(row.faucetKeyEnc, masterKey) as Hex)
-      : undefined,
+    nativeCoin: EVM_NATIVE_COINS[row.network] ?? utxo?.nativeCoin ?? '',
+    family: utxo ? 'bitcoin' : 'evm',
+    keys: new ChainKeys(seed, coinTypeOf(row.network)),
+    ...(utxo ? { bitcoin: new BitcoinKeys(seed, (row.chainName ?? 'main') as BitcoinChain) } : {}),
+    ...(faucetKey && utxo ? { bitcoinFaucet: Buffer.from(faucetKey.replace(/^0x/, ''), 'hex') } : {}),
+    faucet: faucetKey && !utxo ? privateKeyToAccount(faucetKey as Hex) : undefined,
     scannedBlock: row.scannedBlock,
     scannedHash: row.scannedHash,
   };
@@ -146,13 +159,16 @@ export async function addChainNode(
   db: Db,
   masterKey: string,
   spec: ChainNodeSpec,
-): Promise<{ id: string; treasury: string; watchingFrom: bigint }> {
+): Promise<{ id: string; treasury: string | null; watchingFrom: bigint }> {
   if (!isNodeNetwork(spec.network)) {
     throw new ChainNodeError(
-      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS)].join(', ')}).`,
+      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS)].join(', ')}).`,
     );
   }
-  const native = EVM_NATIVE_COINS[spec.network] ?? TOKEN_LOG_NETWORKS[spec.network]!.nativeCoin;
+  const native =
+    EVM_NATIVE_COINS[spec.network] ??
+    TOKEN_LOG_NETWORKS[spec.network]?.nativeCoin ??
+    UTXO_NETWORKS[spec.network]!.nativeCoin;
   if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
     throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
   }
@@ -163,6 +179,7 @@ export async function addChainNode(
   if (!/^(?:[0-9a-f]{2}){16,64}$/i.test(seedHex)) {
     throw new ChainNodeError('The seed must be 16 to 64 bytes of hex.');
   }
+  if (UTXO_NETWORKS[spec.network]) return addBitcoinNode(db, masterKey, spec, seedHex);
   const tokens: Record<string, string> = {};
   for (const [code, contract] of Object.entries(spec.tokens)) {
     if (code === native) {
@@ -211,6 +228,71 @@ export async function addChainNode(
   const deep = head - BigInt(spec.confirmations - 1);
   const watchingFrom = deep > 0n ? deep : 0n;
   const tip = await client.getBlock({ blockNumber: watchingFrom });
+  const id = await insertNode(db, masterKey, spec, {
+    seedHex,
+    tokens,
+    watchingFrom,
+    tipHash: tip.hash,
+    chainName: null,
+  });
+  const treasury = new ChainKeys(seedHex, coinTypeOf(spec.network)).treasury().address;
+  return { id, treasury: shownAddress(spec.network, treasury), watchingFrom };
+}
+
+/**
+ * A Bitcoin node: it must answer, serve mainnet in live mode and a test chain in test mode, and take no
+ * tokens. There is no treasury: a refund spends the deposit's own outputs.
+ */
+async function addBitcoinNode(db: Db, masterKey: string, spec: ChainNodeSpec, seedHex: string) {
+  if (Object.keys(spec.tokens).length > 0) {
+    throw new ChainNodeError(`${spec.network} has no tokens here: leave --token out.`);
+  }
+  const client = bitcoinRpc(spec.rpcUrl);
+  const where = withoutCredentials(spec.rpcUrl);
+  const info = await client.call<{ chain: string }>('getblockchaininfo').catch((error: unknown) => {
+    throw new ChainNodeError(
+      `The node at ${where} does not answer: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
+  const chain = bitcoinChainOf(info.chain);
+  if (!chain) throw new ChainNodeError(`The node at ${where} serves an unknown chain (${info.chain}).`);
+  if ((spec.mode === 'live') !== (chain === 'main')) {
+    throw new ChainNodeError(
+      spec.mode === 'live'
+        ? `A live ${spec.network} node must serve mainnet; the one at ${where} serves ${info.chain}.`
+        : `A test-mode ${spec.network} node must serve a test chain or regtest, not mainnet.`,
+    );
+  }
+  if (spec.faucetKey && !/^(?:0x)?[0-9a-f]{64}$/i.test(spec.faucetKey)) {
+    throw new ChainNodeError('The faucet key must be a 32-byte private key in hex.');
+  }
+  const head = BigInt(await client.call<number>('getblockcount'));
+  const deep = head - BigInt(spec.confirmations - 1);
+  const watchingFrom = deep > 0n ? deep : 0n;
+  const tipHash = await client.call<string>('getblockhash', [Number(watchingFrom)]);
+  const id = await insertNode(db, masterKey, spec, {
+    seedHex,
+    tokens: {},
+    watchingFrom,
+    tipHash,
+    chainName: chain,
+  });
+  return { id, treasury: null, watchingFrom };
+}
+
+async function insertNode(
+  db: Db,
+  masterKey: string,
+  spec: ChainNodeSpec,
+  values: {
+    seedHex: string;
+    tokens: Record<string, string>;
+    watchingFrom: bigint;
+    tipHash: string;
+    chainName: string | null;
+  },
+): Promise<string> {
+  const { seedHex, tokens, watchingFrom } = values;
   const id = `chain_${randomBytes(8).toString('hex')}`;
   await db.transaction(async (tx) => {
     await tx
@@ -233,11 +315,11 @@ export async function addChainNode(
       seedEnc: encryptSecret(seedHex, masterKey),
       faucetKeyEnc: spec.faucetKey ? encryptSecret(spec.faucetKey, masterKey) : null,
       scannedBlock: watchingFrom,
-      scannedHash: tip.hash,
+      scannedHash: values.tipHash,
+      chainName: values.chainName,
     });
   });
-  const treasury = new ChainKeys(seedHex, coinTypeOf(spec.network)).treasury().address;
-  return { id, treasury: shownAddress(spec.network, treasury), watchingFrom };
+  return id;
 }
 
 export type RetireOutcome =
@@ -306,12 +388,14 @@ export async function listChainNodes(db: Db, masterKey: string) {
     chain_node_id: row.id,
     mode: row.mode,
     network: row.network,
-    rpc_url: row.rpcUrl,
+    rpc_url: withoutCredentials(row.rpcUrl),
     confirmations: row.confirmations,
     tokens: Object.fromEntries(
       Object.entries(row.tokens).map(([code, contract]) => [code, shownAddress(row.network, contract)]),
     ),
-    treasury: shownAddress(row.network, open(row, masterKey).keys.treasury().address),
+    treasury: UTXO_NETWORKS[row.network]
+      ? null
+      : shownAddress(row.network, open(row, masterKey).keys.treasury().address),
     test_faucet: row.faucetKeyEnc !== null,
     state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
     scanned_block: row.scannedBlock?.toString() ?? null,

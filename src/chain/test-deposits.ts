@@ -5,7 +5,16 @@ import type { Db } from '../db/client';
 import { depositAddresses } from '../db/schema/index';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { formatUnits, parseUnits } from '../lib/units';
-import { activeChainNode, assetOnNode, chainNodeById, erc20Abi, rpc, shownAddress } from './nodes';
+import {
+  activeChainNode,
+  assetOnNode,
+  chainNodeById,
+  erc20Abi,
+  rpc,
+  shownAddress,
+  type ChainNode,
+} from './nodes';
+import { faucetAddress, payFromBitcoinFaucet } from './bitcoin/faucet';
 import { nodeWatchesCurrency } from '../crypto/networks';
 import { sendOnce, TransferRejectedError } from './transfers';
 import type { Client } from '@temporalio/client';
@@ -139,13 +148,15 @@ async function payFromFaucet(
       field: 'transaction_id',
       message: 'This transaction has no deposit address yet.',
     };
-  if (!node.faucet) {
+  if (!node.faucet && !node.bitcoinFaucet) {
     return {
       kind: 'refused',
       field: 'transaction_id',
       message: `This network is watched on a real node with no test faucet: send to ${shownAddress(node.network, opened.address)} from a wallet.`,
     };
   }
+  if (node.bitcoin) return payFromBitcoin(db, node, opened.address, deposit.amount);
+  const faucet = node.faucet!;
   const asset = assetOnNode(node, deposit.currency);
   const found = await findCryptoAsset(db, deposit.currency, node.network);
   const units = found ? parseUnits(deposit.amount, found.decimals) : undefined;
@@ -159,12 +170,12 @@ async function payFromFaucet(
   const client = rpc(node.rpcUrl);
   const holds =
     asset === 'native'
-      ? await client.getBalance({ address: node.faucet.address })
+      ? await client.getBalance({ address: faucet.address })
       : await client.readContract({
           address: asset,
           abi: erc20Abi,
           functionName: 'balanceOf',
-          args: [node.faucet.address],
+          args: [faucet.address],
         });
   if (holds < units) {
     return {
@@ -179,7 +190,7 @@ async function payFromFaucet(
     txHash = await sendOnce(
       db,
       node,
-      node.faucet,
+      faucet,
       `faucet:${randomBytes(12).toString('hex')}`,
       { to: opened.address as Address, units, asset },
       { wait: false },
@@ -195,7 +206,30 @@ async function payFromFaucet(
   return {
     kind: 'sent',
     txHash,
-    sender: node.faucet.address.toLowerCase(),
+    sender: faucet.address.toLowerCase(),
     confirmations: node.confirmations,
   };
+}
+
+/** The Bitcoin side of `payFromFaucet`: a real transaction from the local node's mined coins. */
+async function payFromBitcoin(db: Db, node: ChainNode, to: string, amount: string): Promise<FaucetPayment> {
+  const units = parseUnits(amount, 8);
+  if (units === undefined) {
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: 'The amount field must have at most 8 decimal places.',
+    };
+  }
+  try {
+    const txHash = await payFromBitcoinFaucet(db, node, to, units);
+    return { kind: 'sent', txHash, sender: faucetAddress(node)!, confirmations: node.confirmations };
+  } catch (error) {
+    if (!(error instanceof TransferRejectedError)) throw error;
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: `The test faucet could not send it: ${error.message}`,
+    };
+  }
 }

@@ -12,6 +12,7 @@ import type { DepositDisposition } from '../contracts';
 import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
 import { TOKEN_LOG_NETWORKS } from '../crypto/networks';
+import { bitcoinReader } from './bitcoin/reader';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
@@ -35,15 +36,48 @@ export interface WatcherOptions {
 const HAND_OVER_BATCH = 200;
 
 /** A transfer into a deposit address, from a confirmed block. */
-interface Seen {
+export interface Seen {
   txHash: string;
   block: bigint;
+  /** The sender; '' when the reader finds it only for the transfers that pay a deposit address. */
   from: string;
   to: string;
   /** The asset's catalogue code. */
   code: string;
   units: bigint;
 }
+
+/** How the watcher reads one family of chains (docs/connectors.md). */
+export interface ChainReader {
+  head(): Promise<bigint>;
+  /** The hash of the block at `height`. */
+  hashAt(height: bigint): Promise<string>;
+  /** Every transfer in blocks `from` to `to`, both included. */
+  transfers(from: bigint, to: bigint): Promise<Seen[]>;
+  /** Whether a transfer that pays a deposit address stands, and who sent it when `from` is ''. */
+  settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
+}
+
+function evmReader(node: ChainNode): ChainReader {
+  const client = rpc(node.rpcUrl);
+  return {
+    head: () => client.getBlockNumber({ cacheTime: 0 }),
+    hashAt: async (height) => (await client.getBlock({ blockNumber: height })).hash,
+    transfers: async (from, to) => [
+      ...(await tokenTransfers(node, from, to)),
+      ...(await nativeTransfers(node, from, to)),
+    ],
+    async settle(transfer) {
+      // A native transfer counts only if its transaction succeeded; a token's log exists only then.
+      if (transfer.code !== node.nativeCoin) return { stands: true };
+      const receipt = await client.getTransactionReceipt({ hash: transfer.txHash as `0x${string}` });
+      return { stands: receipt.status === 'success' };
+    },
+  };
+}
+
+const readerOf = (node: ChainNode): ChainReader =>
+  node.family === 'bitcoin' ? bitcoinReader(node) : evmReader(node);
 
 /**
  * Watches every registered EVM node for transfers into deposit addresses (ERC-20 `Transfer` logs and
@@ -73,6 +107,11 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
           { err: error, chainNode: node.id, network: node.network },
           'chain scan failed; retrying',
         );
+        // Not watched while the node cannot be read (`/readyz` says so); any worker may try next tick.
+        await options.db
+          .update(chainNodes)
+          .set({ leaseUntil: sql`now()` })
+          .where(and(eq(chainNodes.id, id), eq(chainNodes.leaseOwner, owner)));
       }
       // Apart from the scan: deposits found earlier are handed over even while the node is unreachable.
       await handOverDeposits(options, node);
@@ -123,20 +162,19 @@ async function takeLease(db: Db, nodeId: string, owner: string): Promise<boolean
 
 /** Reads the next confirmed blocks of one node, hands over what they paid in, then moves the cursor. */
 export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>, node: ChainNode) {
-  const client = rpc(node.rpcUrl);
-  const head = await client.getBlockNumber({ cacheTime: 0 });
+  const reader = readerOf(node);
+  const head = await reader.head();
   const confirmedTip = head - BigInt(node.confirmations - 1);
 
   if (node.scannedBlock !== null && node.scannedHash) {
-    const accounted =
-      node.scannedBlock > head ? undefined : await client.getBlock({ blockNumber: node.scannedBlock });
-    if (accounted?.hash !== node.scannedHash) {
+    const accounted = node.scannedBlock > head ? undefined : await reader.hashAt(node.scannedBlock);
+    if (accounted !== node.scannedHash) {
       // The chain no longer holds the last block read as it was read: a reorg deeper than the
       // confirmations, or a node restored from an older state (a local chain after a hard kill). Read
       // again from well before it: a deposit is accounted once by its hash, so nothing counts twice.
       const limit = node.scannedBlock < confirmedTip ? node.scannedBlock : confirmedTip;
       const back = limit > REWIND_BLOCKS ? limit - REWIND_BLOCKS : 0n;
-      const restart = await client.getBlock({ blockNumber: back });
+      const restartHash = await reader.hashAt(back);
       options.log.error(
         {
           chainNode: node.id,
@@ -148,7 +186,7 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
       );
       await options.db
         .update(chainNodes)
-        .set({ scannedBlock: back, scannedHash: restart.hash })
+        .set({ scannedBlock: back, scannedHash: restartHash })
         .where(eq(chainNodes.id, node.id));
       return;
     }
@@ -159,15 +197,15 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
   const to = confirmedTip < from + BATCH_BLOCKS - 1n ? confirmedTip : from + BATCH_BLOCKS - 1n;
   if (to < from) return;
 
-  const seen = [...(await tokenTransfers(node, from, to)), ...(await nativeTransfers(node, from, to))];
-  const deposits = await depositsAmong(options, node, seen);
-  const tip = await client.getBlock({ blockNumber: to });
+  const seen = await reader.transfers(from, to);
+  const deposits = await depositsAmong(options, node, reader, seen);
+  const tipHash = await reader.hashAt(to);
   // The deposits found and the cursor past them are written together: none is lost, none read twice.
   await options.db.transaction(async (tx) => {
     if (deposits.length > 0) await tx.insert(chainTransfers).values(deposits).onConflictDoNothing();
     await tx
       .update(chainNodes)
-      .set({ scannedBlock: to, scannedHash: tip.hash })
+      .set({ scannedBlock: to, scannedHash: tipHash })
       .where(
         and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
       );
@@ -228,6 +266,7 @@ async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigi
 async function depositsAmong(
   options: Pick<WatcherOptions, 'db'>,
   node: ChainNode,
+  reader: ChainReader,
   seen: Seen[],
 ): Promise<(typeof chainTransfers.$inferInsert)[]> {
   if (seen.length === 0) return [];
@@ -241,12 +280,9 @@ async function depositsAmong(
   for (const transfer of seen) {
     const transactionId = ownerOf.get(transfer.to);
     if (!transactionId) continue;
-    if (transfer.code === node.nativeCoin) {
-      const receipt = await rpc(node.rpcUrl).getTransactionReceipt({
-        hash: transfer.txHash as `0x${string}`,
-      });
-      if (receipt.status !== 'success') continue;
-    }
+    const settled = await reader.settle(transfer);
+    if (!settled.stands) continue;
+    if (settled.from !== undefined) transfer.from = settled.from;
     const key = `${transactionId}:${transfer.txHash}:${transfer.code}`;
     const known = deposits.get(key);
     deposits.set(
@@ -263,7 +299,7 @@ async function depositsAmong(
       txHash: deposit.txHash,
       asset: deposit.code,
       amount: formatUnits(deposit.units, asset?.decimals ?? 18),
-      sender: deposit.from,
+      sender: deposit.from || null,
       block: deposit.block,
     });
   }

@@ -49,9 +49,11 @@ export const commands: Record<string, Command> = {
           treasury: added.treasury,
           watching_from_block: added.watchingFrom.toString(),
           note:
-            network === 'TRON'
-              ? 'TRON is watched for token deposits only: the service does not sign TRON transactions, so refunds and on-ramp sends there are not made from this treasury (docs/connectors.md).'
-              : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
+            network === 'BITCOIN'
+              ? 'No treasury to fund: a refund spends the deposit’s own outputs, its network fee taken from the refunded amount (docs/connectors.md).'
+              : network === 'TRON'
+                ? 'TRON is watched for token deposits only: the service does not sign TRON transactions, so refunds and on-ramp sends there are not made from this treasury (docs/connectors.md).'
+                : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
         },
         values.json ?? false,
       );

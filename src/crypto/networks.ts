@@ -28,6 +28,14 @@ export const TOKEN_LOG_NETWORKS: Readonly<Record<string, { nativeCoin: string }>
 };
 
 /**
+ * Networks whose nodes speak Bitcoin's JSON-RPC (btcd or Bitcoin Core): the watcher reads their blocks,
+ * deposit addresses are native segwit, and a refund spends the deposit's own outputs.
+ */
+export const UTXO_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
+  BITCOIN: { nativeCoin: 'BTC' },
+};
+
+/**
  * Networks live mode never takes: OMNI has no node in any registry and Tether stopped issuing USDT on
  * it in 2023; it stays on the sandbox chain in test mode.
  */
@@ -35,7 +43,7 @@ export const LIVE_REFUSED_NETWORKS: ReadonlySet<string> = new Set(['OMNI']);
 
 /** Every network a registered node can watch. */
 export function isNodeNetwork(network: string): boolean {
-  return network in EVM_NATIVE_COINS || network in TOKEN_LOG_NETWORKS;
+  return network in EVM_NATIVE_COINS || network in TOKEN_LOG_NETWORKS || network in UTXO_NETWORKS;
 }
 
 /** Whether a node on `network` watches deposits in `currency` (a TRON node watches tokens, not TRX). */

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { loadConfig } from '../platform/config';
 import { createDatabase, runMigrations } from '../db/client';
@@ -15,6 +17,7 @@ import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/local';
 import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
 import { findCryptoAsset } from '../crypto/catalogue';
+import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from '../chain/bitcoin/local';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -118,6 +121,8 @@ async function main(): Promise<void> {
     const credentials = await ensureSandboxMerchant(database.db, config.MASTER_KEY);
     const chains = await startLocalChains(database.db, config.MASTER_KEY);
     stops.push(...chains.stops);
+    const bitcoin = await startLocalBitcoin(database.db, config.MASTER_KEY);
+    if (bitcoin.stop) stops.push(bitcoin.stop);
     await database.close();
 
     const running = await start(config, log);
@@ -141,7 +146,7 @@ async function main(): Promise<void> {
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
-    say(`  Local chains: ${chains.summary.join('\n                ')}`);
+    say(`  Local chains: ${[...chains.summary, bitcoin.summary].join('\n                ')}`);
     say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
     say(`    merchant_id      ${credentials.merchant_id}`);
     say(`    test_secret_key  ${credentials.test_secret_key}`);
@@ -151,6 +156,17 @@ async function main(): Promise<void> {
       `    wallets          ${credentials.wallets.map((w) => `${w.mode}:${w.currency}:${w.wallet_id}`).join(', ')}`,
     );
     say('Ctrl-C stops everything.');
+    // A btcd not built yet is built now, after the service is ready; BITCOIN comes online when it is.
+    if (bitcoin.later) {
+      void bitcoin.later(config.DATABASE_URL, config.MASTER_KEY).then(
+        (later) => {
+          if (stopping) return void later.stop?.();
+          if (later.stop) stops.push(later.stop);
+          say(`  Local chain:  ${later.summary}`);
+        },
+        (error: unknown) => say(`  Local chain:  BITCOIN did not come online: ${describe(error)}`),
+      );
+    }
   } catch (error) {
     process.stderr.write(`npm run dev failed: ${describe(error)}\n`);
     if (error instanceof DevStackRunning) process.exit(1);
@@ -261,6 +277,91 @@ async function startDevChain(
   } catch (error) {
     await stop();
     throw new Error(`the local ${chain.network} chain did not set up: ${describe(error)}`);
+  }
+}
+
+/**
+ * BITCOIN on btcd regtest (built from the Go module proxy and cached, like the Temporal CLI): started at
+ * once when built, else built in the background after the service is ready (`later`), so the first run's
+ * start is not held up by the build. Registered for test mode with the regtest faucet and 2
+ * confirmations; blocks come a second apart while a payment waits for them.
+ */
+async function startLocalBitcoin(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+): Promise<{
+  stop?: () => Promise<void>;
+  summary: string;
+  later?: (
+    databaseUrl: string,
+    masterKey: string,
+  ) => Promise<{ stop?: () => Promise<void>; summary: string }>;
+}> {
+  const port = Number(process.env.DEV_BTCD_PORT ?? 18443);
+  const name = 'BITCOIN'.padEnd(19);
+  if (process.env.DEV_CHAIN === 'off') {
+    await retireChainNodesAt(db, bitcoinUrl(masterKey, port));
+    return { summary: `${name} the sandbox chain (DEV_CHAIN=off)` };
+  }
+  const toolchain = (await import(pathToFileURL(join(process.cwd(), 'scripts', 'toolchain.mjs')).href)) as {
+    ensureBtcd(): Promise<string>;
+    btcdCachePath(): string;
+  };
+  const built =
+    process.env.BTCD_PATH ?? (existsSync(toolchain.btcdCachePath()) ? toolchain.btcdCachePath() : undefined);
+  if (built) return startDevBitcoin(db, masterKey, built, port);
+  return {
+    summary: `${name} building btcd in the background (first run only, about 2 minutes); the sandbox chain until it is up, then /readyz lists it`,
+    async later(databaseUrl, key) {
+      const binary = await toolchain.ensureBtcd();
+      const database = createDatabase(databaseUrl, 1);
+      try {
+        return await startDevBitcoin(database.db, key, binary, port);
+      } finally {
+        await database.close();
+      }
+    },
+  };
+}
+
+/** The dev node's RPC URL: its password derives from the master key, so it stays the same across restarts. */
+function bitcoinUrl(masterKey: string, port: number): string {
+  return `http://payments:${bitcoinPassword(masterKey)}@127.0.0.1:${port}`;
+}
+
+function bitcoinPassword(masterKey: string): string {
+  return createHash('sha256').update(`btcd-rpc:${masterKey}`).digest('hex').slice(0, 32);
+}
+
+async function startDevBitcoin(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+  binary: string,
+  port: number,
+): Promise<{ stop: () => Promise<void>; summary: string }> {
+  await portMustBeFree(port, 'the local BITCOIN node (btcd)', 'DEV_BTCD_PORT');
+  const node = await startBtcd({
+    binary,
+    port,
+    dataDir: join(dataDir, 'btcd'),
+    password: bitcoinPassword(masterKey),
+  });
+  rememberPid(dataDir, 'btcd', node.pid);
+  let pacer: { stop(): void } | undefined;
+  const stop = async () => {
+    pacer?.stop();
+    await node.stop();
+  };
+  try {
+    const set = await setUpLocalBitcoin(db, masterKey, { url: node.url, confirmations: DEV_CONFIRMATIONS });
+    pacer = paceBitcoinBlocks(node.url, { depth: set.confirmations, intervalMs: 1000 });
+    return {
+      stop,
+      summary: `${'BITCOIN'.padEnd(19)} 127.0.0.1:${port}  (btcd regtest: BTC, ${set.confirmations} confirmations)`,
+    };
+  } catch (error) {
+    await stop();
+    throw new Error(`the local BITCOIN node did not set up: ${describe(error)}`);
   }
 }
 

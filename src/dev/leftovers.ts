@@ -88,12 +88,12 @@ export async function claimDataDir(dataDir: string): Promise<string[]> {
   }
   rmSync(join(dataDir, 'temporal.pid'), { force: true });
 
-  for (const file of anvilPidFiles(dataDir)) {
-    const anvil = pidIn(file);
-    if (anvil !== undefined && alive(anvil) && commandOf(anvil).includes('anvil')) {
-      // SIGTERM lets anvil write its state file, so the chain survives.
-      await stopProcess(anvil, 'SIGTERM', 10_000);
-      said.push(`stopped a local chain (anvil, pid ${anvil}) an earlier run left behind`);
+  for (const [file, marker] of chainPidFiles(dataDir)) {
+    const chain = pidIn(file);
+    if (chain !== undefined && alive(chain) && commandOf(chain).includes(marker)) {
+      // SIGTERM lets anvil write its state file and btcd close its database, so the chain survives.
+      await stopProcess(chain, 'SIGTERM', 10_000);
+      said.push(`stopped a local chain (${marker}, pid ${chain}) an earlier run left behind`);
     }
     rmSync(file, { force: true });
   }
@@ -110,12 +110,17 @@ export async function claimDataDir(dataDir: string): Promise<string[]> {
   return said;
 }
 
-/** The pid files of the local chains: `anvil-<chain id>.pid`, and `anvil.pid` of runs before there were several. */
-function anvilPidFiles(dataDir: string): string[] {
+/**
+ * The pid files of the local chains with the name their command line shows: `anvil-<chain id>.pid` (and
+ * `anvil.pid` of runs before there were several) and `btcd.pid`.
+ */
+function chainPidFiles(dataDir: string): [string, 'anvil' | 'btcd'][] {
   if (!existsSync(dataDir)) return [];
-  return readdirSync(dataDir)
-    .filter((name) => /^anvil(-\d+)?\.pid$/.test(name))
-    .map((name) => join(dataDir, name));
+  return readdirSync(dataDir).flatMap((name): [string, 'anvil' | 'btcd'][] => {
+    if (/^anvil(-\d+)?\.pid$/.test(name)) return [[join(dataDir, name), 'anvil']];
+    if (name === 'btcd.pid') return [[join(dataDir, name), 'btcd']];
+    return [];
+  });
 }
 
 /** Remembers a child's pid so that a run after a hard kill can stop it. */
@@ -130,10 +135,7 @@ export function rememberPid(dataDir: string, name: string, pid: number | undefin
  */
 export function releaseDataDir(dataDir: string): void {
   rmSync(join(dataDir, 'dev.pid'), { force: true });
-  const children = [
-    [join(dataDir, 'temporal.pid'), 'start-dev'],
-    ...anvilPidFiles(dataDir).map((file) => [file, 'anvil'] as const),
-  ] as const;
+  const children = [[join(dataDir, 'temporal.pid'), 'start-dev'], ...chainPidFiles(dataDir)] as const;
   for (const [file, marker] of children) {
     const pid = pidIn(file);
     if (pid !== undefined && alive(pid) && commandOf(pid).includes(marker)) {

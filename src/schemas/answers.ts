@@ -412,6 +412,19 @@ export const Readiness = named(
     status: z.enum(['ok', 'unavailable', 'draining']),
     postgres: z.enum(['ok', 'unavailable']).optional(),
     temporal: z.enum(['ok', 'unavailable']).optional(),
+    /**
+     * The chain nodes deposits are watched on, and whether a worker watches each now (holds its lease):
+     * informative, never a reason for 503. A network without a node uses the sandbox chain.
+     */
+    chains: z
+      .array(
+        z.object({
+          mode: z.enum(['test', 'live']),
+          network: z.string(),
+          watched: z.boolean(),
+        }),
+      )
+      .optional(),
   }),
 );
 

@@ -267,7 +267,8 @@ export const readiness = endpoint({
     operationId: 'readiness',
     tags: ['Operations'],
     summary: 'Readiness',
-    description: 'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down.',
+    description:
+      'Postgres and Temporal are reachable; `503` naming what is not, or while shutting down. `chains` lists the chain nodes deposits are watched on and whether a worker watches each now.',
     response: { 200: Readiness, 503: Readiness },
   },
   config: { reference: { answer: { description: 'Ready.' }, open: true } },

@@ -406,18 +406,18 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     const notAToken = await runCliIn(env, ...base, '--token', `USDT=${chain.customer}`);
     expect(notAToken.code).toBe(1);
     expect(notAToken.stderr).toContain('has no decimals on this node; the catalogue says 6.');
-    const bitcoin = await runCliIn(
+    const solana = await runCliIn(
       env,
       'chains',
       'add',
       '--mode',
       'live',
       '--network',
-      'BITCOIN',
+      'SOLANA',
       '--rpc-url',
       chain.node.url,
     );
-    expect(bitcoin.stderr).toContain('BITCOIN is not a network this service watches on a node');
+    expect(solana.stderr).toContain('SOLANA is not a network this service watches on a node');
 
     const added = await runCliIn(
       env,

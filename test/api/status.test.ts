@@ -156,7 +156,12 @@ describe('health', () => {
     });
     const ready = await app.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toEqual({ status: 'unavailable', postgres: 'ok', temporal: 'unavailable' });
+    expect(ready.json()).toEqual({
+      status: 'unavailable',
+      postgres: 'ok',
+      temporal: 'unavailable',
+      chains: [],
+    });
     await app.close();
   });
 
@@ -172,6 +177,6 @@ describe('health', () => {
     expect((await env.app.inject({ url: '/healthz' })).statusCode).toBe(200);
     const ready = await env.app.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', postgres: 'ok', temporal: 'ok' });
+    expect(ready.json()).toEqual({ status: 'ok', postgres: 'ok', temporal: 'ok', chains: [] });
   });
 });

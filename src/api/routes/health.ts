@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { chainNodes } from '../../db/schema/index';
 import type { Api } from '../route';
 import type { RouteDeps } from '../deps';
 import * as endpoints from '../../schemas/endpoints';
@@ -20,6 +21,19 @@ export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
       ]);
       const [postgres, temporal] = checks.map((c) => (c.status === 'fulfilled' ? 'ok' : 'unavailable'));
       const ready = postgres === 'ok' && temporal === 'ok';
+      const chains =
+        postgres === 'ok'
+          ? await deps.db
+              .select({
+                mode: chainNodes.mode,
+                network: chainNodes.network,
+                watched: sql<boolean>`coalesce(${chainNodes.leaseUntil} > now(), false)`,
+              })
+              .from(chainNodes)
+              .where(and(eq(chainNodes.active, true), isNull(chainNodes.retiredAt)))
+              .orderBy(chainNodes.mode, chainNodes.network)
+              .catch(() => undefined)
+          : undefined;
       if (!ready)
         request.log.warn(
           { checks: checks.map((c) => (c.status === 'rejected' ? String(c.reason) : 'ok')) },
@@ -27,7 +41,7 @@ export async function healthRoutes(app: Api, deps: RouteDeps): Promise<void> {
         );
       return reply
         .status(ready ? 200 : 503)
-        .send({ status: ready ? 'ok' : 'unavailable', postgres, temporal });
+        .send({ status: ready ? 'ok' : 'unavailable', postgres, temporal, ...(chains ? { chains } : {}) });
     },
   });
 }

@@ -16,7 +16,8 @@ import {
 import { MODES } from '../../lib/vocabulary';
 
 /**
- * An EVM node watched for one network in one mode (see docs/connectors.md). Deposit addresses and the
+ * A node watched for one network in one mode (see docs/connectors.md): an EVM or TRON JSON-RPC node, or a
+ * Bitcoin node. Deposit addresses and the
  * treasury that sends and refunds derive from `seed_enc`, an HD seed encrypted with the master key. The
  * watcher's progress (`scanned_*`) and its lease live here, so any worker process can take over.
  */
@@ -29,6 +30,12 @@ export const chainNodes = pgTable(
     rpcUrl: text('rpc_url').notNull(),
     /** Blocks a transfer must be buried under, its own included, before it counts. */
     confirmations: integer('confirmations').notNull(),
+    /**
+     * Which of the network's chains the node serves, where addresses differ between them: on BITCOIN
+     * `main`, `test` or `regtest` (their `bc1`, `tb1`, `bcrt1` addresses), read from the node when it was
+     * registered. Null on the EVM networks and TRON.
+     */
+    chainName: text('chain_name'),
     /** Asset code to ERC-20 contract address; the network's native coin needs no entry. */
     tokens: jsonb('tokens').$type<Record<string, string>>().notNull(),
     seedEnc: text('seed_enc').notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE "chain_nodes" ADD COLUMN "chain_name" text;

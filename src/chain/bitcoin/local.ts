@@ -1,0 +1,150 @@
+/**
+ * A local Bitcoin node for the tests and `npm run dev`: btcd on regtest (built from the Go module proxy and
+ * cached by scripts/toolchain.mjs), its blocks mined to the test faucet's key, registered for test mode.
+ * Never used in production; there a node is registered with `payments chains add` (docs/connectors.md).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { getAddress } from '@scure/btc-signer';
+import type { Db } from '../../db/client';
+import { activeChainNode, addChainNode } from '../nodes';
+import type { LocalNode } from '../local';
+import { BitcoinKeys } from './keys';
+import { bitcoinRpc } from './rpc';
+
+/** The regtest faucet's private key: public knowledge, like anvil's test accounts; regtest coins only. */
+export const REGTEST_FAUCET_KEY = 'd1f1b3c3a0a4e0b5f6a7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3';
+
+const regtestAddress = (key: string) =>
+  getAddress('wpkh', Buffer.from(key, 'hex'), new BitcoinKeys('00'.repeat(16), 'regtest').network);
+
+/** Starts btcd on regtest on loopback, `dataDir` keeping its chain; blocks come only when asked for. */
+export async function startBtcd(options: {
+  binary: string;
+  port: number;
+  dataDir: string;
+  /** The RPC password: dev keeps one across restarts, so the registered URL stays valid; else a fresh one. */
+  password?: string;
+}): Promise<LocalNode> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const password = options.password ?? randomBytes(12).toString('hex');
+  const args = [
+    '--regtest',
+    `--datadir=${join(options.dataDir, 'data')}`,
+    `--logdir=${join(options.dataDir, 'logs')}`,
+    '--notls',
+    '--rpcuser=payments',
+    `--rpcpass=${password}`,
+    `--rpclisten=127.0.0.1:${options.port}`,
+    '--nolisten',
+    '--txindex',
+    `--miningaddr=${regtestAddress(REGTEST_FAUCET_KEY)}`,
+  ];
+  const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://payments:${password}@127.0.0.1:${options.port}`;
+  const client = bitcoinRpc(url, 2_000);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`btcd exited (${child.exitCode}): ${stderr.trim()}`);
+    if (
+      await client.call<number>('getblockcount').then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`btcd did not answer on port ${options.port} within 30 s: ${stderr.trim()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+/**
+ * Makes the regtest node at `url` ready for test-mode BITCOIN: registers it with a fresh seed and the
+ * regtest faucet, and mines past coinbase maturity so the faucet has coins (each test deposit spends one
+ * coinbase). A node already registered at `url` is kept.
+ */
+export async function setUpLocalBitcoin(
+  db: Db,
+  masterKey: string,
+  options: { url: string; confirmations: number; coins?: number },
+): Promise<{ chainNodeId: string; confirmations: number; rpcUrl: string }> {
+  const client = bitcoinRpc(options.url);
+  const height = await client.call<number>('getblockcount');
+  const wanted = 100 + (options.coins ?? 100);
+  if (height < wanted) await client.call<string[]>('generate', [wanted - height]);
+  const existing = await activeChainNode(db, masterKey, 'test', 'BITCOIN');
+  if (existing && existing.rpcUrl === options.url) {
+    return { chainNodeId: existing.id, confirmations: existing.confirmations, rpcUrl: existing.rpcUrl };
+  }
+  const registered = await addChainNode(db, masterKey, {
+    mode: 'test',
+    network: 'BITCOIN',
+    rpcUrl: options.url,
+    confirmations: options.confirmations,
+    tokens: {},
+    faucetKey: REGTEST_FAUCET_KEY,
+  });
+  return { chainNodeId: registered.id, confirmations: options.confirmations, rpcUrl: options.url };
+}
+
+/**
+ * The dev node's blocks: one every `intervalMs` while a transaction waits in the pool or has fewer than
+ * `depth` blocks on it, none otherwise (as `paceBlocks` does for anvil), so an idle chain stays its size.
+ */
+export function paceBitcoinBlocks(
+  url: string,
+  options: { depth: number; intervalMs: number },
+): { stop(): void } {
+  const client = bitcoinRpc(url);
+  let seen: number | undefined;
+  let lastBusy: number | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    const head = await client.call<number>('getblockcount');
+    for (let height = seen === undefined ? head : seen + 1; height <= head; height++) {
+      const hash = await client.call<string>('getblockhash', [height]);
+      // More than the coinbase: a block with a payment in it.
+      if ((await client.call<{ tx: string[] }>('getblock', [hash, 1])).tx.length > 1) lastBusy = height;
+    }
+    seen = head;
+    const waiting = (await client.call<string[]>('getrawmempool')).length > 0;
+    if (waiting || (lastBusy !== undefined && head - lastBusy < options.depth)) {
+      await client.call<string[]>('generate', [1]);
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    void tick()
+      .catch(() => undefined)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, options.intervalMs);
+      });
+  };
+  loop();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { ChainNode } from '../nodes';
+import type { ChainReader, Seen } from '../watcher';
+import { COINBASE_INPUT, parseBlock, parseTransaction } from './block';
+import { bitcoinRpc } from './rpc';
+
+/**
+ * Reads a Bitcoin node's blocks for the watcher (no address index needed): every output to a standard
+ * address is a candidate; the sender of one that pays a deposit address is the address the transaction's
+ * first input spent, read with `getrawtransaction` (btcd `--txindex`, Bitcoin Core `-txindex`). Coinbase
+ * outputs are no deposits: they cannot be spent for 100 blocks.
+ */
+export function bitcoinReader(node: ChainNode): ChainReader {
+  const client = bitcoinRpc(node.rpcUrl);
+  const keys = node.bitcoin!;
+  const spends = new Map<string, { txid: string; index: number }>();
+  return {
+    head: async () => BigInt(await client.call<number>('getblockcount')),
+    hashAt: (height) => client.call<string>('getblockhash', [Number(height)]),
+    async transfers(from, to) {
+      const seen: Seen[] = [];
+      for (let height = from; height <= to; height++) {
+        const hash = await client.call<string>('getblockhash', [Number(height)]);
+        for (const tx of parseBlock(await client.call<string>('getblock', [hash, 0]))) {
+          const first = tx.inputs[0];
+          if (!first || first.txid === COINBASE_INPUT) continue;
+          spends.set(tx.txid, first);
+          for (const output of tx.outputs) {
+            const to = keys.addressOf(output.script);
+            if (!to || output.amount === 0n) continue;
+            seen.push({
+              txHash: tx.txid,
+              block: height,
+              from: '',
+              to,
+              code: node.nativeCoin,
+              units: output.amount,
+            });
+          }
+        }
+      }
+      return seen;
+    },
+    async settle(transfer) {
+      const first = spends.get(transfer.txHash);
+      if (!first) return { stands: true };
+      const previous = parseTransaction(await client.call<string>('getrawtransaction', [first.txid, 0]));
+      const paid = previous.outputs[first.index];
+      return { stands: true, from: paid ? (keys.addressOf(paid.script) ?? '') : '' };
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * A Bitcoin node's JSON-RPC, limited to the calls btcd and Bitcoin Core answer alike (`getblockcount`,
+ * `getblockhash`, `getblock` as raw hex, `getrawtransaction` as raw hex, `sendrawtransaction`,
+ * `gettxout`, `getblockchaininfo`): the tests run btcd, production may run either. Amounts are never read
+ * from JSON (its numbers are floats): they come from the raw transactions (src/chain/bitcoin/block.ts).
+ * The URL carries the node's RPC user and password (`http://user:pass@host:port`).
+ */
+export interface BitcoinRpc {
+  call<T>(method: string, params?: unknown[]): Promise<T>;
+}
+
+export class BitcoinRpcError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export function bitcoinRpc(url: string, timeoutMs = 10_000): BitcoinRpc {
+  const parsed = new URL(url);
+  const auth =
+    parsed.username || parsed.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}`
+      : undefined;
+  parsed.username = '';
+  parsed.password = '';
+  const endpoint = parsed.toString();
+  let id = 0;
+  return {
+    async call<T>(method: string, params: unknown[] = []): Promise<T> {
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+        body: JSON.stringify({ jsonrpc: '1.0', id: ++id, method, params }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      let body: { result?: T; error?: { code?: number; message?: string } | null };
+      try {
+        body = JSON.parse(text) as typeof body;
+      } catch {
+        throw new BitcoinRpcError(`${method}: HTTP ${response.status} ${text.slice(0, 200)}`, undefined);
+      }
+      if (body.error) {
+        throw new BitcoinRpcError(`${method}: ${body.error.message ?? 'error'}`, body.error.code);
+      }
+      return body.result as T;
+    },
+  };
+}
+
+/** The URL without its user and password, for lists and logs. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}

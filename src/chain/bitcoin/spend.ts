@@ -1,0 +1,203 @@
+import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { Transaction } from '@scure/btc-signer';
+import type { Db } from '../../db/client';
+import { chainSends, chainTransfers, depositAddresses } from '../../db/schema/index';
+import { parseUnits } from '../../lib/units';
+import type { ChainNode } from '../nodes';
+import { TransferRejectedError } from '../transfers';
+import { parseTransaction, type BitcoinTx } from './block';
+import { bitcoinRpc, BitcoinRpcError } from './rpc';
+
+/** Outputs below this many satoshis are dust: nodes do not relay them. */
+const DUST = 546n;
+/** Satoshis per virtual byte when the node gives no estimate (btcd, regtest). */
+const FALLBACK_RATE: Record<string, bigint> = { main: 20n, test: 2n, regtest: 2n };
+
+/**
+ * Sends `units` satoshis to `to` from the outputs that paid this transaction's deposit address, at most once
+ * per `idempotencyKey`: the signed transaction is stored (`chain_sends`) before it is broadcast, and a retry
+ * broadcasts the same bytes. Its inputs are fixed when it is signed, so no two transactions can both spend
+ * them: a second attempt is signed only after the node refused the first outright. The network fee comes
+ * out of the amount sent (the recipient pays it); change goes back to the deposit address. Answers the
+ * transaction id once the node has taken it.
+ */
+export async function sendFromDeposits(
+  db: Db,
+  node: ChainNode,
+  request: { idempotencyKey: string; transactionId: string; to: string; units: bigint },
+): Promise<string> {
+  const client = bitcoinRpc(node.rpcUrl);
+  for (;;) {
+    const [last] = await db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, request.idempotencyKey))
+      .orderBy(desc(chainSends.attempt))
+      .limit(1);
+    if (last && last.state !== 'rejected') {
+      const refused = await broadcast(client, last.rawTransaction, last.txHash);
+      // Taken by the node: sent. (`pending` stays: a Bitcoin send is not waited for in a block.)
+      if (!refused) return last.txHash;
+      await db.update(chainSends).set({ state: 'rejected' }).where(eq(chainSends.id, last.id));
+      throw new TransferRejectedError(refused);
+    }
+    await signAttempt(db, node, request, (last?.attempt ?? 0) + 1);
+  }
+}
+
+async function signAttempt(
+  db: Db,
+  node: ChainNode,
+  request: { idempotencyKey: string; transactionId: string; to: string; units: bigint },
+  attempt: number,
+): Promise<void> {
+  const keys = node.bitcoin!;
+  const client = bitcoinRpc(node.rpcUrl);
+  const toScript = keys.scriptOf(request.to);
+  if (!toScript) throw new TransferRejectedError(`${request.to} is not an address of this Bitcoin chain`);
+  const [owned] = await db
+    .select()
+    .from(depositAddresses)
+    .where(
+      and(
+        eq(depositAddresses.transactionId, request.transactionId),
+        eq(depositAddresses.chainNodeId, node.id),
+      ),
+    );
+  if (!owned)
+    throw new TransferRejectedError(`${request.transactionId} has no deposit address on ${node.id}`);
+  const depositScript = keys.scriptOf(owned.address)!;
+  await db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtext(${`chain-send:${node.id}:${owned.address}`}))`,
+    );
+    const paid = await tx
+      .select({ txHash: chainTransfers.txHash })
+      .from(chainTransfers)
+      .where(
+        and(eq(chainTransfers.transactionId, request.transactionId), eq(chainTransfers.chainNodeId, node.id)),
+      );
+    // What this address sent before (signed, broadcast or not, unless refused): its inputs are spent, and
+    // the change it left at the deposit address is the deposit's too. Read from the stored bytes: a node
+    // may not count its pool's spends (btcd's `gettxout` does not).
+    const sends = await tx
+      .select({ raw: chainSends.rawTransaction })
+      .from(chainSends)
+      .where(
+        and(
+          eq(chainSends.chainNodeId, node.id),
+          eq(chainSends.fromAddress, owned.address),
+          ne(chainSends.state, 'rejected'),
+        ),
+      )
+      .orderBy(chainSends.nonce);
+    const ours = sends.map((row) => parseTransaction(row.raw));
+    const spent = new Set(ours.flatMap((sent) => sent.inputs.map((input) => `${input.txid}:${input.index}`)));
+    const candidates: BitcoinTx[] = [];
+    for (const txid of [...new Set(paid.map((p) => p.txHash))]) {
+      candidates.push(parseTransaction(await client.call<string>('getrawtransaction', [txid, 0])));
+    }
+    candidates.push(...ours);
+    // Their outputs to the deposit address not spent yet, oldest first.
+    const inputs: { txid: string; index: number; amount: bigint }[] = [];
+    for (const candidate of candidates) {
+      for (const [index, output] of candidate.outputs.entries()) {
+        if (!sameBytes(output.script, depositScript) || spent.has(`${candidate.txid}:${index}`)) continue;
+        // Spent in a block by a send that is not ours to know of (a sweep by ops): not there to spend.
+        const unspent = await client.call<unknown>('gettxout', [candidate.txid, index, true]);
+        const sentByUs = ours.some((sent) => sent.txid === candidate.txid);
+        if (unspent === null && !sentByUs) continue;
+        inputs.push({ txid: candidate.txid, index, amount: output.amount });
+      }
+    }
+    const rate = await feeRate(node);
+    const chosen: typeof inputs = [];
+    let total = 0n;
+    for (const input of inputs) {
+      if (total >= request.units) break;
+      chosen.push(input);
+      total += input.amount;
+    }
+    if (total < request.units) {
+      throw new TransferRejectedError(
+        `the deposits of ${request.transactionId} hold ${total} satoshis unspent, not the ${request.units} to send`,
+      );
+    }
+    // One P2WPKH input is 68 vbytes, an output 31, the rest 11.
+    const fee = rate * BigInt(11 + 68 * chosen.length + 31 * 2);
+    const sent = request.units - fee;
+    if (sent < DUST) {
+      throw new TransferRejectedError(`${request.units} satoshis do not cover the network fee of ${fee}`);
+    }
+    const signer = new Transaction();
+    for (const input of chosen) {
+      signer.addInput({
+        txid: input.txid,
+        index: input.index,
+        witnessUtxo: { script: depositScript, amount: input.amount },
+      });
+    }
+    signer.addOutput({ script: toScript, amount: sent });
+    const left = total - request.units;
+    if (left >= DUST) signer.addOutput({ script: depositScript, amount: left });
+    signer.sign(keys.depositKey(owned.hdIndex));
+    signer.finalize();
+    const [{ next }] = (
+      await tx.execute<{ next: number }>(sql`
+        select coalesce(max(${chainSends.nonce}), -1)::int + 1 as next from ${chainSends}
+        where ${chainSends.chainNodeId} = ${node.id} and ${chainSends.fromAddress} = ${owned.address}`)
+    ).rows as [{ next: number }];
+    await tx
+      .insert(chainSends)
+      .values({
+        idempotencyKey: request.idempotencyKey,
+        chainNodeId: node.id,
+        attempt,
+        fromAddress: owned.address,
+        nonce: next,
+        rawTransaction: signer.hex,
+        txHash: signer.id,
+      })
+      .onConflictDoNothing({ target: [chainSends.idempotencyKey, chainSends.attempt] });
+  });
+}
+
+/**
+ * Hands signed bytes to the node. Answers undefined when the node has the transaction (taken now, earlier,
+ * or already in a block), the node's reason when it refused it (its inputs are spent elsewhere, a fee it will
+ * not take); any other failure is thrown, for the caller's retry to ask again.
+ */
+async function broadcast(
+  client: ReturnType<typeof bitcoinRpc>,
+  raw: string,
+  txid: string,
+): Promise<string | undefined> {
+  try {
+    await client.call<string>('sendrawtransaction', [raw]);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof BitcoinRpcError) || error.code === undefined) throw error;
+    const known = await client.call<string>('getrawtransaction', [txid, 0]).then(
+      () => true,
+      () => false,
+    );
+    return known ? undefined : error.message;
+  }
+}
+
+async function feeRate(node: ChainNode): Promise<bigint> {
+  const fallback = FALLBACK_RATE[node.bitcoin!.chain] ?? 20n;
+  try {
+    const estimate = await bitcoinRpc(node.rpcUrl).call<{ feerate?: number }>('estimatesmartfee', [6]);
+    if (typeof estimate.feerate !== 'number' || estimate.feerate <= 0) return fallback;
+    // BTC per 1,000 vbytes, as decimal text so no float reaches the amount.
+    const perKvb = parseUnits(String(estimate.feerate), 8);
+    return perKvb === undefined ? fallback : (perKvb + 999n) / 1000n;
+  } catch {
+    return fallback;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
