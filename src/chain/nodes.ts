@@ -267,6 +267,22 @@ async function addBitcoinNode(db: Db, masterKey: string, spec: ChainNodeSpec, se
     throw new ChainNodeError('The faucet key must be a 32-byte private key in hex.');
   }
   const head = BigInt(await client.call<number>('getblockcount'));
+  // Senders and refunds read transactions by id: the node needs its transaction index.
+  if (head > 0n) {
+    const first = await client.call<{ tx: string[] }>('getblock', [
+      await client.call<string>('getblockhash', [1]),
+      1,
+    ]);
+    const indexed = await client.call<string>('getrawtransaction', [first.tx[0], 0]).then(
+      () => true,
+      () => false,
+    );
+    if (!indexed) {
+      throw new ChainNodeError(
+        `The node at ${where} keeps no transaction index: start it with -txindex (btcd: --txindex).`,
+      );
+    }
+  }
   const deep = head - BigInt(spec.confirmations - 1);
   const watchingFrom = deep > 0n ? deep : 0n;
   const tipHash = await client.call<string>('getblockhash', [Number(watchingFrom)]);

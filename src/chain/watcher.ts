@@ -16,8 +16,8 @@ import { bitcoinReader } from './bitcoin/reader';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
-/** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
-const BATCH_BLOCKS = 500n;
+/** Addresses one lookup of deposit addresses takes at most. */
+const ADDRESS_CHUNK = 5_000;
 /**
  * How long a worker's claim on a node's watching lasts without renewal (each poll renews it). A worker
  * that dies without letting go holds a node this long at most.
@@ -49,6 +49,8 @@ export interface Seen {
 
 /** How the watcher reads one family of chains (docs/connectors.md). */
 export interface ChainReader {
+  /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
+  batchBlocks: bigint;
   head(): Promise<bigint>;
   /** The hash of the block at `height`. */
   hashAt(height: bigint): Promise<string>;
@@ -61,6 +63,7 @@ export interface ChainReader {
 function evmReader(node: ChainNode): ChainReader {
   const client = rpc(node.rpcUrl);
   return {
+    batchBlocks: 500n,
     head: () => client.getBlockNumber({ cacheTime: 0 }),
     hashAt: async (height) => (await client.getBlock({ blockNumber: height })).hash,
     transfers: async (from, to) => [
@@ -76,8 +79,8 @@ function evmReader(node: ChainNode): ChainReader {
   };
 }
 
-const readerOf = (node: ChainNode): ChainReader =>
-  node.family === 'bitcoin' ? bitcoinReader(node) : evmReader(node);
+const readerOf = (node: ChainNode, db: Db): ChainReader =>
+  node.family === 'bitcoin' ? bitcoinReader(node, db) : evmReader(node);
 
 /**
  * Watches every registered EVM node for transfers into deposit addresses (ERC-20 `Transfer` logs and
@@ -162,7 +165,7 @@ async function takeLease(db: Db, nodeId: string, owner: string): Promise<boolean
 
 /** Reads the next confirmed blocks of one node, hands over what they paid in, then moves the cursor. */
 export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>, node: ChainNode) {
-  const reader = readerOf(node);
+  const reader = readerOf(node, options.db);
   const head = await reader.head();
   const confirmedTip = head - BigInt(node.confirmations - 1);
 
@@ -194,7 +197,7 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
 
   const scanned = node.scannedBlock ?? confirmedTip;
   const from = scanned + 1n;
-  const to = confirmedTip < from + BATCH_BLOCKS - 1n ? confirmedTip : from + BATCH_BLOCKS - 1n;
+  const to = confirmedTip < from + reader.batchBlocks - 1n ? confirmedTip : from + reader.batchBlocks - 1n;
   if (to < from) return;
 
   const seen = await reader.transfers(from, to);
@@ -271,10 +274,21 @@ async function depositsAmong(
 ): Promise<(typeof chainTransfers.$inferInsert)[]> {
   if (seen.length === 0) return [];
   const targets = [...new Set(seen.map((s) => s.to))];
-  const owned = await options.db
-    .select({ address: depositAddresses.address, transactionId: depositAddresses.transactionId })
-    .from(depositAddresses)
-    .where(and(eq(depositAddresses.chainNodeId, node.id), inArray(depositAddresses.address, targets)));
+  // In chunks: a Bitcoin block pays thousands of addresses, more than one statement takes.
+  const owned: { address: string; transactionId: string }[] = [];
+  for (let i = 0; i < targets.length; i += ADDRESS_CHUNK) {
+    owned.push(
+      ...(await options.db
+        .select({ address: depositAddresses.address, transactionId: depositAddresses.transactionId })
+        .from(depositAddresses)
+        .where(
+          and(
+            eq(depositAddresses.chainNodeId, node.id),
+            inArray(depositAddresses.address, targets.slice(i, i + ADDRESS_CHUNK)),
+          ),
+        )),
+    );
+  }
   const ownerOf = new Map(owned.map((row) => [row.address, row.transactionId]));
   const deposits = new Map<string, Seen & { transactionId: string }>();
   for (const transfer of seen) {

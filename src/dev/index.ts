@@ -18,6 +18,7 @@ import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/l
 import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from '../chain/bitcoin/local';
+import { withoutCredentials } from '../chain/bitcoin/rpc';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -355,9 +356,16 @@ async function startDevBitcoin(
   try {
     const set = await setUpLocalBitcoin(db, masterKey, { url: node.url, confirmations: DEV_CONFIRMATIONS });
     pacer = paceBitcoinBlocks(node.url, { depth: set.confirmations, intervalMs: 1000 });
+    const name = 'BITCOIN'.padEnd(19);
+    if (set.rpcUrl !== node.url) {
+      return {
+        stop,
+        summary: `${name} 127.0.0.1:${port} runs, unused: watched on ${withoutCredentials(set.rpcUrl)} (node ${set.chainNodeId}, registered with chains add)`,
+      };
+    }
     return {
       stop,
-      summary: `${'BITCOIN'.padEnd(19)} 127.0.0.1:${port}  (btcd regtest: BTC, ${set.confirmations} confirmations)`,
+      summary: `${name} 127.0.0.1:${port}  (btcd regtest: BTC, ${set.confirmations} confirmations)`,
     };
   } catch (error) {
     await stop();

@@ -17,6 +17,7 @@ import { faucetAddress } from '../../src/chain/bitcoin/faucet';
 import type { LocalNode } from '../../src/chain/local';
 import {
   chainSends,
+  chainTransfers,
   cryptoDeposits,
   depositAddresses,
   ledgerEntries,
@@ -200,7 +201,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     expect(await rpc().call<unknown>('gettxout', [row!.refundTxHash, 0, true])).not.toBeNull();
   });
 
-  it('sends once per key, retried or concurrent, and spends the change an earlier send left', async () => {
+  it('sends once per key, retried or concurrent, spends the change an earlier send left, and never takes it for a deposit', async () => {
     const { transaction_id: id, deposit_address: address } = await payin(600);
     await deposit(id, '0.01');
     await mine(CONFIRMATIONS);
@@ -219,24 +220,36 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
         amount,
         currency: 'BTC',
       });
+    // More than half the deposit: a second signer of the same key would find too little left.
     const [first, concurrent] = await Promise.all([
-      send(`refund:${id}:a`, '0.004'),
-      send(`refund:${id}:a`, '0.004'),
+      send(`refund:${id}:a`, '0.006'),
+      send(`refund:${id}:a`, '0.006'),
     ]);
     expect(concurrent).toBe(first);
-    expect(await send(`refund:${id}:a`, '0.004')).toBe(first);
+    expect(await send(`refund:${id}:a`, '0.006')).toBe(first);
     const one = parseTransaction(await rpc().call<string>('getrawtransaction', [first, 0]));
     // The rest of the deposit went back to its address: the next send spends that change, unconfirmed.
-    const second = await send(`refund:${id}:b`, '0.005');
+    const second = await send(`refund:${id}:b`, '0.003');
     const two = parseTransaction(await rpc().call<string>('getrawtransaction', [second, 0]));
     expect(two.inputs.map((i) => i.txid)).toEqual([first]);
     expect(watched.bitcoin!.addressOf(one.outputs[1]!.script)).toBe(address);
     // More than is left is refused, signing nothing.
     await expect(send(`refund:${id}:c`, '0.002')).rejects.toThrow(/hold \d+ satoshis unspent/);
     const rows = await env.database.db.select().from(chainSends).where(eq(chainSends.fromAddress, address));
-    expect(rows.map((r) => [r.idempotencyKey, r.attempt])).toEqual([
-      [`refund:${id}:a`, 1],
-      [`refund:${id}:b`, 1],
+    expect(rows.map((r) => [r.idempotencyKey, r.attempt, r.state])).toEqual([
+      [`refund:${id}:a`, 1, 'broadcast'],
+      [`refund:${id}:b`, 1, 'broadcast'],
+    ]);
+    // Deep enough and read: the change they sent back to the deposit address is no new deposit.
+    await mine(CONFIRMATIONS);
+    await scan();
+    const read = await env.database.db
+      .select()
+      .from(chainTransfers)
+      .where(eq(chainTransfers.transactionId, id));
+    expect(read.map((r) => r.txHash)).toEqual([
+      (await env.database.db.select().from(cryptoDeposits).where(eq(cryptoDeposits.transactionId, id)))[0]!
+        .txHash,
     ]);
   });
 

@@ -11,11 +11,14 @@ const NETWORKS: Record<BitcoinChain, Network> = {
   regtest: { ...TEST_NETWORK, bech32: 'bcrt' },
 };
 
-/** The chain a node serves, from `getblockchaininfo`'s `chain` (Bitcoin Core: main, test, testnet4, signet, regtest; btcd: mainnet, testnet3, regtest, simnet, signet). */
+/**
+ * The chain a node serves, from `getblockchaininfo`'s `chain` (Bitcoin Core: main, test, testnet4, signet,
+ * regtest; btcd: mainnet, testnet3, regtest, signet). btcd's simnet has addresses of its own: not taken.
+ */
 export function bitcoinChainOf(name: string): BitcoinChain | undefined {
   if (name === 'main' || name === 'mainnet') return 'main';
   if (['test', 'testnet3', 'testnet4', 'signet'].includes(name)) return 'test';
-  if (name === 'regtest' || name === 'simnet') return 'regtest';
+  if (name === 'regtest') return 'regtest';
   return undefined;
 }
 

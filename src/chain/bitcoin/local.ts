@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getAddress } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
@@ -30,13 +30,17 @@ export async function startBtcd(options: {
 }): Promise<LocalNode> {
   mkdirSync(options.dataDir, { recursive: true });
   const password = options.password ?? randomBytes(12).toString('hex');
+  const configFile = join(options.dataDir, 'btcd.conf');
+  writeFileSync(configFile, `[Application Options]\nrpcuser=payments\nrpcpass=${password}\n`, {
+    mode: 0o600,
+  });
   const args = [
     '--regtest',
     `--datadir=${join(options.dataDir, 'data')}`,
     `--logdir=${join(options.dataDir, 'logs')}`,
     '--notls',
-    '--rpcuser=payments',
-    `--rpcpass=${password}`,
+    // The RPC password in a file only this user reads, not on the command line `ps` shows.
+    `--configfile=${configFile}`,
     `--rpclisten=127.0.0.1:${options.port}`,
     '--nolisten',
     '--txindex',
@@ -80,7 +84,7 @@ export async function startBtcd(options: {
 /**
  * Makes the regtest node at `url` ready for test-mode BITCOIN: registers it with a fresh seed and the
  * regtest faucet, and mines past coinbase maturity so the faucet has coins (each test deposit spends one
- * coinbase). A node already registered at `url` is kept.
+ * coinbase). A test BITCOIN node already registered is kept.
  */
 export async function setUpLocalBitcoin(
   db: Db,
@@ -91,8 +95,10 @@ export async function setUpLocalBitcoin(
   const height = await client.call<number>('getblockcount');
   const wanted = 100 + (options.coins ?? 100);
   if (height < wanted) await client.call<string[]>('generate', [wanted - height]);
+  // A node already registered is kept: this one's from an earlier start, or one an operator registered
+  // with `chains add` (this node then runs unused).
   const existing = await activeChainNode(db, masterKey, 'test', 'BITCOIN');
-  if (existing && existing.rpcUrl === options.url) {
+  if (existing) {
     return { chainNodeId: existing.id, confirmations: existing.confirmations, rpcUrl: existing.rpcUrl };
   }
   const registered = await addChainNode(db, masterKey, {

@@ -1,3 +1,6 @@
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { chainSends, depositAddresses } from '../../db/schema/index';
 import type { ChainNode } from '../nodes';
 import type { ChainReader, Seen } from '../watcher';
 import { COINBASE_INPUT, parseBlock, parseTransaction } from './block';
@@ -7,13 +10,16 @@ import { bitcoinRpc } from './rpc';
  * Reads a Bitcoin node's blocks for the watcher (no address index needed): every output to a standard
  * address is a candidate; the sender of one that pays a deposit address is the address the transaction's
  * first input spent, read with `getrawtransaction` (btcd `--txindex`, Bitcoin Core `-txindex`). Coinbase
- * outputs are no deposits: they cannot be spent for 100 blocks.
+ * outputs are no deposits: they cannot be spent for 100 blocks. Neither are the service's own sends
+ * (`chain_sends`): a refund's change goes back to the deposit address.
  */
-export function bitcoinReader(node: ChainNode): ChainReader {
+export function bitcoinReader(node: ChainNode, db: Db): ChainReader {
   const client = bitcoinRpc(node.rpcUrl);
   const keys = node.bitcoin!;
   const spends = new Map<string, { txid: string; index: number }>();
   return {
+    // A mainnet block is up to 4 MB and pays thousands of addresses: a few at a time.
+    batchBlocks: 6n,
     head: async () => BigInt(await client.call<number>('getblockcount')),
     hashAt: (height) => client.call<string>('getblockhash', [Number(height)]),
     async transfers(from, to) {
@@ -41,6 +47,21 @@ export function bitcoinReader(node: ChainNode): ChainReader {
       return seen;
     },
     async settle(transfer) {
+      // Our own sends from deposit addresses (refunds, their change back to the address) are no deposits;
+      // the test faucet's are.
+      const [ours] = await db
+        .select({ id: chainSends.id })
+        .from(chainSends)
+        .innerJoin(
+          depositAddresses,
+          and(
+            eq(depositAddresses.address, chainSends.fromAddress),
+            eq(depositAddresses.chainNodeId, chainSends.chainNodeId),
+          ),
+        )
+        .where(and(eq(chainSends.chainNodeId, node.id), eq(chainSends.txHash, transfer.txHash)))
+        .limit(1);
+      if (ours) return { stands: false };
       const first = spends.get(transfer.txHash);
       if (!first) return { stands: true };
       const previous = parseTransaction(await client.call<string>('getrawtransaction', [first.txid, 0]));

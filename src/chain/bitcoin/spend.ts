@@ -35,14 +35,37 @@ export async function sendFromDeposits(
       .orderBy(desc(chainSends.attempt))
       .limit(1);
     if (last && last.state !== 'rejected') {
-      const refused = await broadcast(client, last.rawTransaction, last.txHash);
-      // Taken by the node: sent. (`pending` stays: a Bitcoin send is not waited for in a block.)
-      if (!refused) return last.txHash;
-      await db.update(chainSends).set({ state: 'rejected' }).where(eq(chainSends.id, last.id));
-      throw new TransferRejectedError(refused);
+      await settleBroadcast(db, client, last);
+      return last.txHash;
     }
     await signAttempt(db, node, request, (last?.attempt ?? 0) + 1);
   }
+}
+
+/**
+ * Broadcasts a stored send and records what the node said: `broadcast` once taken (and from then on
+ * whatever a later broadcast answers: it may be in a block, or on peers), `rejected` on a definite refusal
+ * of a send never taken, which is thrown as `TransferRejectedError` for the caller's retry to sign anew.
+ * Anything else is an unknown outcome, thrown for the retry to ask again.
+ */
+async function settleBroadcast(
+  db: Pick<Db, 'update'> | Parameters<Parameters<Db['transaction']>[0]>[0],
+  client: ReturnType<typeof bitcoinRpc>,
+  row: typeof chainSends.$inferSelect,
+): Promise<void> {
+  const answer = await broadcast(client, row.rawTransaction, row.txHash).catch((error: unknown) => {
+    if (row.state === 'broadcast') return { kind: 'taken' as const };
+    throw error;
+  });
+  if (answer.kind === 'taken') {
+    if (row.state !== 'broadcast') {
+      await db.update(chainSends).set({ state: 'broadcast' }).where(eq(chainSends.id, row.id));
+    }
+    return;
+  }
+  if (row.state === 'broadcast') return;
+  await db.update(chainSends).set({ state: 'rejected' }).where(eq(chainSends.id, row.id));
+  throw new TransferRejectedError(answer.reason);
 }
 
 async function signAttempt(
@@ -71,17 +94,18 @@ async function signAttempt(
     await tx.execute(
       sql`select pg_advisory_xact_lock(hashtext(${`chain-send:${node.id}:${owned.address}`}))`,
     );
-    const paid = await tx
-      .select({ txHash: chainTransfers.txHash })
-      .from(chainTransfers)
-      .where(
-        and(eq(chainTransfers.transactionId, request.transactionId), eq(chainTransfers.chainNodeId, node.id)),
-      );
-    // What this address sent before (signed, broadcast or not, unless refused): its inputs are spent, and
-    // the change it left at the deposit address is the deposit's too. Read from the stored bytes: a node
-    // may not count its pool's spends (btcd's `gettxout` does not).
+    // Another caller with this key signed while this one waited for the lock: its send is the one.
+    const [signed] = await tx
+      .select({ id: chainSends.id })
+      .from(chainSends)
+      .where(and(eq(chainSends.idempotencyKey, request.idempotencyKey), ne(chainSends.state, 'rejected')));
+    if (signed) return;
+    // What this address sent before, unless refused: its inputs are spent, and the change it left at the
+    // deposit address is the deposit's too. Read from the stored bytes: a node may not count its pool's
+    // spends (btcd's `gettxout` does not). One signed but never broadcast (its caller gone) goes out first,
+    // so change built on it is spendable; one the node refuses is set aside.
     const sends = await tx
-      .select({ raw: chainSends.rawTransaction })
+      .select()
       .from(chainSends)
       .where(
         and(
@@ -91,10 +115,31 @@ async function signAttempt(
         ),
       )
       .orderBy(chainSends.nonce);
-    const ours = sends.map((row) => parseTransaction(row.raw));
+    const ours: BitcoinTx[] = [];
+    for (const row of sends) {
+      if (row.state === 'pending') {
+        const refused = await settleBroadcast(tx, client, row).then(
+          () => false,
+          (error: unknown) => {
+            if (error instanceof TransferRejectedError) return true;
+            throw error;
+          },
+        );
+        if (refused) continue;
+      }
+      ours.push(parseTransaction(row.rawTransaction));
+    }
     const spent = new Set(ours.flatMap((sent) => sent.inputs.map((input) => `${input.txid}:${input.index}`)));
+    const sentByUs = new Set(ours.map((sent) => sent.txid));
+    const paid = await tx
+      .select({ txHash: chainTransfers.txHash })
+      .from(chainTransfers)
+      .where(
+        and(eq(chainTransfers.transactionId, request.transactionId), eq(chainTransfers.chainNodeId, node.id)),
+      );
     const candidates: BitcoinTx[] = [];
-    for (const txid of [...new Set(paid.map((p) => p.txHash))]) {
+    for (const txid of new Set(paid.map((p) => p.txHash))) {
+      if (sentByUs.has(txid)) continue;
       candidates.push(parseTransaction(await client.call<string>('getrawtransaction', [txid, 0])));
     }
     candidates.push(...ours);
@@ -103,10 +148,9 @@ async function signAttempt(
     for (const candidate of candidates) {
       for (const [index, output] of candidate.outputs.entries()) {
         if (!sameBytes(output.script, depositScript) || spent.has(`${candidate.txid}:${index}`)) continue;
-        // Spent in a block by a send that is not ours to know of (a sweep by ops): not there to spend.
+        // Spent in a block by a send not ours to know of (a sweep by ops): not there to spend.
         const unspent = await client.call<unknown>('gettxout', [candidate.txid, index, true]);
-        const sentByUs = ours.some((sent) => sent.txid === candidate.txid);
-        if (unspent === null && !sentByUs) continue;
+        if (unspent === null && !sentByUs.has(candidate.txid)) continue;
         inputs.push({ txid: candidate.txid, index, amount: output.amount });
       }
     }
@@ -123,8 +167,8 @@ async function signAttempt(
         `the deposits of ${request.transactionId} hold ${total} satoshis unspent, not the ${request.units} to send`,
       );
     }
-    // One P2WPKH input is 68 vbytes, an output 31, the rest 11.
-    const fee = rate * BigInt(11 + 68 * chosen.length + 31 * 2);
+    // One P2WPKH input is 68 vbytes, the rest 11; an output at most 43 (to a Taproot or P2WSH address).
+    const fee = rate * BigInt(11 + 68 * chosen.length + 43 * 2);
     const sent = request.units - fee;
     if (sent < DUST) {
       throw new TransferRejectedError(`${request.units} satoshis do not cover the network fee of ${fee}`);
@@ -163,25 +207,29 @@ async function signAttempt(
 }
 
 /**
- * Hands signed bytes to the node. Answers undefined when the node has the transaction (taken now, earlier,
- * or already in a block), the node's reason when it refused it (its inputs are spent elsewhere, a fee it will
- * not take); any other failure is thrown, for the caller's retry to ask again.
+ * Hands signed bytes to the node. `taken` when the node has the transaction (now, earlier, or in a block);
+ * `refused` only on the node's definite verdict against it (Bitcoin Core and btcd answer -25 or -26 when
+ * they will not take it: its inputs are spent or missing, a fee they will not relay); any other failure
+ * is thrown, the outcome unknown.
  */
 async function broadcast(
   client: ReturnType<typeof bitcoinRpc>,
   raw: string,
   txid: string,
-): Promise<string | undefined> {
+): Promise<{ kind: 'taken' } | { kind: 'refused'; reason: string }> {
   try {
     await client.call<string>('sendrawtransaction', [raw]);
-    return undefined;
+    return { kind: 'taken' };
   } catch (error) {
-    if (!(error instanceof BitcoinRpcError) || error.code === undefined) throw error;
+    if (!(error instanceof BitcoinRpcError)) throw error;
+    // -27: already in a block. A node that has it in its pool says so in its own words.
+    if (error.code === -27 || /already (have|in|known)/i.test(error.message)) return { kind: 'taken' };
+    if (error.code !== -25 && error.code !== -26) throw error;
     const known = await client.call<string>('getrawtransaction', [txid, 0]).then(
       () => true,
       () => false,
     );
-    return known ? undefined : error.message;
+    return known ? { kind: 'taken' } : { kind: 'refused', reason: error.message };
   }
 }
 

@@ -100,8 +100,12 @@ export const chainSends = pgTable(
     nonce: bigint('nonce', { mode: 'number' }).notNull(),
     rawTransaction: text('raw_transaction').notNull(),
     txHash: text('tx_hash').notNull(),
-    /** `pending` until its receipt is seen (`mined`, `reverted`), or `rejected` by the node on broadcast. */
-    state: text('state', { enum: ['pending', 'mined', 'reverted', 'rejected'] })
+    /**
+     * `pending` until its receipt is seen (`mined`, `reverted`), or `rejected` by the node on broadcast.
+     * A Bitcoin send is `broadcast` once a node took it: never `rejected` after that, whatever a later
+     * broadcast answers.
+     */
+    state: text('state', { enum: ['pending', 'broadcast', 'mined', 'reverted', 'rejected'] })
       .notNull()
       .default('pending'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
