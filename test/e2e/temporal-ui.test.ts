@@ -202,8 +202,9 @@ describe.skipIf(!cli)('the Temporal UI of the dev server', () => {
     await page.getByTestId('toggle-manual-query').click();
     await page.getByTestId('workflow-manual-search-input').fill(`TransactionStatus = 'FAILED'`);
     await page.getByTestId('workflow-manual-search-button').click();
+    // The list empties while it reloads: both are waited for, not read at one instant.
     await expect.poll(() => page.getByRole('link', { name: paidId }).count(), UI_WAIT).toBe(0);
-    expect(await page.getByRole('link', { name: declinedId }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('link', { name: declinedId }).count(), UI_WAIT).toBe(1);
     await page.getByRole('button', { name: 'Save as New' }).click();
     await page.getByTestId('workflow-save-view-modal-input').fill('Failed payments');
     await page.locator('dialog[open]').getByTestId('confirm-modal-button').click();
