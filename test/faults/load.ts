@@ -13,6 +13,12 @@ export interface Merchant {
 }
 
 export type Flow = 'card' | 'card-3ds' | 'payout' | 'payin' | 'offramp';
+
+/**
+ * The crypto flows pay on a network `npm run dev` keeps on the sandbox chain, whose deposits the load
+ * names by hash so a retried request counts once (on a local real chain the transfer gets its own hash).
+ */
+const SANDBOX_NETWORK = 'SOLANA';
 export const FLOWS: Flow[] = ['card', 'card-3ds', 'payout', 'payin', 'offramp'];
 
 export interface Created {
@@ -131,7 +137,11 @@ export class LoadClient {
       case 'payout':
         return this.create(flow, '/api/v1/test/payout', payoutRequest(this.merchant.usdWallet, common));
       case 'payin': {
-        const created = await this.create(flow, '/api/v1/test/crypto/payin', payinRequest(common));
+        const created = await this.create(
+          flow,
+          '/api/v1/test/crypto/payin',
+          payinRequest({ ...common, crypto_network: SANDBOX_NETWORK }),
+        );
         await this.deposit(created.transactionId, String(created.first.data?.crypto_amount));
         return created;
       }
@@ -139,7 +149,13 @@ export class LoadClient {
         const created = await this.create(
           flow,
           '/api/v1/test/crypto',
-          rampRequest({ ...common, transaction_type: 'OFFRAMP', fiat_amount: undefined, crypto_amount: 50 }),
+          rampRequest({
+            ...common,
+            transaction_type: 'OFFRAMP',
+            fiat_amount: undefined,
+            crypto_amount: 50,
+            crypto_network: SANDBOX_NETWORK,
+          }),
         );
         await this.deposit(created.transactionId, '50');
         return created;
