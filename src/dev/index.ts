@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { loadConfig } from '../platform/config';
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
     say(`  Local chains: ${[...chains.summary, bitcoin.summary].join('\n                ')}`);
-    say(`  Sandbox merchant (.data/sandbox-merchant.json):`);
+    say(`  Sandbox merchant (${relative(process.cwd(), join(dataDir, 'sandbox-merchant.json'))}):`);
     say(`    merchant_id      ${credentials.merchant_id}`);
     say(`    test_secret_key  ${credentials.test_secret_key}`);
     say(`    live_secret_key  ${credentials.live_secret_key}`);
