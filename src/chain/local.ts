@@ -92,33 +92,44 @@ export async function startAnvil(options: {
   };
 }
 
+/** What `paceChain` needs of a local chain, by block height. */
+export interface PacedChain {
+  head(): Promise<number>;
+  /** Whether the block at `height` holds a payment. */
+  busy(height: number): Promise<boolean>;
+  /** Whether a transaction waits for a block (a chain that mines each transaction at once has none). */
+  pending?(): Promise<boolean>;
+  mine(): Promise<unknown>;
+}
+
 /**
- * Mines a block every `intervalMs` while the chain has fewer than `depth` blocks after its last block with
- * transactions, and none otherwise: deposits get their confirmations at the pace of a real chain, and an
- * idle node keeps neither growing (anvil with a fixed block time adds a block, in memory and in its state
- * file, every interval: about 1 GB an hour at one a second).
+ * Mines a block every `intervalMs` while a transaction waits or the chain has fewer than `depth` blocks
+ * after its last block with a payment, and none otherwise: deposits get their confirmations at the pace of
+ * a real chain, and an idle node keeps neither growing (anvil with a fixed block time adds a block, in
+ * memory and in its state file, every interval: about 1 GB an hour at one a second). `busyAtStart` counts
+ * the head at the first look as busy. A node that did not answer one look is asked again at the next.
  */
-export function paceBlocks(url: string, options: { depth: number; intervalMs: number }): { stop(): void } {
-  const client = rpc(url);
-  let seen: bigint | undefined;
-  let lastBusy: bigint | undefined;
+export function paceChain(
+  chain: PacedChain,
+  options: { depth: number; intervalMs: number; busyAtStart?: boolean },
+): { stop(): void } {
+  let seen: number | undefined;
+  let lastBusy: number | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {
-    const head = await client.getBlockNumber({ cacheTime: 0 });
-    // Every block since the last look: a transaction mined between two looks is not missed.
-    for (let n = seen === undefined ? head : seen + 1n; n <= head; n++) {
-      if ((await client.getBlockTransactionCount({ blockNumber: n })) > 0) lastBusy = n;
+    const head = await chain.head();
+    // Every block since the last look: a payment mined between two looks is not missed.
+    for (let height = seen === undefined ? head : seen + 1; height <= head; height++) {
+      if (await chain.busy(height)) lastBusy = height;
     }
+    if (seen === undefined && options.busyAtStart) lastBusy ??= head;
     seen = head;
-    lastBusy ??= head;
-    if (head - lastBusy < BigInt(options.depth)) {
-      await client.request({ method: 'evm_mine' as never, params: [] as never });
-    }
+    const waiting = (await chain.pending?.()) ?? false;
+    if (waiting || (lastBusy !== undefined && head - lastBusy < options.depth)) await chain.mine();
   };
   const loop = () => {
     if (stopped) return;
-    // A node that did not answer this time is asked again next time.
     void tick()
       .catch(() => undefined)
       .finally(() => {
@@ -132,6 +143,19 @@ export function paceBlocks(url: string, options: { depth: number; intervalMs: nu
       clearTimeout(timer);
     },
   };
+}
+
+/** `paceChain` for anvil, which mines each transaction at once: the depth after its block. */
+export function paceBlocks(url: string, options: { depth: number; intervalMs: number }): { stop(): void } {
+  const client = rpc(url);
+  return paceChain(
+    {
+      head: async () => Number(await client.getBlockNumber({ cacheTime: 0 })),
+      busy: async (height) => (await client.getBlockTransactionCount({ blockNumber: BigInt(height) })) > 0,
+      mine: () => client.request({ method: 'evm_mine' as never, params: [] as never }),
+    },
+    { ...options, busyAtStart: true },
+  );
 }
 
 const sourceFile = fileURLToPath(new URL('./contracts/TestStablecoin.sol', import.meta.url));

@@ -6,7 +6,8 @@ import { eq } from 'drizzle-orm';
 import pino from 'pino';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
-import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
+import { merchantClient, type MerchantClient } from '../helpers/merchant-client';
+import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
 import { freePort } from '../../src/dev/postgres';
 import { chainNodeById } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
@@ -77,26 +78,10 @@ const scan = async () => {
   await handOverDeposits({ db: env.database.db, temporal: env.client, log }, watched);
 };
 
-const payin = async (usd: number, client = merchant) => {
-  const response = await client.post(
-    '/api/v1/test/crypto/payin',
-    payinRequest({ amount: usd, crypto_currency: 'BTC', crypto_network: 'BITCOIN' }),
-  );
-  expect(response.statusCode, response.payload).toBe(200);
-  return response.json().data as { transaction_id: string; deposit_address: string; crypto_amount: number };
-};
-
-const deposit = async (id: string, amount: string, client = merchant) => {
-  const response = await client.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount });
-  expect(response.statusCode, response.payload).toBe(200);
-  return response.json().deposit as { tx_hash: string; disposition: string; confirmations_required?: number };
-};
-
-const status = async (id: string, client = merchant) =>
-  (await client.get(`/api/test/status/${id}`)).json() as {
-    status: string;
-    data: { crypto_payment_status: string | null; crypto_paid_amount: number };
-  };
+const payin = (usd: number, client = merchant) =>
+  createPayin(client, { amount: usd, crypto_currency: 'BTC', crypto_network: 'BITCOIN' });
+const deposit = (id: string, amount: string, client = merchant) => testDeposit(client, id, amount);
+const status = (id: string, client = merchant) => cryptoStatus(client, id);
 
 describe('BITCOIN on btcd regtest, watched block by block', () => {
   it('settles a real transaction as FULLPAID only once it is deep enough, crediting once', async () => {

@@ -7,6 +7,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
 import { runCliIn } from '../helpers/cli';
 import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
+import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
 import {
   chainTransfers,
   cryptoDeposits,
@@ -53,26 +54,10 @@ afterAll(async () => {
   await env?.close();
 });
 
-const payin = async (network: string, amount: number, currency = 'USDT', client = merchant) => {
-  const response = await client.post(
-    '/api/v1/test/crypto/payin',
-    payinRequest({ amount, crypto_currency: currency, crypto_network: network, country: 'GB' }),
-  );
-  expect(response.statusCode, response.payload).toBe(200);
-  return response.json().data as { transaction_id: string; deposit_address: string };
-};
-
-const deposit = async (id: string, amount: string, client = merchant) => {
-  const response = await client.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount });
-  expect(response.statusCode, response.payload).toBe(200);
-  return response.json().deposit as { tx_hash: Hex; disposition: string; confirmations_required?: number };
-};
-
-const status = async (id: string, client = merchant) =>
-  (await client.get(`/api/test/status/${id}`)).json() as {
-    status: string;
-    data: { crypto_payment_status: string | null; crypto_paid_amount: number };
-  };
+const payin = (network: string, amount: number, currency = 'USDT', client = merchant) =>
+  createPayin(client, { amount, crypto_currency: currency, crypto_network: network, country: 'GB' });
+const deposit = (id: string, amount: string, client = merchant) => testDeposit(client, id, amount);
+const status = (id: string, client = merchant) => cryptoStatus(client, id);
 
 /** The 20 bytes the node speaks for an address the API showed. */
 const onChain = (network: string, shown: string) =>

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { getAddress } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
 import { activeChainNode, addChainNode } from '../nodes';
-import type { LocalNode } from '../local';
+import { paceChain, type LocalNode } from '../local';
 import { BitcoinKeys } from './keys';
 import { bitcoinRpc } from './rpc';
 
@@ -114,43 +114,24 @@ export async function setUpLocalBitcoin(
 
 /**
  * The dev node's blocks: one every `intervalMs` while a transaction waits in the pool or has fewer than
- * `depth` blocks on it, none otherwise (as `paceBlocks` does for anvil), so an idle chain stays its size.
+ * `depth` blocks on it, none otherwise (`paceChain`), so an idle chain stays its size.
  */
 export function paceBitcoinBlocks(
   url: string,
   options: { depth: number; intervalMs: number },
 ): { stop(): void } {
   const client = bitcoinRpc(url);
-  let seen: number | undefined;
-  let lastBusy: number | undefined;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async () => {
-    const head = await client.call<number>('getblockcount');
-    for (let height = seen === undefined ? head : seen + 1; height <= head; height++) {
-      const hash = await client.call<string>('getblockhash', [height]);
+  return paceChain(
+    {
+      head: () => client.call<number>('getblockcount'),
       // More than the coinbase: a block with a payment in it.
-      if ((await client.call<{ tx: string[] }>('getblock', [hash, 1])).tx.length > 1) lastBusy = height;
-    }
-    seen = head;
-    const waiting = (await client.call<string[]>('getrawmempool')).length > 0;
-    if (waiting || (lastBusy !== undefined && head - lastBusy < options.depth)) {
-      await client.call<string[]>('generate', [1]);
-    }
-  };
-  const loop = () => {
-    if (stopped) return;
-    void tick()
-      .catch(() => undefined)
-      .finally(() => {
-        if (!stopped) timer = setTimeout(loop, options.intervalMs);
-      });
-  };
-  loop();
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
+      busy: async (height) => {
+        const hash = await client.call<string>('getblockhash', [height]);
+        return (await client.call<{ tx: string[] }>('getblock', [hash, 1])).tx.length > 1;
+      },
+      pending: async () => (await client.call<string[]>('getrawmempool')).length > 0,
+      mine: () => client.call<string[]>('generate', [1]),
     },
-  };
+    options,
+  );
 }
