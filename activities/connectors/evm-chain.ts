@@ -9,7 +9,7 @@ import {
   shownAddress,
   type ChainNode,
 } from '../../src/chain/nodes';
-import { TOKEN_LOG_NETWORKS, nodeWatchesCurrency } from '../../src/crypto/networks';
+import { isDepositOnlyNetwork, nodeWatchesCurrency } from '../../src/crypto/networks';
 import { sendFromTreasury } from '../../src/chain/transfers';
 import { sendFromDeposits } from '../../src/chain/bitcoin/spend';
 import { findCryptoAsset } from '../../src/crypto/catalogue';
@@ -19,8 +19,8 @@ import type { ChainConnector, FiatPayouts } from './types';
 /**
  * Crypto on real nodes speaking Ethereum's JSON-RPC (src/chain), for the networks and modes that have one
  * registered (`payments chains add`); the sandbox chain for every other network, behind the same
- * interface. A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay
- * on the sandbox chain in test mode and are refused in live (docs/connectors.md).
+ * interface. A TRON or SOLANA node watches token deposits only: the coin's deposits, and sends and refunds
+ * there, stay on the sandbox chain in test mode and are refused in live (docs/connectors.md).
  */
 export function evmChain(
   db: Db,
@@ -53,7 +53,7 @@ export function evmChain(
       await db
         .insert(depositAddresses)
         .values({
-          address: node.bitcoin ? node.bitcoin.depositAddress(hdIndex) : node.keys.depositAddress(hdIndex),
+          address: node.depositAddress(hdIndex),
           chainNodeId: node.id,
           hdIndex,
           transactionId: request.transactionId,
@@ -86,7 +86,7 @@ export function evmChain(
           units,
         });
       }
-      if (TOKEN_LOG_NETWORKS[node.network]) {
+      if (isDepositOnlyNetwork(node.network)) {
         if (request.mode === 'test') return sandbox.send(request);
         // Not reached by refunds: live deposits there carry no sender to refund to, so they are held for
         // ops (src/chain/watcher.ts). An on-ramp send (live ramps need ALLOW_SANDBOX_IN_LIVE) stops here:

@@ -16,10 +16,19 @@ import { chainNodes, cryptoAssets } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { ChainKeys } from './keys';
-import { EVM_NATIVE_COINS, TOKEN_LOG_NETWORKS, UTXO_NETWORKS, isNodeNetwork } from '../crypto/networks';
+import {
+  EVM_NATIVE_COINS,
+  SOLANA_NETWORKS,
+  TOKEN_LOG_NETWORKS,
+  UTXO_NETWORKS,
+  isNodeNetwork,
+} from '../crypto/networks';
 import { fromTronAddress, toTronAddress } from './tron-address';
 import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
 import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
+import { SolanaKeys, isSolanaAddress } from './solana/keys';
+import { clusterOf, solanaRpc } from './solana/rpc';
+import { slotHash } from './solana/reader';
 
 export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
 
@@ -33,7 +42,7 @@ export function shownAddress(network: string, hex: string): string {
 
 /** An address given for `network` (a T-address on TRON) as the lower-case hex the node speaks. */
 export function nodeAddress(network: string, address: string): Address | undefined {
-  if (UTXO_NETWORKS[network]) return undefined;
+  if (UTXO_NETWORKS[network] || SOLANA_NETWORKS[network]) return undefined;
   if (network === 'TRON') return fromTronAddress(address);
   return isAddress(address) ? (address.toLowerCase() as Address) : undefined;
 }
@@ -55,14 +64,20 @@ export interface ChainNode {
   tokens: Record<string, string>;
   /** The coin the watcher reads native transfers of; '' where it reads tokens only (TRON). */
   nativeCoin: string;
-  /** How the node is read: Ethereum's JSON-RPC (EVM networks, TRON's logs) or Bitcoin's. */
-  family: 'evm' | 'bitcoin';
+  /** How the node is read: Ethereum's JSON-RPC (EVM networks, TRON's logs), Bitcoin's or Solana's. */
+  family: 'evm' | 'bitcoin' | 'solana';
   keys: ChainKeys;
   /** A Bitcoin node's keys (native segwit, on the chain it serves). */
   bitcoin?: BitcoinKeys;
+  /** A Solana node's keys (ed25519, SLIP-0010). */
+  solana?: SolanaKeys;
+  /** The address deposit index `index` gives on this node, as stored (lower-case hex, or the node's own form). */
+  depositAddress(index: number): string;
   faucet?: PrivateKeyAccount;
   /** Test mode on Bitcoin: the private key its blocks are mined to, which pays test deposits. */
   bitcoinFaucet?: Uint8Array;
+  /** Test mode on Solana: the ed25519 private key whose token accounts pay test deposits. */
+  solanaFaucet?: Uint8Array;
   scannedBlock: bigint | null;
   scannedHash: string | null;
 }
@@ -73,6 +88,10 @@ function open(row: NodeRow, masterKey: string): ChainNode {
   const seed = decryptSecret(row.seedEnc, masterKey);
   const faucetKey = row.faucetKeyEnc ? decryptSecret(row.faucetKeyEnc, masterKey) : undefined;
   const utxo = UTXO_NETWORKS[row.network];
+  const solana = SOLANA_NETWORKS[row.network] ? new SolanaKeys(seed) : undefined;
+  const bitcoin = utxo ? new BitcoinKeys(seed, (row.chainName ?? 'main') as BitcoinChain) : undefined;
+  const keys = new ChainKeys(seed, coinTypeOf(row.network));
+  const faucetBytes = faucetKey ? Buffer.from(faucetKey.replace(/^0x/, ''), 'hex') : undefined;
   return {
     id: row.id,
     mode: row.mode,
@@ -81,11 +100,14 @@ function open(row: NodeRow, masterKey: string): ChainNode {
     confirmations: row.confirmations,
     tokens: row.tokens,
     nativeCoin: EVM_NATIVE_COINS[row.network] ?? utxo?.nativeCoin ?? '',
-    family: utxo ? 'bitcoin' : 'evm',
-    keys: new ChainKeys(seed, coinTypeOf(row.network)),
-    ...(utxo ? { bitcoin: new BitcoinKeys(seed, (row.chainName ?? 'main') as BitcoinChain) } : {}),
-    ...(faucetKey && utxo ? { bitcoinFaucet: Buffer.from(faucetKey.replace(/^0x/, ''), 'hex') } : {}),
-    faucet: faucetKey && !utxo ? privateKeyToAccount(faucetKey as Hex) : undefined,
+    family: utxo ? 'bitcoin' : solana ? 'solana' : 'evm',
+    keys,
+    ...(bitcoin ? { bitcoin } : {}),
+    ...(solana ? { solana } : {}),
+    depositAddress: (index) => (bitcoin ?? solana ?? keys).depositAddress(index),
+    ...(faucetBytes && utxo ? { bitcoinFaucet: faucetBytes } : {}),
+    ...(faucetBytes && solana ? { solanaFaucet: faucetBytes } : {}),
+    faucet: faucetKey && !utxo && !solana ? privateKeyToAccount(faucetKey as Hex) : undefined,
     scannedBlock: row.scannedBlock,
     scannedHash: row.scannedHash,
   };
@@ -162,13 +184,14 @@ export async function addChainNode(
 ): Promise<{ id: string; treasury: string | null; watchingFrom: bigint }> {
   if (!isNodeNetwork(spec.network)) {
     throw new ChainNodeError(
-      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS)].join(', ')}).`,
+      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS), ...Object.keys(SOLANA_NETWORKS)].join(', ')}).`,
     );
   }
   const native =
     EVM_NATIVE_COINS[spec.network] ??
     TOKEN_LOG_NETWORKS[spec.network]?.nativeCoin ??
-    UTXO_NETWORKS[spec.network]!.nativeCoin;
+    UTXO_NETWORKS[spec.network]?.nativeCoin ??
+    SOLANA_NETWORKS[spec.network]!.nativeCoin;
   if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
     throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
   }
@@ -180,6 +203,7 @@ export async function addChainNode(
     throw new ChainNodeError('The seed must be 16 to 64 bytes of hex.');
   }
   if (UTXO_NETWORKS[spec.network]) return addBitcoinNode(db, masterKey, spec, seedHex);
+  if (SOLANA_NETWORKS[spec.network]) return addSolanaNode(db, masterKey, spec, seedHex, native);
   const tokens: Record<string, string> = {};
   for (const [code, contract] of Object.entries(spec.tokens)) {
     if (code === native) {
@@ -292,6 +316,86 @@ async function addBitcoinNode(db: Db, masterKey: string, spec: ChainNodeSpec, se
     watchingFrom,
     tipHash,
     chainName: chain,
+  });
+  return { id, treasury: null, watchingFrom };
+}
+
+/**
+ * A Solana node: it must answer, serve mainnet-beta in live mode and any other cluster in test mode (by
+ * its genesis hash), and have a mint with the catalogue's decimals for every token the catalogue offers
+ * on SOLANA. There is no treasury: the service signs nothing on Solana.
+ */
+async function addSolanaNode(
+  db: Db,
+  masterKey: string,
+  spec: ChainNodeSpec,
+  seedHex: string,
+  native: string,
+) {
+  const client = solanaRpc(spec.rpcUrl);
+  const where = withoutCredentials(spec.rpcUrl);
+  const genesis = await client
+    .getGenesisHash()
+    .send()
+    .catch((error: unknown) => {
+      throw new ChainNodeError(
+        `The node at ${where} does not answer: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
+  const cluster = clusterOf(genesis);
+  if ((spec.mode === 'live') !== (cluster === 'mainnet-beta')) {
+    throw new ChainNodeError(
+      spec.mode === 'live'
+        ? `A live ${spec.network} node must serve mainnet-beta; the one at ${where} serves ${cluster}.`
+        : `A test-mode ${spec.network} node must serve devnet, testnet or a local cluster, not mainnet-beta.`,
+    );
+  }
+  if (spec.faucetKey && !/^(?:0x)?[0-9a-f]{64}$/i.test(spec.faucetKey)) {
+    throw new ChainNodeError('The faucet key must be a 32-byte ed25519 private key in hex.');
+  }
+  const assets = await db
+    .select({ code: cryptoAssets.code, decimals: cryptoAssets.decimals })
+    .from(cryptoAssets)
+    .where(eq(cryptoAssets.network, spec.network));
+  const offered = new Set(assets.map((a) => a.code));
+  for (const [code, mint] of Object.entries(spec.tokens)) {
+    if (code === native) {
+      throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
+    }
+    if (!offered.has(code)) {
+      throw new ChainNodeError(
+        `The catalogue offers no ${code} on ${spec.network} (it offers ${[...offered].join(', ')}).`,
+      );
+    }
+    if (!isSolanaAddress(mint)) throw new ChainNodeError(`${code}: ${mint} is not a mint address.`);
+  }
+  for (const asset of assets) {
+    if (asset.code === native) continue;
+    const mint = spec.tokens[asset.code];
+    if (!mint) {
+      throw new ChainNodeError(
+        `The catalogue offers ${asset.code} on ${spec.network}: give its mint (--token ${asset.code}=<base58 mint>).`,
+      );
+    }
+    const supply = await client
+      .getTokenSupply(mint as never)
+      .send()
+      .catch(() => undefined);
+    if (supply?.value.decimals !== asset.decimals) {
+      throw new ChainNodeError(
+        `${asset.code} at ${mint} has ${supply?.value.decimals ?? 'no'} decimals on this node (is it a mint?); the catalogue says ${asset.decimals}.`,
+      );
+    }
+  }
+  const head = await client.getSlot({ commitment: 'finalized' }).send();
+  const deep = head - BigInt(spec.confirmations - 1);
+  const watchingFrom = deep > 0n ? deep : 0n;
+  const id = await insertNode(db, masterKey, spec, {
+    seedHex,
+    tokens: { ...spec.tokens },
+    watchingFrom,
+    tipHash: await slotHash(spec.rpcUrl, watchingFrom),
+    chainName: cluster,
   });
   return { id, treasury: null, watchingFrom };
 }
@@ -409,9 +513,10 @@ export async function listChainNodes(db: Db, masterKey: string) {
     tokens: Object.fromEntries(
       Object.entries(row.tokens).map(([code, contract]) => [code, shownAddress(row.network, contract)]),
     ),
-    treasury: UTXO_NETWORKS[row.network]
-      ? null
-      : shownAddress(row.network, open(row, masterKey).keys.treasury().address),
+    treasury:
+      UTXO_NETWORKS[row.network] || SOLANA_NETWORKS[row.network]
+        ? null
+        : shownAddress(row.network, open(row, masterKey).keys.treasury().address),
     test_faucet: row.faucetKeyEnc !== null,
     state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
     scanned_block: row.scannedBlock?.toString() ?? null,

@@ -15,6 +15,7 @@ import {
   type ChainNode,
 } from './nodes';
 import { faucetAddress, payFromBitcoinFaucet } from './bitcoin/faucet';
+import { payFromSolanaFaucet, solanaFaucet } from './solana/faucet';
 import { nodeWatchesCurrency } from '../crypto/networks';
 import { sendOnce, TransferRejectedError } from './transfers';
 import type { Client } from '@temporalio/client';
@@ -148,7 +149,7 @@ async function payFromFaucet(
       field: 'transaction_id',
       message: 'This transaction has no deposit address yet.',
     };
-  if (!node.faucet && !node.bitcoinFaucet) {
+  if (!node.faucet && !node.bitcoinFaucet && !node.solanaFaucet) {
     return {
       kind: 'refused',
       field: 'transaction_id',
@@ -156,7 +157,6 @@ async function payFromFaucet(
     };
   }
   if (node.bitcoin) return payFromBitcoin(db, node, opened.address, deposit.amount);
-  const faucet = node.faucet!;
   const asset = assetOnNode(node, deposit.currency);
   const found = await findCryptoAsset(db, deposit.currency, node.network);
   const units = found ? parseUnits(deposit.amount, found.decimals) : undefined;
@@ -167,6 +167,8 @@ async function payFromFaucet(
       message: `The amount field must have at most ${found?.decimals ?? 0} decimal places.`,
     };
   }
+  if (node.solana) return payFromSolana(node, opened.address, deposit.currency, units, found!.decimals);
+  const faucet = node.faucet!;
   const client = rpc(node.rpcUrl);
   const holds =
     asset === 'native'
@@ -224,6 +226,35 @@ async function payFromBitcoin(db: Db, node: ChainNode, to: string, amount: strin
   try {
     const txHash = await payFromBitcoinFaucet(db, node, to, units);
     return { kind: 'sent', txHash, sender: faucetAddress(node)!, confirmations: node.confirmations };
+  } catch (error) {
+    if (!(error instanceof TransferRejectedError)) throw error;
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: `The test faucet could not send it: ${error.message}`,
+    };
+  }
+}
+
+/** The Solana side of `payFromFaucet`: a real SPL token transfer from the faucet's token account. */
+async function payFromSolana(
+  node: ChainNode,
+  to: string,
+  code: string,
+  units: bigint,
+  decimals: number,
+): Promise<FaucetPayment> {
+  const { signer, holds } = await solanaFaucet(node, code);
+  if (holds < units) {
+    return {
+      kind: 'refused',
+      field: 'amount',
+      message: `The test faucet holds ${formatUnits(holds, decimals)} ${code}: deposit at most that.`,
+    };
+  }
+  try {
+    const txHash = await payFromSolanaFaucet(node, to, code, units, decimals);
+    return { kind: 'sent', txHash, sender: signer.address, confirmations: node.confirmations };
   } catch (error) {
     if (!(error instanceof TransferRejectedError)) throw error;
     return {

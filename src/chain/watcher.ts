@@ -11,8 +11,9 @@ import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits'
 import type { DepositDisposition } from '../contracts';
 import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
-import { TOKEN_LOG_NETWORKS } from '../crypto/networks';
+import { isDepositOnlyNetwork } from '../crypto/networks';
 import { bitcoinReader } from './bitcoin/reader';
+import { solanaReader } from './solana/reader';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
@@ -80,7 +81,11 @@ function evmReader(node: ChainNode): ChainReader {
 }
 
 const readerOf = (node: ChainNode, db: Db): ChainReader =>
-  node.family === 'bitcoin' ? bitcoinReader(node, db) : evmReader(node);
+  node.family === 'bitcoin'
+    ? bitcoinReader(node, db)
+    : node.family === 'solana'
+      ? solanaReader(node, db)
+      : evmReader(node);
 
 /**
  * Watches every registered EVM node for transfers into deposit addresses (ERC-20 `Transfer` logs and
@@ -385,10 +390,10 @@ async function handOver(
   const row = await findTransaction(db, deposit.transactionId);
   if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
   const asset = assetOf(row);
-  // Live on a network whose transactions the service does not sign (TRON), nothing can be refunded on
-  // chain: without a sender to refund to, whatever is to be given back is held for ops, who see the
-  // sender in chain_transfers (docs/connectors.md).
-  const refundable = !(row.mode === 'live' && asset && TOKEN_LOG_NETWORKS[asset.network]);
+  // Live on a network whose transactions the service does not sign (TRON, SOLANA), nothing can be
+  // refunded on chain: without a sender to refund to, whatever is to be given back is held for ops, who
+  // see the sender in chain_transfers (docs/connectors.md).
+  const refundable = !(row.mode === 'live' && asset && isDepositOnlyNetwork(asset.network));
   const ref = {
     transactionId: row.id,
     txHash: deposit.txHash,

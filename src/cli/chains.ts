@@ -5,7 +5,7 @@ import type { Command } from './context';
 import { CliError } from './errors';
 
 export const commands: Record<string, Command> = {
-  /** Registers the EVM node that watches one network for one mode (docs/connectors.md). */
+  /** Registers the node that watches one network for one mode (docs/connectors.md). */
   async add(ctx, argv) {
     const { values } = parseArgs({
       args: argv,
@@ -30,7 +30,9 @@ export const commands: Record<string, Command> = {
     for (const token of values.token ?? []) {
       const [code, contract] = token.split('=');
       if (!code || !contract)
-        throw new CliError(`--token must be CODE=CONTRACT (0x… or, on TRON, T…), not ${token}`);
+        throw new CliError(
+          `--token must be CODE=CONTRACT (0x…; on TRON T…; on SOLANA the base58 mint), not ${token}`,
+        );
       if (tokens[code]) throw new CliError(`--token ${code} is given twice`);
       tokens[code] = contract;
     }
@@ -53,7 +55,9 @@ export const commands: Record<string, Command> = {
               ? 'No treasury to fund: a refund spends the deposit’s own outputs, its network fee taken from the refunded amount (docs/connectors.md).'
               : network === 'TRON'
                 ? 'TRON is watched for token deposits only: the service does not sign TRON transactions, so refunds and on-ramp sends there are not made from this treasury (docs/connectors.md).'
-                : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
+                : network === 'SOLANA'
+                  ? 'No treasury to fund: SOLANA is watched for SPL token deposits only, and the service signs no Solana transactions (docs/connectors.md).'
+                  : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
         },
         values.json ?? false,
       );

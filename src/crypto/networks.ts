@@ -36,6 +36,24 @@ export const UTXO_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
 };
 
 /**
+ * Networks whose nodes speak Solana's JSON-RPC: the watcher reads the signatures of each open deposit
+ * address's associated token account (SPL tokens only: the catalogue offers no SOL), and the service
+ * signs nothing there but the test faucet's transfers (docs/connectors.md).
+ */
+export const SOLANA_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
+  SOLANA: { nativeCoin: 'SOL' },
+};
+
+/**
+ * Networks a node watches for token deposits while the service signs no send there: sends and refunds
+ * stay on the sandbox chain in test mode; in live mode a deposit is handed over with no sender to refund
+ * to, so whatever is to be given back is held for ops.
+ */
+export function isDepositOnlyNetwork(network: string): boolean {
+  return network in TOKEN_LOG_NETWORKS || network in SOLANA_NETWORKS;
+}
+
+/**
  * Networks live mode never takes: OMNI has no node in any registry and Tether stopped issuing USDT on
  * it in 2023; it stays on the sandbox chain in test mode.
  */
@@ -43,12 +61,17 @@ export const LIVE_REFUSED_NETWORKS: ReadonlySet<string> = new Set(['OMNI']);
 
 /** Every network a registered node can watch. */
 export function isNodeNetwork(network: string): boolean {
-  return network in EVM_NATIVE_COINS || network in TOKEN_LOG_NETWORKS || network in UTXO_NETWORKS;
+  return (
+    network in EVM_NATIVE_COINS ||
+    network in TOKEN_LOG_NETWORKS ||
+    network in UTXO_NETWORKS ||
+    network in SOLANA_NETWORKS
+  );
 }
 
-/** Whether a node on `network` watches deposits in `currency` (a TRON node watches tokens, not TRX). */
+/** Whether a node on `network` watches deposits in `currency` (TRON's and SOLANA's: tokens, not the coin). */
 export function nodeWatchesCurrency(network: string, currency: string | undefined): boolean {
-  return TOKEN_LOG_NETWORKS[network]?.nativeCoin !== currency;
+  return (TOKEN_LOG_NETWORKS[network] ?? SOLANA_NETWORKS[network])?.nativeCoin !== currency;
 }
 
 /** Whether a node watches `network` for `mode` (no secrets read), and `currency` on it when given. */

@@ -406,18 +406,20 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     const notAToken = await runCliIn(env, ...base, '--token', `USDT=${chain.customer}`);
     expect(notAToken.code).toBe(1);
     expect(notAToken.stderr).toContain('has no decimals on this node; the catalogue says 6.');
-    const solana = await runCliIn(
+    const omni = await runCliIn(
       env,
       'chains',
       'add',
       '--mode',
       'live',
       '--network',
-      'SOLANA',
+      'OMNI',
       '--rpc-url',
       chain.node.url,
     );
-    expect(solana.stderr).toContain('SOLANA is not a network this service watches on a node');
+    expect(omni.stderr).toContain(
+      'OMNI is not a network this service watches on a node (ETHEREUM, BINANCE_SMART_CHAIN, POLYGON, AVALANCHE, TRON, BITCOIN, SOLANA).',
+    );
 
     const added = await runCliIn(
       env,

@@ -16,8 +16,8 @@ import {
 import { MODES } from '../../lib/vocabulary';
 
 /**
- * A node watched for one network in one mode (see docs/connectors.md): an EVM or TRON JSON-RPC node, or a
- * Bitcoin node. Deposit addresses and the
+ * A node watched for one network in one mode (see docs/connectors.md): an EVM or TRON JSON-RPC node, a
+ * Bitcoin node or a Solana node. Deposit addresses and the
  * treasury that sends and refunds derive from `seed_enc`, an HD seed encrypted with the master key. The
  * watcher's progress (`scanned_*`) and its lease live here, so any worker process can take over.
  */
@@ -33,10 +33,11 @@ export const chainNodes = pgTable(
     /**
      * Which of the network's chains the node serves, where addresses differ between them: on BITCOIN
      * `main`, `test` or `regtest` (their `bc1`, `tb1`, `bcrt1` addresses), read from the node when it was
-     * registered. Null on the EVM networks and TRON.
+     * registered; on SOLANA the cluster its genesis hash names (`mainnet-beta`, `devnet`, `testnet`, `local`).
+     * Null on the EVM networks and TRON.
      */
     chainName: text('chain_name'),
-    /** Asset code to ERC-20 contract address; the network's native coin needs no entry. */
+    /** Asset code to token contract (ERC-20, TRC-20) or SPL mint address; the native coin needs no entry. */
     tokens: jsonb('tokens').$type<Record<string, string>>().notNull(),
     seedEnc: text('seed_enc').notNull(),
     /** Test mode only: a funded key the test deposit helper sends real transfers from. */
@@ -69,7 +70,7 @@ export const depositAddressIndex = pgSequence('deposit_address_index', { startWi
 export const depositAddresses = pgTable(
   'deposit_addresses',
   {
-    /** Lower-case hex, so lookups from logs need no checksum casing. */
+    /** Lower-case hex (EVM, TRON), so lookups from logs need no checksum casing; as shown elsewhere. */
     address: text('address').primaryKey(),
     chainNodeId: text('chain_node_id').notNull(),
     hdIndex: bigint('hd_index', { mode: 'number' }).notNull(),

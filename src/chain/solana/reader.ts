@@ -1,0 +1,154 @@
+import { sql } from 'drizzle-orm';
+import {
+  address,
+  getAddressEncoder,
+  getProgramDerivedAddress,
+  isSolanaError,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED,
+  type Address,
+  type Signature,
+} from '@solana/kit';
+import type { Db } from '../../db/client';
+import type { ChainNode } from '../nodes';
+import type { ChainReader, Seen } from '../watcher';
+import { solanaRpc } from './rpc';
+
+export const TOKEN_PROGRAM = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
+export const ASSOCIATED_TOKEN_PROGRAM = address('ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL');
+
+/**
+ * How long after its transaction closed a deposit address is still read: a late deposit is refunded or
+ * held like any other, but each read costs one RPC call per address, so closed ones age out.
+ */
+export const LATE_DEPOSIT_DAYS = 7;
+/** Signatures one `getSignaturesForAddress` page holds at most (the node's own limit). */
+const PAGE = 1000;
+/** Everything is read at `finalized`: a finalized slot is never rolled back. */
+const commitment = 'finalized';
+
+const ataCache = new Map<string, Address>();
+
+/** The associated token account of `owner` for `mint`: the account wallets pay an SPL token into. */
+export async function associatedTokenAccount(owner: string, mint: string): Promise<Address> {
+  const key = `${owner}:${mint}`;
+  let ata = ataCache.get(key);
+  if (!ata) {
+    const encoder = getAddressEncoder();
+    [ata] = await getProgramDerivedAddress({
+      programAddress: ASSOCIATED_TOKEN_PROGRAM,
+      seeds: [encoder.encode(address(owner)), encoder.encode(TOKEN_PROGRAM), encoder.encode(address(mint))],
+    });
+    ataCache.set(key, ata);
+  }
+  return ata;
+}
+
+/**
+ * Reads a Solana node for the watcher through its JSON-RPC, by address rather than by block: a mainnet
+ * block holds thousands of transactions, a deposit address a handful. For every deposit address still
+ * open (and those closed in the last LATE_DEPOSIT_DAYS), the signatures touching its associated token
+ * account in the slots asked (`getSignaturesForAddress`), and for each successful one the change in the
+ * owner's token balance (`getTransaction`'s pre- and post-token balances, exact integers). The sender is
+ * the owner whose balance of that mint fell. Slots stand for blocks; a skipped slot has no hash.
+ */
+export function solanaReader(node: ChainNode, db: Db): ChainReader {
+  const client = solanaRpc(node.rpcUrl);
+  return {
+    // Slots only bound which signatures count; the reads are per address.
+    batchBlocks: 10_000n,
+    head: () => client.getSlot({ commitment }).send(),
+    hashAt: (slot) => slotHash(node.rpcUrl, slot),
+    async transfers(from, to) {
+      const seen: Seen[] = [];
+      const owners = await readOwners(db, node.id);
+      for (const [code, mint] of Object.entries(node.tokens)) {
+        for (const owner of owners) {
+          const account = await associatedTokenAccount(owner, mint);
+          for (const signature of await signaturesIn(node, account, from, to)) {
+            const found = await tokenTransfer(node, signature, owner, mint);
+            if (found) seen.push({ ...found, code, to: owner });
+          }
+        }
+      }
+      return seen;
+    },
+    // Only successful transactions are read, and their sender comes with them.
+    settle: async () => ({ stands: true }),
+  };
+}
+
+/** The hash of the block in `slot`, or `skipped:<slot>` when no block was made in it. */
+export async function slotHash(url: string, slot: bigint): Promise<string> {
+  try {
+    const block = await solanaRpc(url)
+      .getBlock(slot, { commitment, transactionDetails: 'none', rewards: false })
+      .send();
+    return block?.blockhash ?? `skipped:${slot}`;
+  } catch (error) {
+    if (
+      isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED) ||
+      isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED)
+    ) {
+      return `skipped:${slot}`;
+    }
+    throw error;
+  }
+}
+
+/** The deposit owners of a node whose transaction is open or closed less than LATE_DEPOSIT_DAYS ago. */
+async function readOwners(db: Db, nodeId: string): Promise<string[]> {
+  const rows = await db.execute<{ address: string }>(sql`
+    select a.address from deposit_addresses a join transactions t on t.id = a.transaction_id
+    where a.chain_node_id = ${nodeId}
+      and (t.status not in ('SUCCESS', 'FAILED', 'BLOCKED')
+           or t.updated_at > now() - make_interval(days => ${LATE_DEPOSIT_DAYS}))
+    order by a.hd_index`);
+  return rows.rows.map((row) => row.address);
+}
+
+/** The successful transactions touching `account` in slots `from` to `to`, newest first. */
+async function signaturesIn(node: ChainNode, account: Address, from: bigint, to: bigint) {
+  const client = solanaRpc(node.rpcUrl);
+  const found: Signature[] = [];
+  let before: Signature | undefined;
+  for (;;) {
+    const page = await client
+      .getSignaturesForAddress(account, { commitment, limit: PAGE, ...(before ? { before } : {}) })
+      .send();
+    for (const entry of page) {
+      if (entry.slot < from) return found;
+      if (entry.slot <= to && entry.err === null) found.push(entry.signature);
+    }
+    if (page.length < PAGE) return found;
+    before = page[page.length - 1]!.signature;
+  }
+}
+
+/** What one transaction paid `owner` in `mint`, and who paid it; undefined when it paid nothing. */
+async function tokenTransfer(node: ChainNode, signature: Signature, owner: string, mint: string) {
+  const tx = await solanaRpc(node.rpcUrl)
+    .getTransaction(signature, { commitment, encoding: 'json', maxSupportedTransactionVersion: 0 })
+    .send();
+  if (!tx?.meta || tx.meta.err !== null) return undefined;
+  // Per token account of this mint: its owner and how much it gained or lost.
+  const change = new Map<number, { owner: string; units: bigint }>();
+  const add = (entries: typeof tx.meta.preTokenBalances, sign: bigint) => {
+    for (const entry of entries ?? []) {
+      if (entry.mint !== mint || !entry.owner) continue;
+      const known = change.get(entry.accountIndex) ?? { owner: entry.owner, units: 0n };
+      known.units += sign * BigInt(entry.uiTokenAmount.amount);
+      change.set(entry.accountIndex, known);
+    }
+  };
+  add(tx.meta.preTokenBalances, -1n);
+  add(tx.meta.postTokenBalances, 1n);
+  let units = 0n;
+  let sender: { owner: string; units: bigint } | undefined;
+  for (const account of change.values()) {
+    if (account.owner === owner) units += account.units;
+    else if (account.units < 0n && (!sender || account.units < sender.units)) sender = account;
+  }
+  if (units <= 0n) return undefined;
+  return { txHash: signature as string, block: tx.slot, from: sender?.owner ?? '', units };
+}

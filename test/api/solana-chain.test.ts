@@ -1,0 +1,412 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import pino from 'pino';
+import { address, lamports } from '@solana/kit';
+import { startTestEnv, type TestEnv } from '../helpers/env';
+import { runCliIn } from '../helpers/cli';
+import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
+import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
+import { SolanaTestNode, mintTestToken, randomSigner } from '../helpers/solana-node';
+import { addChainNode, chainNodeById, ChainNodeError } from '../../src/chain/nodes';
+import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
+import { associatedTokenAccount } from '../../src/chain/solana/reader';
+import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/faucet';
+import { SolanaKeys } from '../../src/chain/solana/keys';
+import {
+  chainTransfers,
+  cryptoDeposits,
+  depositAddresses,
+  ledgerEntries,
+  merchants,
+} from '../../src/db/schema/index';
+
+/**
+ * SOLANA on its real runtime: LiteSVM with the SPL token and associated token programs, behind the
+ * JSON-RPC calls the watcher makes in production (test/helpers/solana-node.ts). USDT is an SPL mint at
+ * the catalogue's 6 decimals; deposits are token transfers into the deposit owner's associated token
+ * account, from the node's test faucet or from a customer's own wallet.
+ */
+const CONFIRMATIONS = 3;
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+let env: TestEnv;
+let node: SolanaTestNode;
+let mint: string;
+let chainNodeId: string;
+let seedHex: string;
+let merchant: MerchantClient;
+let watcher: { stop(): Promise<void> };
+let customer: Awaited<ReturnType<typeof randomSigner>>['signer'];
+const log = pino({ level: 'warn' });
+
+beforeAll(async () => {
+  // Live mode offers only what a live node watches.
+  env = await startTestEnv({ ALLOW_PRIVATE_URLS: 'true', ALLOW_SANDBOX_IN_LIVE: 'false' });
+  node = new SolanaTestNode();
+  await node.listen();
+  const faucet = await randomSigner();
+  mint = await mintTestToken(node, faucet.signer, 6, 1_000_000_000_000n);
+  // A customer's own wallet, funded from the faucet by a plain token transfer.
+  customer = (await randomSigner()).signer;
+  node.svm.airdrop(customer.address, lamports(10_000_000_000n));
+  await node.send(faucet.signer, [
+    createAssociatedTokenAccountIdempotent(
+      faucet.signer,
+      await associatedTokenAccount(customer.address, mint),
+      customer.address,
+      address(mint),
+    ),
+    transferChecked(
+      await associatedTokenAccount(faucet.signer.address, mint),
+      address(mint),
+      await associatedTokenAccount(customer.address, mint),
+      faucet.signer,
+      1_000_000_000n,
+      6,
+    ),
+  ]);
+  seedHex = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
+  ({ id: chainNodeId } = await addChainNode(env.database.db, env.config.MASTER_KEY, {
+    mode: 'test',
+    network: 'SOLANA',
+    rpcUrl: node.url,
+    confirmations: CONFIRMATIONS,
+    tokens: { USDT: mint },
+    seedHex,
+    faucetKey: Buffer.from(faucet.secret).toString('hex'),
+  }));
+  watcher = startChainWatcher({
+    db: env.database.db,
+    temporal: env.client,
+    masterKey: env.config.MASTER_KEY,
+    log,
+    pollMs: 100,
+  });
+  merchant = merchantClient(env.app, await env.createMerchant());
+}, 60_000);
+afterAll(async () => {
+  await watcher?.stop();
+  await node?.close();
+  await env?.close();
+});
+
+/** One scan of everything deep enough now and the hand-over of what it found, run to their end. */
+const scan = async () => {
+  const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
+  await scanNode({ db: env.database.db, temporal: env.client, log }, watched);
+  await handOverDeposits({ db: env.database.db, temporal: env.client, log }, watched);
+};
+const payin = (usd: number, client = merchant) =>
+  createPayin(client, { amount: usd, crypto_currency: 'USDT', crypto_network: 'SOLANA', country: 'GB' });
+const deposit = (id: string, amount: string, client = merchant) => testDeposit(client, id, amount);
+const status = (id: string, client = merchant) => cryptoStatus(client, id);
+
+/** A customer's own transfer of `units` into `owner`'s associated token account, opening it if need be. */
+const customerTransfer = async (owner: string, units: bigint) =>
+  node.sign(customer, [
+    createAssociatedTokenAccountIdempotent(
+      customer,
+      await associatedTokenAccount(owner, mint),
+      address(owner),
+      address(mint),
+    ),
+    transferChecked(
+      await associatedTokenAccount(customer.address, mint),
+      address(mint),
+      await associatedTokenAccount(owner, mint),
+      customer,
+      units,
+      6,
+    ),
+  ]);
+
+describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
+  it('settles a real token transfer as FULLPAID only once it is deep enough, crediting once', async () => {
+    const { transaction_id: id, deposit_address: owner } = await payin(10);
+    expect(owner).toMatch(BASE58_ADDRESS);
+    const [row] = await env.database.db
+      .select()
+      .from(depositAddresses)
+      .where(eq(depositAddresses.transactionId, id));
+    // The owner derived from the node's seed at the index handed out, stored as shown (base58 is case-sensitive).
+    expect(row!.address).toBe(owner);
+    expect(new SolanaKeys(seedHex).depositAddress(row!.hdIndex)).toBe(owner);
+
+    const sent = await deposit(id, '10');
+    expect(sent).toMatchObject({ disposition: 'pending', confirmations_required: CONFIRMATIONS });
+    expect(sent.tx_hash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    // The token program moved it into the owner's associated token account, opened by the transfer.
+    expect(await node.tokenBalance(owner, mint)).toBe(10_000_000n);
+
+    // In a block with one, then two confirmations: not counted.
+    await scan();
+    node.mine(CONFIRMATIONS - 2);
+    await scan();
+    expect(await status(id)).toMatchObject({
+      status: 'REDIRECT',
+      data: { crypto_payment_status: null, crypto_paid_amount: 0 },
+    });
+
+    node.mine(1);
+    await expect
+      .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    expect((await status(id)).data).toMatchObject({
+      crypto_payment_status: 'FULLPAID',
+      crypto_paid_amount: 10,
+    });
+    const rows = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    expect(rows.map((r) => [r.txHash, r.disposition])).toEqual([[sent.tx_hash, 'counted']]);
+    const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
+    expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+  });
+
+  it('settles more than asked as OVERPAID and less as UNDERPAID, from real transfers', async () => {
+    const over = await payin(10);
+    const short = await payin(10);
+    await deposit(over.transaction_id, '6');
+    await deposit(over.transaction_id, '6.5');
+    await deposit(short.transaction_id, '4');
+    node.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(() => status(over.transaction_id), { timeout: 15_000, interval: 100 })
+      .toMatchObject({
+        status: 'SUCCESS',
+        data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 12.5 },
+      });
+    await expect
+      .poll(async () => (await status(short.transaction_id)).data, { timeout: 15_000, interval: 100 })
+      .toMatchObject({ crypto_payment_status: 'UNDERPAID', crypto_paid_amount: 4 });
+    expect((await status(short.transaction_id)).status).toBe('REDIRECT');
+  });
+
+  it("counts a customer's own wallet transfer with its sender, across a skipped slot, and never a failed one", async () => {
+    const { transaction_id: id, deposit_address: owner } = await payin(10);
+    node.skip();
+    // A transfer of more than the customer holds lands (as one sent without preflight does) and fails:
+    // it moves nothing, and counts nothing.
+    const failed = node.submit(await customerTransfer(owner, 10n ** 15n));
+    expect(failed.err).not.toBeNull();
+    const paid = node.submit(await customerTransfer(owner, 10_000_000n));
+    expect(paid.err).toBeNull();
+    node.skip();
+    node.mine(CONFIRMATIONS);
+    await expect
+      .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    const [read] = await env.database.db
+      .select()
+      .from(chainTransfers)
+      .where(eq(chainTransfers.txHash, paid.signature));
+    expect(read).toMatchObject({
+      transactionId: id,
+      amount: '10.000000000000000000',
+      sender: customer.address,
+    });
+    const transfers = await env.database.db
+      .select()
+      .from(chainTransfers)
+      .where(eq(chainTransfers.transactionId, id));
+    expect(transfers.map((t) => t.txHash)).toEqual([paid.signature]);
+  });
+
+  it('hands every transaction its own deposit address, never one handed out before', async () => {
+    const created = await Promise.all(Array.from({ length: 6 }, () => payin(10)));
+    expect(new Set(created.map((c) => c.deposit_address)).size).toBe(6);
+    const rows = await env.database.db.select().from(depositAddresses);
+    expect(new Set(rows.map((r) => r.address)).size).toBe(rows.length);
+    expect(new Set(rows.map((r) => r.hdIndex)).size).toBe(rows.length);
+    for (const c of created) {
+      expect(rows.filter((r) => r.transactionId === c.transaction_id).map((r) => r.address)).toEqual([
+        c.deposit_address,
+      ]);
+    }
+  });
+});
+
+describe('SOLANA: the service signs nothing there', () => {
+  it('refunds an excess in test mode on the sandbox chain', async () => {
+    const refunding = await env.createMerchant();
+    await env.database.db
+      .update(merchants)
+      .set({ overpaidPolicy: 'refund' })
+      .where(eq(merchants.id, refunding.merchant_id));
+    const client = merchantClient(env.app, refunding);
+    const { transaction_id: id } = await payin(10, client);
+    await deposit(id, '11.5', client);
+    node.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(() => status(id, client), { timeout: 15_000, interval: 100 })
+      .toMatchObject({
+        status: 'SUCCESS',
+        data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 11.5 },
+      });
+    await expect
+      .poll(
+        async () => {
+          const rows = await env.database.db
+            .select()
+            .from(cryptoDeposits)
+            .where(eq(cryptoDeposits.transactionId, id));
+          return rows.find((r) => r.refundTxHash)?.refundTxHash;
+        },
+        { timeout: 15_000 },
+      )
+      // A sandbox chain hash, not a Solana signature.
+      .toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('holds for ops what a live payment gives back, the sender kept on record', async () => {
+    // mainnet-beta's genesis hash: a live node must serve it.
+    const mainnet = new SolanaTestNode({ genesisHash: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' });
+    await mainnet.listen();
+    try {
+      const holder = (await randomSigner()).signer;
+      const usdt = await mintTestToken(mainnet, holder, 6, 1_000_000_000n);
+      await addChainNode(env.database.db, env.config.MASTER_KEY, {
+        mode: 'live',
+        network: 'SOLANA',
+        rpcUrl: mainnet.url,
+        confirmations: CONFIRMATIONS,
+        tokens: { USDT: usdt },
+      });
+      const credentials = await env.createMerchant();
+      await env.database.db
+        .update(merchants)
+        .set({ overpaidPolicy: 'refund' })
+        .where(eq(merchants.id, credentials.merchant_id));
+      const live = merchantClient(env.app, credentials);
+      // Offered in live mode now that a live node watches it: USDT, the only SOLANA asset of the catalogue.
+      const offered = (
+        await live.postPlain('/api/v1/live/crypto/currencies', { country: 'GB', amount: 1000 })
+      ).json().data as { code: string; networks: string[] }[];
+      expect(offered.map((c) => `${c.code}:${c.networks.join(',')}`)).toEqual(['USDT:SOLANA']);
+      const created = await live.post(
+        '/api/v1/live/crypto/payin',
+        payinRequest({ amount: 10, crypto_currency: 'USDT', crypto_network: 'SOLANA', country: 'GB' }),
+      );
+      expect(created.statusCode, created.payload).toBe(200);
+      const { transaction_id: id, deposit_address: owner } = created.json().data as {
+        transaction_id: string;
+        deposit_address: string;
+      };
+      expect(owner).toMatch(BASE58_ADDRESS);
+      // The customer's own transfer (no faucet in live mode): 12 USDT for 10.
+      const signature = await mainnet.send(holder, [
+        createAssociatedTokenAccountIdempotent(
+          holder,
+          await associatedTokenAccount(owner, usdt),
+          address(owner),
+          address(usdt),
+        ),
+        transferChecked(
+          await associatedTokenAccount(holder.address, usdt),
+          address(usdt),
+          await associatedTokenAccount(owner, usdt),
+          holder,
+          12_000_000n,
+          6,
+        ),
+      ]);
+      mainnet.mine(CONFIRMATIONS - 1);
+      await expect
+        .poll(async () => (await live.get(`/api/live/status/${id}`)).json(), {
+          timeout: 15_000,
+          interval: 100,
+        })
+        .toMatchObject({
+          status: 'SUCCESS',
+          data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 12 },
+        });
+      const [row] = await env.database.db
+        .select()
+        .from(cryptoDeposits)
+        .where(eq(cryptoDeposits.transactionId, id));
+      expect(row).toMatchObject({ txHash: signature, disposition: 'counted', refundTxHash: null });
+      expect(row!.heldAmount).toMatch(/^2\.0+$/);
+      expect(row!.reason).toContain('There is no sender address to refund to.');
+      const [read] = await env.database.db
+        .select()
+        .from(chainTransfers)
+        .where(eq(chainTransfers.txHash, signature));
+      expect(read!.sender).toBe(holder.address);
+    } finally {
+      await mainnet.close();
+    }
+  });
+});
+
+describe('registering a SOLANA node', () => {
+  const spec = (overrides: Record<string, unknown> = {}) => ({
+    mode: 'test' as const,
+    network: 'SOLANA',
+    rpcUrl: node.url,
+    confirmations: CONFIRMATIONS,
+    tokens: { USDT: mint },
+    ...overrides,
+  });
+  const refusal = (overrides: Record<string, unknown>) =>
+    addChainNode(env.database.db, env.config.MASTER_KEY, spec(overrides)).then(
+      () => 'taken',
+      (error: unknown) => (error instanceof ChainNodeError ? error.message : String(error)),
+    );
+
+  it('refuses a local cluster for live mode, a mint at other decimals, and a missing mint', async () => {
+    expect(await refusal({ mode: 'live' })).toBe(
+      `A live SOLANA node must serve mainnet-beta; the one at ${node.url} serves local.`,
+    );
+    const other = await mintTestToken(node, (await randomSigner()).signer, 9, 1n);
+    expect(await refusal({ tokens: { USDT: other } })).toBe(
+      `USDT at ${other} has 9 decimals on this node (is it a mint?); the catalogue says 6.`,
+    );
+    expect(await refusal({ tokens: {} })).toBe(
+      'The catalogue offers USDT on SOLANA: give its mint (--token USDT=<base58 mint>).',
+    );
+    expect(await refusal({ tokens: { USDT: '0xdAC17F958D2ee523a2206206994597C13D831ec7' } })).toBe(
+      'USDT: 0xdAC17F958D2ee523a2206206994597C13D831ec7 is not a mint address.',
+    );
+    expect(await refusal({ tokens: { USDT: mint, SOL: mint } })).toBe(
+      'SOL is the native coin of SOLANA, not a token: leave it out.',
+    );
+  });
+
+  it('registers a node with the CLI, mints as base58, no treasury, and lists it', async () => {
+    const added = await runCliIn(
+      env,
+      'chains',
+      'add',
+      '--mode',
+      'test',
+      '--network',
+      'solana',
+      '--rpc-url',
+      node.url,
+      '--confirmations',
+      '32',
+      '--token',
+      `USDT=${mint}`,
+      '--json',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const registered = JSON.parse(added.stdout) as Record<string, unknown>;
+    expect(registered).toMatchObject({ treasury: null });
+    expect(registered.note).toContain('signs no Solana transactions');
+    const listed = JSON.parse((await runCliIn(env, 'chains', 'list', '--json')).stdout) as Record<
+      string,
+      unknown
+    >[];
+    expect(listed).toContainEqual(
+      expect.objectContaining({
+        chain_node_id: registered.chain_node_id,
+        network: 'SOLANA',
+        confirmations: 32,
+        tokens: { USDT: mint },
+        treasury: null,
+        state: 'active',
+      }),
+    );
+  });
+});

@@ -1,0 +1,443 @@
+import { createServer, type Server } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { FailedTransactionMetadata, LiteSVM } from 'litesvm';
+import {
+  address,
+  appendTransactionMessageInstructions,
+  createKeyPairSignerFromPrivateKeyBytes,
+  createTransactionMessage,
+  getBase58Decoder,
+  getBase58Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  lamports,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Address,
+  type Instruction,
+  type KeyPairSigner,
+  type Transaction,
+} from '@solana/kit';
+import { getCreateAccountInstruction } from '@solana-program/system';
+import {
+  getInitializeMint2Instruction,
+  getMintSize,
+  getMintToCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
+import { associatedTokenAccount } from '../../src/chain/solana/reader';
+import { createAssociatedTokenAccountIdempotent } from '../../src/chain/solana/faucet';
+
+/** Blockhashes a transaction may name, as on Solana: the last 150 blocks'. */
+const RECENT_BLOCKHASHES = 150;
+const TOKEN_ACCOUNT_SIZE = 165;
+
+interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner: string;
+  programId: string;
+  uiTokenAmount: { amount: string; decimals: number; uiAmount: null; uiAmountString: string };
+}
+
+interface Landed {
+  signature: string;
+  slot: bigint;
+  blockTime: bigint;
+  err: unknown;
+  accountKeys: string[];
+  header: {
+    numRequiredSignatures: number;
+    numReadonlySignedAccounts: number;
+    numReadonlyUnsignedAccounts: number;
+  };
+  recentBlockhash: string;
+  instructions: { programIdIndex: number; accounts: number[]; data: string; stackHeight: null }[];
+  preBalances: bigint[];
+  postBalances: bigint[];
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+}
+
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A Solana node for the tests: LiteSVM (Solana's runtime in-process, with the real SPL token and
+ * associated token programs) behind the JSON-RPC calls the service makes, answered in Solana's
+ * documented shapes. LiteSVM has no RPC server and no history, so this keeps what a node's ledger would:
+ * one block per landed transaction (its slot, blockhash and time), the signatures touching each account,
+ * and each transaction's balances before and after. `mine` adds empty blocks; `skip` a slot with none.
+ */
+export class SolanaTestNode {
+  readonly svm = new LiteSVM().withBlockhashCheck(false).withTransactionHistory(0n);
+  readonly genesisHash: string;
+  private slot = 1_000n;
+  /** The slot of the last block made (slots after it may have been skipped). */
+  private lastBlock = 0n;
+  private readonly blocks = new Map<bigint, { blockhash: string; parentSlot: bigint; time: bigint }>();
+  private readonly recent: string[] = [];
+  private readonly landed = new Map<string, Landed>();
+  private readonly byAccount = new Map<string, string[]>();
+  private server?: Server;
+  url = '';
+
+  /** A local cluster of its own, unless `genesisHash` names one (mainnet-beta's, to stand in for it). */
+  constructor(options: { genesisHash?: string } = {}) {
+    this.genesisHash =
+      options.genesisHash ?? getBase58Decoder().decode(createHash('sha256').update(randomBytes(16)).digest());
+    this.produce();
+  }
+
+  /** Listens on a loopback port. */
+  async listen(): Promise<string> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const request = JSON.parse(body) as { id: unknown; method: string; params?: unknown[] };
+        let answer: object;
+        try {
+          answer = {
+            jsonrpc: '2.0',
+            id: request.id,
+            result: this.call(request.method, request.params ?? []),
+          };
+        } catch (error) {
+          const e = error instanceof RpcError ? error : new RpcError(-32603, String(error));
+          answer = {
+            jsonrpc: '2.0',
+            id: request.id,
+            error: { code: e.code, message: e.message, data: e.data },
+          };
+        }
+        res.setHeader('content-type', 'application/json');
+        res.end(toJson(answer));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  head(): bigint {
+    return this.slot;
+  }
+
+  /** `count` empty blocks. */
+  mine(count: number): void {
+    for (let i = 0; i < count; i++) this.produce();
+  }
+
+  /** A slot no block was made in (as a leader that missed its turn). */
+  skip(): void {
+    this.slot += 1n;
+  }
+
+  /** Runs a transaction as a node that took it would: in a block of its own, failed ones included. */
+  submit(tx: Transaction): { signature: string; err: unknown } {
+    const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    if (!('instructions' in message)) throw new RpcError(-32602, 'Transaction version not supported');
+    const keys = message.staticAccounts.map(String);
+    const feePayer = keys[0]!;
+    const signature = getBase58Decoder().decode(tx.signatures[feePayer as Address]!);
+    if (this.landed.has(signature)) throw new RpcError(-32002, 'Transaction already processed');
+    if (!this.recent.includes(String(message.lifetimeToken))) {
+      throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', {
+        err: 'BlockhashNotFound',
+        logs: [],
+      });
+    }
+    const preBalances = keys.map((key) => this.svm.getBalance(address(key)) ?? 0n);
+    const preTokenBalances = this.tokenBalances(keys);
+    const result = this.svm.sendTransaction(tx);
+    const err =
+      result instanceof FailedTransactionMetadata ? { InstructionError: String(result.err()) } : null;
+    const slot = this.produce();
+    const header = message.header;
+    this.landed.set(signature, {
+      signature,
+      slot,
+      blockTime: this.blocks.get(slot)!.time,
+      err,
+      accountKeys: keys,
+      header: {
+        numRequiredSignatures: header.numSignerAccounts,
+        numReadonlySignedAccounts: header.numReadonlySignerAccounts,
+        numReadonlyUnsignedAccounts: header.numReadonlyNonSignerAccounts,
+      },
+      recentBlockhash: String(message.lifetimeToken),
+      instructions: message.instructions.map((ix) => ({
+        programIdIndex: ix.programAddressIndex,
+        accounts: [...(ix.accountIndices ?? [])],
+        data: getBase58Decoder().decode(ix.data ?? new Uint8Array()),
+        stackHeight: null,
+      })),
+      preBalances,
+      postBalances: keys.map((key) => this.svm.getBalance(address(key)) ?? 0n),
+      preTokenBalances,
+      postTokenBalances: this.tokenBalances(keys),
+    });
+    for (const key of new Set(keys)) this.byAccount.set(key, [signature, ...(this.byAccount.get(key) ?? [])]);
+    return { signature, err };
+  }
+
+  /** Signs `instructions` with `payer` (and the signers they name) and submits them; throws if it failed. */
+  async send(payer: KeyPairSigner, instructions: Instruction[]): Promise<string> {
+    const { signature, err } = this.submit(await this.sign(payer, instructions));
+    if (err) throw new Error(`transaction ${signature} failed: ${JSON.stringify(err)}`);
+    return signature;
+  }
+
+  /** `instructions` as a transaction signed by `payer` (and the signers they name), on the latest blockhash. */
+  async sign(payer: KeyPairSigner, instructions: Instruction[]): Promise<Transaction> {
+    return signTransactionMessageWithSigners(
+      pipe(
+        createTransactionMessage({ version: 0 }),
+        (m) => setTransactionMessageFeePayerSigner(payer, m),
+        (m) =>
+          setTransactionMessageLifetimeUsingBlockhash(
+            { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: this.slot + 150n },
+            m,
+          ),
+        (m) => appendTransactionMessageInstructions(instructions, m),
+      ),
+    );
+  }
+
+  /** What `owner` holds of `mint` in its associated token account. */
+  async tokenBalance(owner: string, mint: string): Promise<bigint> {
+    const account = this.svm.getAccount(await associatedTokenAccount(owner, mint));
+    return account.exists ? readU64(account.data, 64) : 0n;
+  }
+
+  /** A new block after `parent`: a fresh blockhash, the clock moved on. */
+  private produce(): bigint {
+    const parentSlot = this.lastBlock || this.slot;
+    this.slot += 1n;
+    this.lastBlock = this.slot;
+    this.svm.warpToSlot(this.slot);
+    this.svm.expireBlockhash();
+    const blockhash = String(this.svm.latestBlockhash());
+    this.blocks.set(this.slot, { blockhash, parentSlot, time: BigInt(Math.floor(Date.now() / 1000)) });
+    this.recent.push(blockhash);
+    if (this.recent.length > RECENT_BLOCKHASHES) this.recent.shift();
+    return this.slot;
+  }
+
+  private tokenBalances(keys: string[]): TokenBalance[] {
+    const balances: TokenBalance[] = [];
+    keys.forEach((key, accountIndex) => {
+      const account = this.svm.getAccount(address(key));
+      if (!account.exists || account.programAddress !== TOKEN_PROGRAM_ADDRESS) return;
+      if (account.data.length !== TOKEN_ACCOUNT_SIZE) return;
+      const mint = getBase58Decoder().decode(account.data.subarray(0, 32));
+      const mintAccount = this.svm.getAccount(address(mint));
+      const decimals = mintAccount.exists ? mintAccount.data[44]! : 0;
+      const amount = readU64(account.data, 64).toString();
+      balances.push({
+        accountIndex,
+        mint,
+        owner: getBase58Decoder().decode(account.data.subarray(32, 64)),
+        programId: TOKEN_PROGRAM_ADDRESS,
+        uiTokenAmount: { amount, decimals, uiAmount: null, uiAmountString: amount },
+      });
+    });
+    return balances;
+  }
+
+  private call(method: string, params: unknown[]): unknown {
+    const context = { slot: this.slot };
+    switch (method) {
+      case 'getGenesisHash':
+        return this.genesisHash;
+      case 'getSlot':
+        return this.slot;
+      case 'getLatestBlockhash':
+        return {
+          context,
+          value: { blockhash: this.recent.at(-1), lastValidBlockHeight: this.slot + 150n },
+        };
+      case 'getBlock': {
+        const slot = BigInt(params[0] as number);
+        const block = this.blocks.get(slot);
+        if (!block) {
+          if (slot > this.slot) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+          throw new RpcError(
+            -32007,
+            `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`,
+          );
+        }
+        return {
+          blockhash: block.blockhash,
+          previousBlockhash: this.blocks.get(block.parentSlot)?.blockhash ?? block.blockhash,
+          parentSlot: block.parentSlot,
+          blockHeight: slot,
+          blockTime: block.time,
+        };
+      }
+      case 'getSignaturesForAddress': {
+        const [account, options = {}] = params as [
+          string,
+          { limit?: number; before?: string; until?: string },
+        ];
+        let list = this.byAccount.get(account) ?? [];
+        if (options.before) list = list.slice(list.indexOf(options.before) + 1);
+        if (options.until && list.includes(options.until)) list = list.slice(0, list.indexOf(options.until));
+        return list.slice(0, options.limit ?? 1000).map((signature) => {
+          const tx = this.landed.get(signature)!;
+          return {
+            signature,
+            slot: tx.slot,
+            err: tx.err,
+            memo: null,
+            blockTime: tx.blockTime,
+            confirmationStatus: 'finalized',
+          };
+        });
+      }
+      case 'getTransaction': {
+        const tx = this.landed.get(params[0] as string);
+        if (!tx) return null;
+        return {
+          slot: tx.slot,
+          blockTime: tx.blockTime,
+          version: 0,
+          meta: {
+            err: tx.err,
+            status: tx.err ? { Err: tx.err } : { Ok: null },
+            fee: 5000n,
+            preBalances: tx.preBalances,
+            postBalances: tx.postBalances,
+            preTokenBalances: tx.preTokenBalances,
+            postTokenBalances: tx.postTokenBalances,
+            innerInstructions: [],
+            logMessages: [],
+            rewards: [],
+            loadedAddresses: { writable: [], readonly: [] },
+            computeUnitsConsumed: 0n,
+          },
+          transaction: {
+            signatures: [tx.signature],
+            message: {
+              accountKeys: tx.accountKeys,
+              header: tx.header,
+              recentBlockhash: tx.recentBlockhash,
+              instructions: tx.instructions,
+              addressTableLookups: [],
+            },
+          },
+        };
+      }
+      case 'getTokenSupply': {
+        const account = this.svm.getAccount(address(params[0] as string));
+        if (
+          !account.exists ||
+          account.programAddress !== TOKEN_PROGRAM_ADDRESS ||
+          account.data.length !== 82
+        ) {
+          throw new RpcError(-32602, 'Invalid param: not a Token mint');
+        }
+        const amount = readU64(account.data, 36).toString();
+        return {
+          context,
+          value: { amount, decimals: account.data[44], uiAmount: null, uiAmountString: amount },
+        };
+      }
+      case 'getTokenAccountBalance': {
+        const account = this.svm.getAccount(address(params[0] as string));
+        if (!account.exists) throw new RpcError(-32602, 'Invalid param: could not find account');
+        const [balance] = this.tokenBalances([params[0] as string]);
+        if (!balance) throw new RpcError(-32602, 'Invalid param: not a Token account');
+        return { context, value: balance.uiTokenAmount };
+      }
+      case 'sendTransaction': {
+        const [wire, options = {}] = params as [string, { encoding?: string; skipPreflight?: boolean }];
+        const bytes =
+          options.encoding === 'base64' ? Buffer.from(wire, 'base64') : getBase58Encoder().encode(wire);
+        const tx = getTransactionDecoder().decode(bytes);
+        if (!options.skipPreflight) {
+          const simulated = this.svm.simulateTransaction(tx);
+          if (simulated instanceof FailedTransactionMetadata) {
+            throw new RpcError(-32002, `Transaction simulation failed: ${String(simulated.err())}`, {
+              err: String(simulated.err()),
+              logs: simulated.meta().logs(),
+            });
+          }
+        }
+        return this.submit(tx).signature;
+      }
+      default:
+        throw new RpcError(-32601, `Method not found: ${method}`);
+    }
+  }
+}
+
+function readU64(data: Uint8Array, offset: number): bigint {
+  return Buffer.from(data.subarray(offset, offset + 8)).readBigUInt64LE();
+}
+
+/** JSON with bigints as plain numbers, as a node writes u64s. */
+function toJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `\u0000${v}` : v)).replace(
+    /"\\u0000(\d+)"/g,
+    '$1',
+  );
+}
+
+/** A key pair from 32 random bytes, with the bytes (the form `chains add --faucet-key` takes). */
+export async function randomSigner(): Promise<{ signer: KeyPairSigner; secret: Uint8Array }> {
+  const secret = new Uint8Array(randomBytes(32));
+  return { signer: await createKeyPairSignerFromPrivateKeyBytes(secret), secret };
+}
+
+/**
+ * A test USDT on `node`: a mint at `decimals`, `supply` units minted into `holder`'s associated token
+ * account, SOL for fees airdropped to the holder. Returns the mint's address.
+ */
+export async function mintTestToken(
+  node: SolanaTestNode,
+  holder: KeyPairSigner,
+  decimals: number,
+  supply: bigint,
+): Promise<string> {
+  node.svm.airdrop(holder.address, lamports(100_000_000_000n));
+  const mint = (await randomSigner()).signer;
+  const space = BigInt(getMintSize());
+  await node.send(holder, [
+    getCreateAccountInstruction({
+      payer: holder,
+      newAccount: mint,
+      lamports: node.svm.minimumBalanceForRentExemption(space),
+      space,
+      programAddress: TOKEN_PROGRAM_ADDRESS,
+    }),
+    getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: holder.address }),
+  ]);
+  const account = await associatedTokenAccount(holder.address, mint.address);
+  await node.send(holder, [
+    createAssociatedTokenAccountIdempotent(holder, account, holder.address, mint.address),
+    getMintToCheckedInstruction({
+      mint: mint.address,
+      token: account,
+      mintAuthority: holder,
+      amount: supply,
+      decimals,
+    }),
+  ]);
+  return mint.address;
+}
