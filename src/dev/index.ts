@@ -18,6 +18,7 @@ import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/l
 import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
 import { findCryptoAsset } from '../crypto/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from '../chain/bitcoin/local';
+import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from '../chain/solana/local';
 import { withoutCredentials } from '../chain/bitcoin/rpc';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
@@ -124,6 +125,8 @@ async function main(): Promise<void> {
     stops.push(...chains.stops);
     const bitcoin = await startLocalBitcoin(database.db, config.MASTER_KEY);
     if (bitcoin.stop) stops.push(bitcoin.stop);
+    const solana = await startLocalSolana(database.db, config.MASTER_KEY);
+    if (solana.stop) stops.push(solana.stop);
     await database.close();
 
     const running = await start(config, log);
@@ -147,7 +150,7 @@ async function main(): Promise<void> {
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
-    say(`  Local chains: ${[...chains.summary, bitcoin.summary].join('\n                ')}`);
+    say(`  Local chains: ${[...chains.summary, bitcoin.summary, solana.summary].join('\n                ')}`);
     say(`  Sandbox merchant (${relative(process.cwd(), join(dataDir, 'sandbox-merchant.json'))}):`);
     say(`    merchant_id      ${credentials.merchant_id}`);
     say(`    test_secret_key  ${credentials.test_secret_key}`);
@@ -323,6 +326,50 @@ async function startLocalBitcoin(
       }
     },
   };
+}
+
+/**
+ * SOLANA on LiteSVM (Solana's runtime, with the real SPL token programs) behind the JSON-RPC calls the
+ * watcher makes, served from this process on DEV_SOLANA_PORT (8899). Its ledger lives as long as the
+ * process: each run starts a fresh one, with a new test USDT mint and faucet, and retires the last run's
+ * node. Registered for test mode with 2 confirmations; blocks come a second apart while a payment waits.
+ */
+async function startLocalSolana(
+  db: Parameters<typeof createMerchant>[0],
+  masterKey: string,
+): Promise<{ stop?: () => Promise<void>; summary: string }> {
+  const port = Number(process.env.DEV_SOLANA_PORT ?? 8899);
+  const url = `http://127.0.0.1:${port}`;
+  const name = 'SOLANA'.padEnd(19);
+  if (process.env.DEV_CHAIN === 'off') {
+    await retireChainNodesAt(db, url);
+    return { summary: `${name} the sandbox chain (DEV_CHAIN=off)` };
+  }
+  await portMustBeFree(port, 'the local SOLANA node (LiteSVM)', 'DEV_SOLANA_PORT');
+  const node = new LocalSolanaNode();
+  await node.listen(port);
+  let pacer: { stop(): void } | undefined;
+  const stop = async () => {
+    pacer?.stop();
+    await node.close();
+  };
+  try {
+    const set = await setUpLocalSolana(db, masterKey, node, DEV_CONFIRMATIONS);
+    if (set.rpcUrl !== node.url) {
+      return {
+        stop,
+        summary: `${name} ${url} runs, unused: watched on ${set.rpcUrl} (node ${set.chainNodeId}, registered with chains add)`,
+      };
+    }
+    pacer = paceSolanaBlocks(node, { depth: set.confirmations, intervalMs: 1000 });
+    return {
+      stop,
+      summary: `${name} ${url}  (LiteSVM: USDT as an SPL token, ${set.confirmations} confirmations; a fresh ledger each run)`,
+    };
+  } catch (error) {
+    await stop();
+    throw new Error(`the local SOLANA chain did not set up: ${describe(error)}`);
+  }
 }
 
 /** The dev node's RPC URL: its password derives from the master key, so it stays the same across restarts. */

@@ -4,6 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
 import { ANVIL_KEYS, anvilBinary, paceBlocks, startAnvil, type LocalNode } from '../../src/chain/local';
 import { rpc } from '../../src/chain/nodes';
+import { LocalSolanaNode, mintTestToken, paceSolanaBlocks, randomSigner } from '../../src/chain/solana/local';
 
 const DEPTH = 2;
 const customer = privateKeyToAccount(ANVIL_KEYS.customer).address;
@@ -44,5 +45,26 @@ describe('the dev chains pace their blocks (paceBlocks)', () => {
     await expect.poll(head, { timeout: 10_000, interval: 20 }).toBe(receipt.blockNumber + BigInt(DEPTH));
     await settle(25);
     expect(await head()).toBe(receipt.blockNumber + BigInt(DEPTH));
+  });
+});
+
+describe('the dev Solana node paces its blocks too (paceSolanaBlocks)', () => {
+  it('makes the depth of blocks after a transaction, then none while nothing happens', async () => {
+    const solana = new LocalSolanaNode();
+    const start = solana.head();
+    const paced = paceSolanaBlocks(solana, { depth: DEPTH, intervalMs: 20 });
+    try {
+      await settle(25);
+      expect(solana.head()).toBe(start);
+
+      // Two transactions, each in a block of its own; the pacer follows the last.
+      await mintTestToken(solana, (await randomSigner()).signer, 6, 1n);
+      const landed = solana.head();
+      await expect.poll(() => solana.head(), { timeout: 10_000, interval: 20 }).toBe(landed + BigInt(DEPTH));
+      await settle(25);
+      expect(solana.head()).toBe(landed + BigInt(DEPTH));
+    } finally {
+      paced.stop();
+    }
   });
 });

@@ -6,7 +6,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
 import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
-import { SolanaTestNode, mintTestToken, randomSigner } from '../helpers/solana-node';
+import { LocalSolanaNode, mintTestToken, randomSigner } from '../../src/chain/solana/local';
 import { addChainNode, chainNodeById, ChainNodeError } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { associatedTokenAccount } from '../../src/chain/solana/reader';
@@ -22,7 +22,7 @@ import {
 
 /**
  * SOLANA on its real runtime: LiteSVM with the SPL token and associated token programs, behind the
- * JSON-RPC calls the watcher makes in production (test/helpers/solana-node.ts). USDT is an SPL mint at
+ * JSON-RPC calls the watcher makes in production (src/chain/solana/local.ts). USDT is an SPL mint at
  * the catalogue's 6 decimals; deposits are token transfers into the deposit owner's associated token
  * account, from the node's test faucet or from a customer's own wallet.
  */
@@ -30,7 +30,7 @@ const CONFIRMATIONS = 3;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 let env: TestEnv;
-let node: SolanaTestNode;
+let node: LocalSolanaNode;
 let mint: string;
 let chainNodeId: string;
 let seedHex: string;
@@ -42,7 +42,7 @@ const log = pino({ level: 'warn' });
 beforeAll(async () => {
   // Live mode offers only what a live node watches.
   env = await startTestEnv({ ALLOW_PRIVATE_URLS: 'true', ALLOW_SANDBOX_IN_LIVE: 'false' });
-  node = new SolanaTestNode();
+  node = new LocalSolanaNode();
   await node.listen();
   const faucet = await randomSigner();
   mint = await mintTestToken(node, faucet.signer, 6, 1_000_000_000_000n);
@@ -261,7 +261,7 @@ describe('SOLANA: the service signs nothing there', () => {
 
   it('holds for ops what a live payment gives back, the sender kept on record', async () => {
     // mainnet-beta's genesis hash: a live node must serve it.
-    const mainnet = new SolanaTestNode({ genesisHash: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' });
+    const mainnet = new LocalSolanaNode({ genesisHash: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' });
     await mainnet.listen();
     try {
       const holder = (await randomSigner()).signer;

@@ -30,11 +30,18 @@ beforeAll(async () => {
   // The local chains listen on five consecutive ports from DEV_ANVIL_PORT, apart from the others.
   const anvil = await freePortRun(5);
   const others = new Set<number>();
-  while (others.size < 5) {
+  while (others.size < 6) {
     const port = await freePort();
     if (port < anvil || port > anvil + 4) others.add(port);
   }
-  const [api, postgres, temporal, ui, btcd] = [...others] as [number, number, number, number, number];
+  const [api, postgres, temporal, ui, btcd, solana] = [...others] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PAYMENTS_DATA_DIR: data,
@@ -44,6 +51,7 @@ beforeAll(async () => {
     DEV_TEMPORAL_UI_PORT: String(ui),
     DEV_ANVIL_PORT: String(anvil),
     DEV_BTCD_PORT: String(btcd),
+    DEV_SOLANA_PORT: String(solana),
     LOG_LEVEL: 'warn',
   };
   // What the test runner puts in the environment is not the reader's (Vite's BASE_URL is '/').

@@ -208,9 +208,9 @@ describe('fault suite', () => {
     const dir = scratch();
     // The local chains take five consecutive ports from DEV_ANVIL_PORT, apart from the others.
     const anvilPort = await freePortRun(5);
-    const [pgPort, temporalPort, uiPort, apiPort, receiverPort, btcdPort] = (await freePorts(11))
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort, btcdPort, solanaPort] = (await freePorts(12))
       .filter((port) => port < anvilPort || port > anvilPort + 4)
-      .slice(0, 6) as [number, number, number, number, number, number];
+      .slice(0, 7) as [number, number, number, number, number, number, number];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...serviceSettings,
@@ -222,6 +222,7 @@ describe('fault suite', () => {
       // Its own local chain port too: a developer's `npm run dev` may hold the default one.
       DEV_ANVIL_PORT: String(anvilPort),
       DEV_BTCD_PORT: String(btcdPort),
+      DEV_SOLANA_PORT: String(solanaPort),
     };
     // What the test runner puts in the environment is not the developer's: Vite's BASE_URL is '/'.
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'BASE_URL', 'NODE_ENV']) delete env[name];

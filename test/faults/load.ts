@@ -15,10 +15,11 @@ export interface Merchant {
 export type Flow = 'card' | 'card-3ds' | 'payout' | 'payin' | 'offramp';
 
 /**
- * The crypto flows pay on a network `npm run dev` keeps on the sandbox chain, whose deposits the load
- * names by hash so a retried request counts once (on a local real chain the transfer gets its own hash).
+ * The crypto flows pay in an asset `npm run dev` keeps on the sandbox chain (TRX: TRON's node watches its
+ * tokens only), whose deposits the load names by hash so a retried request counts once (on a local real
+ * chain the transfer gets its own hash).
  */
-const SANDBOX_NETWORK = 'SOLANA';
+const SANDBOX_CRYPTO = { crypto_currency: 'TRX', crypto_network: 'TRON' } as const;
 export const FLOWS: Flow[] = ['card', 'card-3ds', 'payout', 'payin', 'offramp'];
 
 export interface Created {
@@ -140,7 +141,7 @@ export class LoadClient {
         const created = await this.create(
           flow,
           '/api/v1/test/crypto/payin',
-          payinRequest({ ...common, crypto_network: SANDBOX_NETWORK }),
+          payinRequest({ ...common, ...SANDBOX_CRYPTO }),
         );
         await this.deposit(created.transactionId, String(created.first.data?.crypto_amount));
         return created;
@@ -154,7 +155,7 @@ export class LoadClient {
             transaction_type: 'OFFRAMP',
             fiat_amount: undefined,
             crypto_amount: 50,
-            crypto_network: SANDBOX_NETWORK,
+            ...SANDBOX_CRYPTO,
           }),
         );
         await this.deposit(created.transactionId, '50');

@@ -28,8 +28,12 @@ import {
   getMintToCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
-import { associatedTokenAccount } from '../../src/chain/solana/reader';
-import { createAssociatedTokenAccountIdempotent } from '../../src/chain/solana/faucet';
+import type { Db } from '../../db/client';
+import { findCryptoAsset } from '../../crypto/catalogue';
+import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
+import { paceChain } from '../local';
+import { associatedTokenAccount } from './reader';
+import { createAssociatedTokenAccountIdempotent } from './faucet';
 
 /** Blockhashes a transaction may name, as on Solana: the last 150 blocks'. */
 const RECENT_BLOCKHASHES = 150;
@@ -73,13 +77,13 @@ class RpcError extends Error {
 }
 
 /**
- * A Solana node for the tests: LiteSVM (Solana's runtime in-process, with the real SPL token and
+ * A local Solana node for `npm run dev` and the tests: LiteSVM (Solana's runtime in-process, with the real SPL token and
  * associated token programs) behind the JSON-RPC calls the service makes, answered in Solana's
  * documented shapes. LiteSVM has no RPC server and no history, so this keeps what a node's ledger would:
  * one block per landed transaction (its slot, blockhash and time), the signatures touching each account,
  * and each transaction's balances before and after. `mine` adds empty blocks; `skip` a slot with none.
  */
-export class SolanaTestNode {
+export class LocalSolanaNode {
   readonly svm = new LiteSVM().withBlockhashCheck(false).withTransactionHistory(0n);
   readonly genesisHash: string;
   private slot = 1_000n;
@@ -88,6 +92,7 @@ export class SolanaTestNode {
   private readonly blocks = new Map<bigint, { blockhash: string; parentSlot: bigint; time: bigint }>();
   private readonly recent: string[] = [];
   private readonly landed = new Map<string, Landed>();
+  private readonly busySlots = new Set<bigint>();
   private readonly byAccount = new Map<string, string[]>();
   private server?: Server;
   url = '';
@@ -99,8 +104,8 @@ export class SolanaTestNode {
     this.produce();
   }
 
-  /** Listens on a loopback port. */
-  async listen(): Promise<string> {
+  /** Listens on `port` of the loopback interface (any free one when 0). */
+  async listen(port = 0): Promise<string> {
     this.server = createServer((req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -125,7 +130,10 @@ export class SolanaTestNode {
         res.end(toJson(answer));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, '127.0.0.1', resolve);
+    });
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.url;
   }
@@ -136,6 +144,11 @@ export class SolanaTestNode {
 
   head(): bigint {
     return this.slot;
+  }
+
+  /** Whether a transaction landed in the block of `slot`. */
+  busy(slot: bigint): boolean {
+    return this.busySlots.has(slot);
   }
 
   /** `count` empty blocks. */
@@ -192,6 +205,7 @@ export class SolanaTestNode {
       preTokenBalances,
       postTokenBalances: this.tokenBalances(keys),
     });
+    this.busySlots.add(slot);
     for (const key of new Set(keys)) this.byAccount.set(key, [signature, ...(this.byAccount.get(key) ?? [])]);
     return { signature, err };
   }
@@ -410,7 +424,7 @@ export async function randomSigner(): Promise<{ signer: KeyPairSigner; secret: U
  * account, SOL for fees airdropped to the holder. Returns the mint's address.
  */
 export async function mintTestToken(
-  node: SolanaTestNode,
+  node: LocalSolanaNode,
   holder: KeyPairSigner,
   decimals: number,
   supply: bigint,
@@ -440,4 +454,71 @@ export async function mintTestToken(
     }),
   ]);
   return mint.address;
+}
+
+export interface LocalSolanaSetUp {
+  chainNodeId: string;
+  rpcUrl: string;
+  confirmations: number;
+  /** The test USDT's mint. */
+  mint: string;
+  faucet: boolean;
+}
+
+/**
+ * Registers a fresh local Solana node for test mode: a test USDT at the catalogue's decimals minted to a
+ * new faucet, which pays test deposits. Its ledger lives only as long as the process, so a node earlier
+ * registered at the same URL is retired (nothing can arrive on it now). A test-mode SOLANA node of your
+ * own (`chains add`) elsewhere is kept, and this one runs unused.
+ */
+export async function setUpLocalSolana(
+  db: Db,
+  masterKey: string,
+  node: LocalSolanaNode,
+  confirmations: number,
+): Promise<LocalSolanaSetUp> {
+  const existing = await activeChainNode(db, masterKey, 'test', 'SOLANA');
+  if (existing && existing.rpcUrl !== node.url) {
+    return {
+      chainNodeId: existing.id,
+      rpcUrl: existing.rpcUrl,
+      confirmations: existing.confirmations,
+      mint: existing.tokens.USDT ?? '',
+      faucet: existing.solanaFaucet !== undefined,
+    };
+  }
+  await retireChainNodesAt(db, node.url);
+  const asset = await findCryptoAsset(db, 'USDT', 'SOLANA');
+  if (!asset) throw new Error('the catalogue has no USDT on SOLANA');
+  const faucet = await randomSigner();
+  const mint = await mintTestToken(
+    node,
+    faucet.signer,
+    asset.decimals,
+    1_000_000_000n * 10n ** BigInt(asset.decimals),
+  );
+  const { id } = await addChainNode(db, masterKey, {
+    mode: 'test',
+    network: 'SOLANA',
+    rpcUrl: node.url,
+    confirmations,
+    tokens: { USDT: mint },
+    faucetKey: Buffer.from(faucet.secret).toString('hex'),
+  });
+  return { chainNodeId: id, rpcUrl: node.url, confirmations, mint, faucet: true };
+}
+
+/** `paceChain` for the local Solana node: a block a tick while a transaction lacks its depth. */
+export function paceSolanaBlocks(
+  node: LocalSolanaNode,
+  options: { depth: number; intervalMs: number },
+): { stop(): void } {
+  return paceChain(
+    {
+      head: async () => Number(node.head()),
+      busy: async (slot) => node.busy(BigInt(slot)),
+      mine: async () => node.mine(1),
+    },
+    options,
+  );
 }
