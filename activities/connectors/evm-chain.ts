@@ -12,6 +12,7 @@ import {
 import { isDepositOnlyNetwork, nodeWatchesCurrency } from '../../src/crypto/networks';
 import { sendFromTreasury } from '../../src/chain/transfers';
 import { sendFromDeposits } from '../../src/chain/bitcoin/spend';
+import { sendOnSolana } from '../../src/chain/solana/send';
 import { findCryptoAsset } from '../../src/crypto/catalogue';
 import { parseUnits } from '../../src/lib/units';
 import type { ChainConnector, FiatPayouts } from './types';
@@ -19,8 +20,9 @@ import type { ChainConnector, FiatPayouts } from './types';
 /**
  * Crypto on real nodes speaking Ethereum's JSON-RPC (src/chain), for the networks and modes that have one
  * registered (`payments chains add`); the sandbox chain for every other network, behind the same
- * interface. A TRON or SOLANA node watches token deposits only: the coin's deposits, and sends and refunds
- * there, stay on the sandbox chain in test mode and are refused in live (docs/connectors.md).
+ * interface. A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay on
+ * the sandbox chain in test mode and are refused in live. A SOLANA node watches SPL tokens; refunds leave
+ * from the deposit's token account, on-ramp sends from the treasury's (docs/connectors.md).
  */
 export function evmChain(
   db: Db,
@@ -84,6 +86,21 @@ export function evmChain(
           transactionId: request.transactionId,
           to: request.address,
           units,
+        });
+      }
+      if (node.solana) {
+        const found = await findCryptoAsset(db, request.currency, request.network);
+        const units = found ? parseUnits(request.amount, found.decimals) : undefined;
+        if (!found || units === undefined) {
+          throw new Error(`cannot send ${request.amount} ${request.currency} on SOLANA: not a valid amount`);
+        }
+        return sendOnSolana(db, node, {
+          idempotencyKey: request.idempotencyKey,
+          transactionId: request.transactionId,
+          to: request.address,
+          code: request.currency,
+          units,
+          decimals: found.decimals,
         });
       }
       if (isDepositOnlyNetwork(node.network)) {

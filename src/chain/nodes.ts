@@ -28,7 +28,7 @@ import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
 import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
 import { SolanaKeys, isSolanaAddress } from './solana/keys';
 import { clusterOf, solanaRpc } from './solana/rpc';
-import { slotHash } from './solana/reader';
+import { TOKEN_PROGRAM, slotMark } from './solana/reader';
 
 export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
 
@@ -323,7 +323,7 @@ async function addBitcoinNode(db: Db, masterKey: string, spec: ChainNodeSpec, se
 /**
  * A Solana node: it must answer, serve mainnet-beta in live mode and any other cluster in test mode (by
  * its genesis hash), and have a mint with the catalogue's decimals for every token the catalogue offers
- * on SOLANA. There is no treasury: the service signs nothing on Solana.
+ * on SOLANA. Its treasury pays the fees of every send and makes on-ramp sends.
  */
 async function addSolanaNode(
   db: Db,
@@ -377,6 +377,17 @@ async function addSolanaNode(
         `The catalogue offers ${asset.code} on ${spec.network}: give its mint (--token ${asset.code}=<base58 mint>).`,
       );
     }
+    // The classic token program's: associated token accounts are derived with it (a Token-2022 mint's
+    // deposits would go to other accounts, never read).
+    const account = await client
+      .getAccountInfo(mint as never, { encoding: 'base64' })
+      .send()
+      .catch(() => undefined);
+    if (account?.value && account.value.owner !== TOKEN_PROGRAM) {
+      throw new ChainNodeError(
+        `${asset.code} at ${mint} belongs to program ${account.value.owner}, not the SPL token program (${TOKEN_PROGRAM}).`,
+      );
+    }
     const supply = await client
       .getTokenSupply(mint as never)
       .send()
@@ -394,10 +405,10 @@ async function addSolanaNode(
     seedHex,
     tokens: { ...spec.tokens },
     watchingFrom,
-    tipHash: await slotHash(spec.rpcUrl, watchingFrom),
+    tipHash: await slotMark(spec.rpcUrl, watchingFrom),
     chainName: cluster,
   });
-  return { id, treasury: null, watchingFrom };
+  return { id, treasury: new SolanaKeys(seedHex).treasuryAddress(), watchingFrom };
 }
 
 async function insertNode(
@@ -498,6 +509,13 @@ export async function retireChainNodesAt(db: Db, rpcUrl: string): Promise<void> 
     .where(eq(chainNodes.rpcUrl, rpcUrl));
 }
 
+/** The address ops fund for a node's sends, as shown; none on Bitcoin (a refund spends the deposit). */
+function treasuryOf(node: ChainNode): string | null {
+  if (node.bitcoin) return null;
+  if (node.solana) return node.solana.treasuryAddress();
+  return shownAddress(node.network, node.keys.treasury().address);
+}
+
 /** Nodes as ops see them: the treasury to fund, where the watcher is; no secrets. */
 export async function listChainNodes(db: Db, masterKey: string) {
   const rows = await db
@@ -513,10 +531,7 @@ export async function listChainNodes(db: Db, masterKey: string) {
     tokens: Object.fromEntries(
       Object.entries(row.tokens).map(([code, contract]) => [code, shownAddress(row.network, contract)]),
     ),
-    treasury:
-      UTXO_NETWORKS[row.network] || SOLANA_NETWORKS[row.network]
-        ? null
-        : shownAddress(row.network, open(row, masterKey).keys.treasury().address),
+    treasury: treasuryOf(open(row, masterKey)),
     test_faucet: row.faucetKeyEnc !== null,
     state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
     scanned_block: row.scannedBlock?.toString() ?? null,

@@ -390,8 +390,8 @@ async function handOver(
   const row = await findTransaction(db, deposit.transactionId);
   if (!row) throw new Error(`deposit address of ${deposit.transactionId} has no transaction`);
   const asset = assetOf(row);
-  // Live on a network whose transactions the service does not sign (TRON, SOLANA), nothing can be
-  // refunded on chain: without a sender to refund to, whatever is to be given back is held for ops, who
+  // Live on a network whose transactions the service does not sign (TRON), nothing can be refunded on
+  // chain: without a sender to refund to, whatever is to be given back is held for ops, who
   // see the sender in chain_transfers (docs/connectors.md).
   const refundable = !(row.mode === 'live' && asset && isDepositOnlyNetwork(asset.network));
   const ref = {

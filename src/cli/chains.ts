@@ -56,7 +56,7 @@ export const commands: Record<string, Command> = {
               : network === 'TRON'
                 ? 'TRON is watched for token deposits only: the service does not sign TRON transactions, so refunds and on-ramp sends there are not made from this treasury (docs/connectors.md).'
                 : network === 'SOLANA'
-                  ? 'No treasury to fund: SOLANA is watched for SPL token deposits only, and the service signs no Solana transactions (docs/connectors.md).'
+                  ? 'Fund the treasury with SOL (every send’s fee, and the rent of a recipient’s token account) and with the tokens on-ramp sends pay; refunds leave from the deposit’s own token account (docs/connectors.md).'
                   : 'Fund the treasury with the network’s coin (gas) and its tokens: refunds and on-ramp sends leave from it.',
         },
         values.json ?? false,

@@ -37,20 +37,20 @@ export const UTXO_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
 
 /**
  * Networks whose nodes speak Solana's JSON-RPC: the watcher reads the signatures of each open deposit
- * address's associated token account (SPL tokens only: the catalogue offers no SOL), and the service
- * signs nothing there but the test faucet's transfers (docs/connectors.md).
+ * address's associated token account (SPL tokens only: the catalogue offers no SOL); refunds leave from
+ * that account and on-ramp sends from the treasury's, the treasury paying the fees (docs/connectors.md).
  */
 export const SOLANA_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
   SOLANA: { nativeCoin: 'SOL' },
 };
 
 /**
- * Networks a node watches for token deposits while the service signs no send there: sends and refunds
- * stay on the sandbox chain in test mode; in live mode a deposit is handed over with no sender to refund
- * to, so whatever is to be given back is held for ops.
+ * Networks a node watches for token deposits while the service signs no send there (TRON): sends and
+ * refunds stay on the sandbox chain in test mode; in live mode a deposit is handed over with no sender to
+ * refund to, so whatever is to be given back is held for ops.
  */
 export function isDepositOnlyNetwork(network: string): boolean {
-  return network in TOKEN_LOG_NETWORKS || network in SOLANA_NETWORKS;
+  return network in TOKEN_LOG_NETWORKS;
 }
 
 /**

@@ -330,7 +330,7 @@ async function startLocalBitcoin(
 
 /**
  * SOLANA on LiteSVM (Solana's runtime, with the real SPL token programs) behind the JSON-RPC calls the
- * watcher makes, served from this process on DEV_SOLANA_PORT (8899). Its ledger lives as long as the
+ * watcher makes, served from this process on DEV_SOLANA_PORT (18899; 8899 is a Solana test validator's). Its ledger lives as long as the
  * process: each run starts a fresh one, with a new test USDT mint and faucet, and retires the last run's
  * node. Registered for test mode with 2 confirmations; blocks come a second apart while a payment waits.
  */
@@ -338,7 +338,7 @@ async function startLocalSolana(
   db: Parameters<typeof createMerchant>[0],
   masterKey: string,
 ): Promise<{ stop?: () => Promise<void>; summary: string }> {
-  const port = Number(process.env.DEV_SOLANA_PORT ?? 8899);
+  const port = Number(process.env.DEV_SOLANA_PORT ?? 18899);
   const url = `http://127.0.0.1:${port}`;
   const name = 'SOLANA'.padEnd(19);
   if (process.env.DEV_CHAIN === 'off') {

@@ -6,13 +6,15 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
 import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
-import { LocalSolanaNode, mintTestToken, randomSigner } from '../../src/chain/solana/local';
-import { addChainNode, chainNodeById, ChainNodeError } from '../../src/chain/nodes';
+import { LocalSolanaNode, fundTreasury, mintTestToken, randomSigner } from '../../src/chain/solana/local';
+import { sendOnSolana, signSolanaSend } from '../../src/chain/solana/send';
+import { addChainNode, chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { associatedTokenAccount } from '../../src/chain/solana/reader';
 import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/faucet';
 import { SolanaKeys } from '../../src/chain/solana/keys';
 import {
+  chainSends,
   chainTransfers,
   cryptoDeposits,
   depositAddresses,
@@ -37,6 +39,8 @@ let seedHex: string;
 let merchant: MerchantClient;
 let watcher: { stop(): Promise<void> };
 let customer: Awaited<ReturnType<typeof randomSigner>>['signer'];
+let faucetOwner: string;
+let treasuryAddress: string;
 const log = pino({ level: 'warn' });
 
 beforeAll(async () => {
@@ -66,7 +70,8 @@ beforeAll(async () => {
     ),
   ]);
   seedHex = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
-  ({ id: chainNodeId } = await addChainNode(env.database.db, env.config.MASTER_KEY, {
+  let treasury: string | null;
+  ({ id: chainNodeId, treasury } = await addChainNode(env.database.db, env.config.MASTER_KEY, {
     mode: 'test',
     network: 'SOLANA',
     rpcUrl: node.url,
@@ -75,6 +80,9 @@ beforeAll(async () => {
     seedHex,
     faucetKey: Buffer.from(faucet.secret).toString('hex'),
   }));
+  faucetOwner = faucet.signer.address;
+  treasuryAddress = treasury!;
+  await fundTreasury(node, faucet.signer, mint, treasuryAddress, 1_000_000_000n, 6);
   watcher = startChainWatcher({
     db: env.database.db,
     temporal: env.client,
@@ -138,10 +146,13 @@ describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
     // The token program moved it into the owner's associated token account, opened by the transfer.
     expect(await node.tokenBalance(owner, mint)).toBe(10_000_000n);
 
-    // In a block with one, then two confirmations: not counted.
+    // In a block with one, then two confirmations: not counted, not even read.
     await scan();
     node.mine(CONFIRMATIONS - 2);
     await scan();
+    expect(
+      await env.database.db.select().from(chainTransfers).where(eq(chainTransfers.transactionId, id)),
+    ).toEqual([]);
     expect(await status(id)).toMatchObject({
       status: 'REDIRECT',
       data: { crypto_payment_status: null, crypto_paid_amount: 0 },
@@ -227,15 +238,16 @@ describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
   });
 });
 
-describe('SOLANA: the service signs nothing there', () => {
-  it('refunds an excess in test mode on the sandbox chain', async () => {
+describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasury', () => {
+  it('refunds an excess by merchant setting as a real token transfer from the deposit back to its sender', async () => {
     const refunding = await env.createMerchant();
     await env.database.db
       .update(merchants)
       .set({ overpaidPolicy: 'refund' })
       .where(eq(merchants.id, refunding.merchant_id));
     const client = merchantClient(env.app, refunding);
-    const { transaction_id: id } = await payin(10, client);
+    const { transaction_id: id, deposit_address: owner } = await payin(10, client);
+    const faucetBefore = await node.tokenBalance(faucetOwner, mint);
     await deposit(id, '11.5', client);
     node.mine(CONFIRMATIONS - 1);
     await expect
@@ -244,35 +256,114 @@ describe('SOLANA: the service signs nothing there', () => {
         status: 'SUCCESS',
         data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 11.5 },
       });
-    await expect
-      .poll(
-        async () => {
-          const rows = await env.database.db
-            .select()
-            .from(cryptoDeposits)
-            .where(eq(cryptoDeposits.transactionId, id));
-          return rows.find((r) => r.refundTxHash)?.refundTxHash;
-        },
-        { timeout: 15_000 },
-      )
-      // A sandbox chain hash, not a Solana signature.
-      .toMatch(/^0x[0-9a-f]{64}$/);
+    const refunded = async () => {
+      const rows = await env.database.db
+        .select()
+        .from(cryptoDeposits)
+        .where(eq(cryptoDeposits.transactionId, id));
+      return rows.find((r) => r.refundTxHash);
+    };
+    await expect.poll(async () => (await refunded())?.refundAmount, { timeout: 15_000 }).toMatch(/^1\.50*$/);
+    // A Solana signature: the excess left the deposit's own token account for the faucet's.
+    expect((await refunded())!.refundTxHash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    expect(await node.tokenBalance(owner, mint)).toBe(10_000_000n);
+    expect(await node.tokenBalance(faucetOwner, mint)).toBe(faucetBefore - 10_000_000n);
+    // The refund is the service's own send from the deposit address, never read as a deposit.
+    const read = await env.database.db
+      .select()
+      .from(chainTransfers)
+      .where(eq(chainTransfers.transactionId, id));
+    expect(read).toHaveLength(1);
   });
 
-  it('holds for ops what a live payment gives back, the sender kept on record', async () => {
+  it('sends once per key, retried or concurrent; an on-ramp send leaves from the treasury', async () => {
+    const recipient = (await randomSigner()).signer.address;
+    const before = await node.tokenBalance(treasuryAddress, mint);
+    const request = {
+      idempotencyKey: `onramp:${recipient}`,
+      transactionId: `onramp-${recipient}`,
+      to: recipient,
+      code: 'USDT',
+      units: 3_000_000n,
+      decimals: 6,
+    };
+    const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
+    const sent = await Promise.all([
+      sendOnSolana(env.database.db, watched, request),
+      sendOnSolana(env.database.db, watched, request),
+    ]);
+    expect(sent[1]).toBe(sent[0]);
+    expect(await sendOnSolana(env.database.db, watched, request)).toBe(sent[0]);
+    expect(await node.tokenBalance(recipient, mint)).toBe(3_000_000n);
+    expect(await node.tokenBalance(treasuryAddress, mint)).toBe(before - 3_000_000n);
+    const rows = await env.database.db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, request.idempotencyKey));
+    expect(rows.map((r) => [r.attempt, r.state, r.fromAddress])).toEqual([[1, 'mined', treasuryAddress]]);
+  });
+
+  it('signs anew only once an attempt can no longer land: never on a refusal alone', async () => {
+    const recipient = (await randomSigner()).signer.address;
+    const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
+    // Signed and stored, never broadcast (its caller gone): it goes out as it is on the next try.
+    const request = {
+      idempotencyKey: `lost:${recipient}`,
+      transactionId: `lost-${recipient}`,
+      to: recipient,
+      code: 'USDT',
+      units: 1_000_000n,
+      decimals: 6,
+    };
+    await signSolanaSend(env.database.db, watched, request, 1);
+    const [stored] = await env.database.db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, request.idempotencyKey));
+    expect(await sendOnSolana(env.database.db, watched, request)).toBe(stored!.txHash);
+
+    // Its blockhash expired before it went out: it can never land, so a second attempt goes.
+    const expired = { ...request, idempotencyKey: `expired:${recipient}` };
+    await signSolanaSend(env.database.db, watched, expired, 1);
+    node.mine(151);
+    const second = await sendOnSolana(env.database.db, watched, expired);
+    const attempts = await env.database.db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, expired.idempotencyKey));
+    expect(attempts.map((r) => [r.attempt, r.state]).sort()).toEqual([
+      [1, 'rejected'],
+      [2, 'mined'],
+    ]);
+    expect(second).toBe(attempts.find((r) => r.attempt === 2)!.txHash);
+    expect(await node.tokenBalance(recipient, mint)).toBe(2_000_000n);
+
+    // More than the treasury holds: the node refuses it, and the send waits for its expiry, unsigned anew.
+    const tooMuch = { ...request, idempotencyKey: `too-much:${recipient}`, units: 10n ** 15n };
+    await expect(sendOnSolana(env.database.db, watched, tooMuch)).rejects.toThrow('was refused');
+    await expect(sendOnSolana(env.database.db, watched, tooMuch)).rejects.toThrow('was refused');
+    const refused = await env.database.db
+      .select()
+      .from(chainSends)
+      .where(eq(chainSends.idempotencyKey, tooMuch.idempotencyKey));
+    expect(refused.map((r) => [r.attempt, r.state])).toEqual([[1, 'broadcast']]);
+  }, 120_000);
+
+  it('refunds what a live payment gives back to the customer who sent it', async () => {
     // mainnet-beta's genesis hash: a live node must serve it.
     const mainnet = new LocalSolanaNode({ genesisHash: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' });
     await mainnet.listen();
     try {
       const holder = (await randomSigner()).signer;
       const usdt = await mintTestToken(mainnet, holder, 6, 1_000_000_000n);
-      await addChainNode(env.database.db, env.config.MASTER_KEY, {
+      const registered = await addChainNode(env.database.db, env.config.MASTER_KEY, {
         mode: 'live',
         network: 'SOLANA',
         rpcUrl: mainnet.url,
         confirmations: CONFIRMATIONS,
         tokens: { USDT: usdt },
       });
+      await fundTreasury(mainnet, holder, usdt, registered.treasury!, 1_000_000n, 6);
       const credentials = await env.createMerchant();
       await env.database.db
         .update(merchants)
@@ -295,6 +386,7 @@ describe('SOLANA: the service signs nothing there', () => {
       };
       expect(owner).toMatch(BASE58_ADDRESS);
       // The customer's own transfer (no faucet in live mode): 12 USDT for 10.
+      const holderBefore = await mainnet.tokenBalance(holder.address, usdt);
       const signature = await mainnet.send(holder, [
         createAssociatedTokenAccountIdempotent(
           holder,
@@ -321,19 +413,30 @@ describe('SOLANA: the service signs nothing there', () => {
           status: 'SUCCESS',
           data: { crypto_payment_status: 'OVERPAID', crypto_paid_amount: 12 },
         });
+      await expect
+        .poll(
+          async () =>
+            (
+              await env.database.db.select().from(cryptoDeposits).where(eq(cryptoDeposits.transactionId, id))
+            )[0]?.refundTxHash,
+          { timeout: 15_000 },
+        )
+        .toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
       const [row] = await env.database.db
         .select()
         .from(cryptoDeposits)
         .where(eq(cryptoDeposits.transactionId, id));
-      expect(row).toMatchObject({ txHash: signature, disposition: 'counted', refundTxHash: null });
-      expect(row!.heldAmount).toMatch(/^2\.0+$/);
-      expect(row!.reason).toContain('There is no sender address to refund to.');
+      expect(row).toMatchObject({ txHash: signature, disposition: 'counted', heldAmount: null });
+      expect(row!.refundAmount).toMatch(/^2\.0+$/);
+      expect(await mainnet.tokenBalance(holder.address, usdt)).toBe(holderBefore - 12_000_000n + 2_000_000n);
       const [read] = await env.database.db
         .select()
         .from(chainTransfers)
         .where(eq(chainTransfers.txHash, signature));
       expect(read!.sender).toBe(holder.address);
     } finally {
+      // Not watched once its ledger is gone.
+      await retireChainNodesAt(env.database.db, mainnet.url);
       await mainnet.close();
     }
   });
@@ -371,9 +474,33 @@ describe('registering a SOLANA node', () => {
     expect(await refusal({ tokens: { USDT: mint, SOL: mint } })).toBe(
       'SOL is the native coin of SOLANA, not a token: leave it out.',
     );
+    // A mint of another token program (Token-2022): its token accounts are not the ones watched.
+    const token2022 = (await randomSigner()).signer.address;
+    const mintAccount = node.svm.getAccount(address(mint));
+    if (!mintAccount.exists) throw new Error('the test mint is gone');
+    node.svm.setAccount({
+      ...mintAccount,
+      address: token2022,
+      programAddress: address('TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb'),
+    });
+    expect(await refusal({ tokens: { USDT: token2022 } })).toBe(
+      `USDT at ${token2022} belongs to program TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb, not the SPL token program (TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA).`,
+    );
   });
 
-  it('registers a node with the CLI, mints as base58, no treasury, and lists it', async () => {
+  it('answers as a JSON-RPC server does whatever it is sent, and keeps serving', async () => {
+    expect((await fetch(node.url)).status).toBe(405);
+    const garbage = await fetch(node.url, { method: 'POST', body: 'not json' });
+    expect(await garbage.json()).toMatchObject({ error: { code: -32700 } });
+    const slot = await fetch(node.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'getSlot' }),
+    });
+    expect(await slot.json()).toEqual({ jsonrpc: '2.0', id: 7, result: Number(node.head()) });
+  });
+
+  it('registers a node with the CLI, mints as base58, and lists it with its treasury', async () => {
     const added = await runCliIn(
       env,
       'chains',
@@ -392,8 +519,8 @@ describe('registering a SOLANA node', () => {
     );
     expect(added.code, added.stderr).toBe(0);
     const registered = JSON.parse(added.stdout) as Record<string, unknown>;
-    expect(registered).toMatchObject({ treasury: null });
-    expect(registered.note).toContain('signs no Solana transactions');
+    expect(registered.treasury).toMatch(BASE58_ADDRESS);
+    expect(registered.note).toContain('Fund the treasury with SOL');
     const listed = JSON.parse((await runCliIn(env, 'chains', 'list', '--json')).stdout) as Record<
       string,
       unknown
@@ -404,7 +531,7 @@ describe('registering a SOLANA node', () => {
         network: 'SOLANA',
         confirmations: 32,
         tokens: { USDT: mint },
-        treasury: null,
+        treasury: registered.treasury,
         state: 'active',
       }),
     );

@@ -32,16 +32,24 @@ export function isSolanaAddress(text: string): boolean {
 }
 
 /**
- * The keys of one watched Solana node, from its HD seed: deposit owner `i` at m/44'/501'/1'/i' (SLIP-0010,
- * Solana's coin type 501). Customers pay its associated token account; the service signs nothing there,
- * so the funds stay until ops sweep them with these keys. Addresses are base58, case-sensitive, stored as
- * they are.
+ * The keys of one watched Solana node, from its HD seed (SLIP-0010, Solana's coin type 501): the treasury
+ * at m/44'/501'/0'/0', which pays every send's fee and makes on-ramp sends from its own token accounts, and
+ * deposit owner `i` at m/44'/501'/1'/i', whose associated token account customers pay and refunds leave
+ * from. Addresses are base58, case-sensitive, stored as they are.
  */
 export class SolanaKeys {
   private readonly seed: Uint8Array;
 
   constructor(seedHex: string) {
     this.seed = Buffer.from(seedHex, 'hex');
+  }
+
+  treasuryKey(): Uint8Array {
+    return slip10Ed25519(this.seed, [44, 501, 0, 0]);
+  }
+
+  treasuryAddress(): string {
+    return base58.encode(ed25519.getPublicKey(this.treasuryKey()));
   }
 
   depositKey(index: number): Uint8Array {

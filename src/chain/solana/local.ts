@@ -33,7 +33,8 @@ import { findCryptoAsset } from '../../crypto/catalogue';
 import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
 import { paceChain } from '../local';
 import { associatedTokenAccount } from './reader';
-import { createAssociatedTokenAccountIdempotent } from './faucet';
+import { createAssociatedTokenAccountIdempotent, transferChecked } from './faucet';
+import { solanaRpc } from './rpc';
 
 /** Blockhashes a transaction may name, as on Solana: the last 150 blocks'. */
 const RECENT_BLOCKHASHES = 150;
@@ -110,21 +111,20 @@ export class LocalSolanaNode {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
-        const request = JSON.parse(body) as { id: unknown; method: string; params?: unknown[] };
+        if (req.method !== 'POST') {
+          res.statusCode = 405;
+          res.end('JSON-RPC takes POST requests only\n');
+          return;
+        }
         let answer: object;
+        let id: unknown = null;
         try {
-          answer = {
-            jsonrpc: '2.0',
-            id: request.id,
-            result: this.call(request.method, request.params ?? []),
-          };
+          const request = parse(body);
+          id = request.id;
+          answer = { jsonrpc: '2.0', id, result: this.call(request.method, request.params ?? []) };
         } catch (error) {
           const e = error instanceof RpcError ? error : new RpcError(-32603, String(error));
-          answer = {
-            jsonrpc: '2.0',
-            id: request.id,
-            error: { code: e.code, message: e.message, data: e.data },
-          };
+          answer = { jsonrpc: '2.0', id, error: { code: e.code, message: e.message, data: e.data } };
         }
         res.setHeader('content-type', 'application/json');
         res.end(toJson(answer));
@@ -307,10 +307,15 @@ export class LocalSolanaNode {
       case 'getSignaturesForAddress': {
         const [account, options = {}] = params as [
           string,
-          { limit?: number; before?: string; until?: string },
+          { limit?: number; before?: string; until?: string; minContextSlot?: number },
         ];
+        if (options.minContextSlot !== undefined && BigInt(options.minContextSlot) > this.slot) {
+          throw new RpcError(-32016, 'Minimum context slot has not been reached');
+        }
         let list = this.byAccount.get(account) ?? [];
-        if (options.before) list = list.slice(list.indexOf(options.before) + 1);
+        if (options.before) {
+          list = list.includes(options.before) ? list.slice(list.indexOf(options.before) + 1) : [];
+        }
         if (options.until && list.includes(options.until)) list = list.slice(0, list.indexOf(options.until));
         return list.slice(0, options.limit ?? 1000).map((signature) => {
           const tx = this.landed.get(signature)!;
@@ -357,6 +362,41 @@ export class LocalSolanaNode {
           },
         };
       }
+      case 'getSignatureStatuses': {
+        const [signatures] = params as [string[]];
+        return {
+          context,
+          value: signatures.map((signature) => {
+            const tx = this.landed.get(signature);
+            if (!tx) return null;
+            const status = tx.err ? { Err: tx.err } : { Ok: null };
+            return {
+              slot: tx.slot,
+              confirmations: null,
+              err: tx.err,
+              status,
+              confirmationStatus: 'finalized',
+            };
+          }),
+        };
+      }
+      case 'isBlockhashValid':
+        return { context, value: this.recent.includes(params[0] as string) };
+      case 'getAccountInfo': {
+        const account = this.svm.getAccount(address(params[0] as string));
+        if (!account.exists) return { context, value: null };
+        return {
+          context,
+          value: {
+            data: [Buffer.from(account.data).toString('base64'), 'base64'],
+            executable: account.executable,
+            lamports: account.lamports,
+            owner: account.programAddress,
+            rentEpoch: 0n,
+            space: BigInt(account.data.length),
+          },
+        };
+      }
       case 'getTokenSupply': {
         const account = this.svm.getAccount(address(params[0] as string));
         if (
@@ -399,6 +439,24 @@ export class LocalSolanaNode {
         throw new RpcError(-32601, `Method not found: ${method}`);
     }
   }
+}
+
+/** A JSON-RPC request, or the error a node answers for anything else. */
+function parse(body: string): { id: unknown; method: string; params?: unknown[] } {
+  let request: unknown;
+  try {
+    request = JSON.parse(body);
+  } catch {
+    throw new RpcError(-32700, 'Parse error');
+  }
+  if (
+    !request ||
+    typeof request !== 'object' ||
+    typeof (request as { method?: unknown }).method !== 'string'
+  ) {
+    throw new RpcError(-32600, 'Invalid request');
+  }
+  return request as { id: unknown; method: string; params?: unknown[] };
 }
 
 function readU64(data: Uint8Array, offset: number): bigint {
@@ -478,7 +536,17 @@ export async function setUpLocalSolana(
   confirmations: number,
 ): Promise<LocalSolanaSetUp> {
   const existing = await activeChainNode(db, masterKey, 'test', 'SOLANA');
-  if (existing && existing.rpcUrl !== node.url) {
+  // A node elsewhere that answers is one you registered (`chains add`); one that does not is a dead one
+  // (an earlier run's, on another port), retired below like the last run's at this URL.
+  const answers = async (url: string) =>
+    solanaRpc(url)
+      .getGenesisHash()
+      .send()
+      .then(
+        () => true,
+        () => false,
+      );
+  if (existing && existing.rpcUrl !== node.url && (await answers(existing.rpcUrl))) {
     return {
       chainNodeId: existing.id,
       rpcUrl: existing.rpcUrl,
@@ -488,6 +556,7 @@ export async function setUpLocalSolana(
     };
   }
   await retireChainNodesAt(db, node.url);
+  if (existing && existing.rpcUrl !== node.url) await retireChainNodesAt(db, existing.rpcUrl);
   const asset = await findCryptoAsset(db, 'USDT', 'SOLANA');
   if (!asset) throw new Error('the catalogue has no USDT on SOLANA');
   const faucet = await randomSigner();
@@ -497,7 +566,7 @@ export async function setUpLocalSolana(
     asset.decimals,
     1_000_000_000n * 10n ** BigInt(asset.decimals),
   );
-  const { id } = await addChainNode(db, masterKey, {
+  const { id, treasury } = await addChainNode(db, masterKey, {
     mode: 'test',
     network: 'SOLANA',
     rpcUrl: node.url,
@@ -505,7 +574,42 @@ export async function setUpLocalSolana(
     tokens: { USDT: mint },
     faucetKey: Buffer.from(faucet.secret).toString('hex'),
   });
+  await fundTreasury(
+    node,
+    faucet.signer,
+    mint,
+    treasury!,
+    1_000_000n * 10n ** BigInt(asset.decimals),
+    asset.decimals,
+  );
   return { chainNodeId: id, rpcUrl: node.url, confirmations, mint, faucet: true };
+}
+
+/**
+ * Funds a node's treasury as ops would: SOL for the fees of its sends and the rent of the token accounts
+ * it opens, and `units` of `mint` from `holder` for on-ramp sends.
+ */
+export async function fundTreasury(
+  node: LocalSolanaNode,
+  holder: KeyPairSigner,
+  mint: string,
+  treasury: string,
+  units: bigint,
+  decimals: number,
+): Promise<void> {
+  node.svm.airdrop(address(treasury), lamports(100_000_000_000n));
+  const account = await associatedTokenAccount(treasury, mint);
+  await node.send(holder, [
+    createAssociatedTokenAccountIdempotent(holder, account, address(treasury), address(mint)),
+    transferChecked(
+      await associatedTokenAccount(holder.address, mint),
+      address(mint),
+      account,
+      holder,
+      units,
+      decimals,
+    ),
+  ]);
 }
 
 /** `paceChain` for the local Solana node: a block a tick while a transaction lacks its depth. */

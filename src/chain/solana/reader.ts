@@ -3,9 +3,6 @@ import {
   address,
   getAddressEncoder,
   getProgramDerivedAddress,
-  isSolanaError,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED,
   type Address,
   type Signature,
 } from '@solana/kit';
@@ -50,7 +47,7 @@ export async function associatedTokenAccount(owner: string, mint: string): Promi
  * open (and those closed in the last LATE_DEPOSIT_DAYS), the signatures touching its associated token
  * account in the slots asked (`getSignaturesForAddress`), and for each successful one the change in the
  * owner's token balance (`getTransaction`'s pre- and post-token balances, exact integers). The sender is
- * the owner whose balance of that mint fell. Slots stand for blocks; a skipped slot has no hash.
+ * the owner whose balance of that mint fell. Slots stand for blocks.
  */
 export function solanaReader(node: ChainNode, db: Db): ChainReader {
   const client = solanaRpc(node.rpcUrl);
@@ -58,7 +55,10 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     // Slots only bound which signatures count; the reads are per address.
     batchBlocks: 10_000n,
     head: () => client.getSlot({ commitment }).send(),
-    hashAt: (slot) => slotHash(node.rpcUrl, slot),
+    // Only finalized slots are read, and they are never rolled back: what the cursor check must catch is
+    // another cluster answering at the node's URL (a local ledger started afresh), so the "hash" of a slot
+    // is its cluster's genesis hash with the slot. Pruned and skipped slots then need no block.
+    hashAt: (slot) => slotMark(node.rpcUrl, slot),
     async transfers(from, to) {
       const seen: Seen[] = [];
       const owners = await readOwners(db, node.id);
@@ -78,22 +78,9 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
   };
 }
 
-/** The hash of the block in `slot`, or `skipped:<slot>` when no block was made in it. */
-export async function slotHash(url: string, slot: bigint): Promise<string> {
-  try {
-    const block = await solanaRpc(url)
-      .getBlock(slot, { commitment, transactionDetails: 'none', rewards: false })
-      .send();
-    return block?.blockhash ?? `skipped:${slot}`;
-  } catch (error) {
-    if (
-      isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED) ||
-      isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED)
-    ) {
-      return `skipped:${slot}`;
-    }
-    throw error;
-  }
+/** What the watcher's cursor keeps of a slot: the cluster it was read on, and the slot. */
+export async function slotMark(url: string, slot: bigint): Promise<string> {
+  return `${await solanaRpc(url).getGenesisHash().send()}:${slot}`;
 }
 
 /** The deposit owners of a node whose transaction is open or closed less than LATE_DEPOSIT_DAYS ago. */
@@ -114,13 +101,21 @@ async function signaturesIn(node: ChainNode, account: Address, from: bigint, to:
   let before: Signature | undefined;
   for (;;) {
     const page = await client
-      .getSignaturesForAddress(account, { commitment, limit: PAGE, ...(before ? { before } : {}) })
+      // Answered from a node that has reached `to`: one behind the node asked for the head (a load-balanced
+      // URL) would leave out signatures the cursor then passes for good.
+      .getSignaturesForAddress(account, {
+        commitment,
+        limit: PAGE,
+        minContextSlot: to,
+        ...(before ? { before } : {}),
+      })
       .send();
     for (const entry of page) {
       if (entry.slot < from) return found;
       if (entry.slot <= to && entry.err === null) found.push(entry.signature);
     }
-    if (page.length < PAGE) return found;
+    // A page may come back short before the end: only an empty one is the end.
+    if (page.length === 0) return found;
     before = page[page.length - 1]!.signature;
   }
 }
@@ -130,7 +125,10 @@ async function tokenTransfer(node: ChainNode, signature: Signature, owner: strin
   const tx = await solanaRpc(node.rpcUrl)
     .getTransaction(signature, { commitment, encoding: 'json', maxSupportedTransactionVersion: 0 })
     .send();
-  if (!tx?.meta || tx.meta.err !== null) return undefined;
+  // A node that listed the signature but cannot give the transaction yet (another backend behind the URL):
+  // the scan fails and is tried again, its cursor unmoved.
+  if (!tx) throw new Error(`node ${node.id} listed ${signature} but has no transaction for it yet`);
+  if (!tx.meta || tx.meta.err !== null) return undefined;
   // Per token account of this mint: its owner and how much it gained or lost.
   const change = new Map<number, { owner: string; units: bigint }>();
   const add = (entries: typeof tx.meta.preTokenBalances, sign: bigint) => {

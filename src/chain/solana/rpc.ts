@@ -1,4 +1,13 @@
-import { createSolanaRpc, type Rpc, type SolanaRpcApi } from '@solana/kit';
+import {
+  createDefaultRpcTransport,
+  createSolanaRpcFromTransport,
+  type Rpc,
+  type RpcTransport,
+  type SolanaRpcApi,
+} from '@solana/kit';
+
+/** How long one call may take: a stalled node must not hold up the watcher's tick for every network. */
+const CALL_TIMEOUT_MS = 10_000;
 
 const clients = new Map<string, Rpc<SolanaRpcApi>>();
 
@@ -6,7 +15,10 @@ const clients = new Map<string, Rpc<SolanaRpcApi>>();
 export function solanaRpc(url: string): Rpc<SolanaRpcApi> {
   let client = clients.get(url);
   if (!client) {
-    client = createSolanaRpc(url);
+    const base = createDefaultRpcTransport({ url });
+    const transport = ((config) =>
+      base({ ...config, signal: config.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS) })) as RpcTransport;
+    client = createSolanaRpcFromTransport(transport);
     clients.set(url, client);
   }
   return client;
