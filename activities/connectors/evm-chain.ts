@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../src/db/client';
-import { depositAddresses, depositAddressIndex } from '../../src/db/schema/index';
+import { chainSends, depositAddresses, depositAddressIndex } from '../../src/db/schema/index';
 import {
   activeChainNode,
   assetOnNode,
@@ -66,7 +66,9 @@ export function evmChain(
     },
 
     async send(request) {
+      // A retry asks the node its first attempt was signed on, whatever node is active now.
       const node =
+        (await signedOn(db, masterKey, request.idempotencyKey)) ??
         (await depositNode(db, masterKey, request.transactionId)) ??
         (await activeChainNode(db, masterKey, request.mode, request.network));
       if (!node) return sandbox.send(request);
@@ -136,6 +138,16 @@ export function evmChain(
 
     payout: (request) => sandbox.payout(request),
   };
+}
+
+/** The node a send with this key was signed on, when one was. */
+async function signedOn(db: Db, masterKey: string, idempotencyKey: string): Promise<ChainNode | undefined> {
+  const [row] = await db
+    .select({ chainNodeId: chainSends.chainNodeId })
+    .from(chainSends)
+    .where(eq(chainSends.idempotencyKey, idempotencyKey))
+    .limit(1);
+  return row ? chainNodeById(db, masterKey, row.chainNodeId) : undefined;
 }
 
 /** The node a transaction's deposit address belongs to, when it has one. */

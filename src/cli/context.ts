@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { ConfigError, loadCliConfig, type CliConfig } from '../platform/config';
 import type { Database } from '../db/client';
-import { devSecrets, readDevInstance } from '../platform/dev-instance';
+import { dataDir, devSecrets, readDevInstance } from '../platform/dev-instance';
 import { stringifyExact } from '../lib/json';
 import { CliError } from './errors';
 
@@ -24,7 +24,11 @@ export function cliConfig(env: NodeJS.ProcessEnv): CliConfig {
   let source = env;
   if (!env.DATABASE_URL) {
     const instance = readDevInstance();
-    if (!instance) throw new CliError('DATABASE_URL is not set and no `npm run dev` instance is running.');
+    if (!instance) {
+      throw new CliError(
+        `DATABASE_URL is not set and no \`npm run dev\` instance is running with its data in ${dataDir} (set PAYMENTS_DATA_DIR to the one it uses).`,
+      );
+    }
     source = {
       PAYLOAD_KEYS: devSecrets().payload_keys,
       ALLOW_SANDBOX_IN_LIVE: 'true',

@@ -45,7 +45,8 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
       crypto_payment_status: null,
       refund: { status: false, refund_date: null },
     });
-    expect(body.data.deposit_address).toMatch(/^T[0-9a-f]{33}$/);
+    // A well-formed T-address (base58check), as TRON shows one.
+    expect(body.data.deposit_address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
     expect(Date.parse(body.data.expires_at) - Date.now()).toBeGreaterThan(59 * 60 * 1000);
   });
 

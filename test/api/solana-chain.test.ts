@@ -349,6 +349,89 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
     expect(refused.map((r) => [r.attempt, r.state])).toEqual([[1, 'broadcast']]);
   }, 120_000);
 
+  it('never voids a send a node behind the signing could still see land, nor one whose history is pruned', async () => {
+    const recipient = (await randomSigner()).signer.address;
+    const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
+    const request = {
+      idempotencyKey: `lagging:${recipient}`,
+      transactionId: `lagging-${recipient}`,
+      to: recipient,
+      code: 'USDT',
+      units: 1_000_000n,
+      decimals: 6,
+    };
+    const quick = { landingWaitMs: 100 };
+    const states = async (key: string) =>
+      (await env.database.db.select().from(chainSends).where(eq(chainSends.idempotencyKey, key)))
+        .map((r) => [r.attempt, r.state])
+        .sort();
+    try {
+      // Broadcast, taken by the node, not landed yet: waiting.
+      node.hold = true;
+      await expect(sendOnSolana(env.database.db, watched, request, quick)).rejects.toThrow('not final yet');
+      expect(await states(request.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      // The URL's next answers come from a backend far behind, past whose view the blockhash looks long
+      // gone: it cannot speak for the signing slot, so the send only waits.
+      node.lag = 1_000n;
+      await expect(sendOnSolana(env.database.db, watched, request, quick)).rejects.toThrow('not final yet');
+      expect(await states(request.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      // It lands after all: the one attempt, paid once.
+      node.lag = 0n;
+      node.release();
+      const [first] = await env.database.db
+        .select()
+        .from(chainSends)
+        .where(eq(chainSends.idempotencyKey, request.idempotencyKey));
+      expect(await sendOnSolana(env.database.db, watched, request, quick)).toBe(first!.txHash);
+      expect(await node.tokenBalance(recipient, mint)).toBe(1_000_000n);
+
+      // Landed, and long past its last valid height, asked of a status backend behind the block it landed
+      // in: no trace there, yet it cannot be void. Waiting; then the backend catches up.
+      const landedLate = { ...request, idempotencyKey: `landed-late:${recipient}` };
+      node.hold = true;
+      await expect(sendOnSolana(env.database.db, watched, landedLate, quick)).rejects.toThrow(
+        'not final yet',
+      );
+      node.hold = false;
+      node.release();
+      node.mine(151);
+      node.statusLag = 200n;
+      await expect(sendOnSolana(env.database.db, watched, landedLate, quick)).rejects.toThrow(
+        'not final yet',
+      );
+      expect(await states(landedLate.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      node.statusLag = 0n;
+      await sendOnSolana(env.database.db, watched, landedLate, quick);
+      expect(await states(landedLate.idempotencyKey)).toEqual([[1, 'mined']]);
+      expect(await node.tokenBalance(recipient, mint)).toBe(2_000_000n);
+
+      // Broadcast, never reaching a leader, then past its last valid height: void, and one new attempt.
+      const lost = { ...request, idempotencyKey: `never-landed:${recipient}` };
+      node.hold = true;
+      await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow('not final yet');
+      node.drop();
+      node.hold = false;
+      node.mine(151);
+      // A node whose history starts after the signing cannot tell: ops are asked, nothing is signed.
+      node.prunedBefore = node.head();
+      await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow('keeps no history');
+      expect(await states(lost.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      node.prunedBefore = 0n;
+      await sendOnSolana(env.database.db, watched, lost, quick);
+      expect(await states(lost.idempotencyKey)).toEqual([
+        [1, 'rejected'],
+        [2, 'mined'],
+      ]);
+      expect(await node.tokenBalance(recipient, mint)).toBe(3_000_000n);
+    } finally {
+      node.hold = false;
+      node.lag = 0n;
+      node.statusLag = 0n;
+      node.prunedBefore = 0n;
+      node.drop();
+    }
+  });
+
   it('refunds what a live payment gives back to the customer who sent it', async () => {
     // mainnet-beta's genesis hash: a live node must serve it.
     const mainnet = new LocalSolanaNode({ genesisHash: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d' });

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getAddress } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
-import { activeChainNode, addChainNode } from '../nodes';
+import { activeChainNode, addChainNode, retireChainNodesAt, type ChainNode } from '../nodes';
 import { paceChain, type LocalNode } from '../local';
 import { BitcoinKeys } from './keys';
 import { bitcoinRpc } from './rpc';
@@ -95,12 +95,15 @@ export async function setUpLocalBitcoin(
   const height = await client.call<number>('getblockcount');
   const wanted = 100 + (options.coins ?? 100);
   if (height < wanted) await client.call<string[]>('generate', [wanted - height]);
-  // A node already registered is kept: this one's from an earlier start, or one an operator registered
-  // with `chains add` (this node then runs unused).
+  // A node already registered is kept: one an operator registered with `chains add` (this node then runs
+  // unused), or this one from an earlier start while it still holds the chain that start read. btcd starts
+  // regtest afresh each time, so an earlier start's node is usually retired here: its cursor and
+  // addresses belong to a chain that is gone.
   const existing = await activeChainNode(db, masterKey, 'test', 'BITCOIN');
-  if (existing) {
+  if (existing && (existing.rpcUrl !== options.url || (await holdsChainRead(client, existing)))) {
     return { chainNodeId: existing.id, confirmations: existing.confirmations, rpcUrl: existing.rpcUrl };
   }
+  await retireChainNodesAt(db, options.url);
   const registered = await addChainNode(db, masterKey, {
     mode: 'test',
     network: 'BITCOIN',
@@ -110,6 +113,14 @@ export async function setUpLocalBitcoin(
     faucetKey: REGTEST_FAUCET_KEY,
   });
   return { chainNodeId: registered.id, confirmations: options.confirmations, rpcUrl: options.url };
+}
+
+/** Whether the node still holds the block the watcher read last, as it read it. */
+async function holdsChainRead(client: ReturnType<typeof bitcoinRpc>, node: ChainNode): Promise<boolean> {
+  if (node.scannedBlock === null || !node.scannedHash) return true;
+  const height = BigInt(await client.call<number>('getblockcount'));
+  if (node.scannedBlock > height) return false;
+  return (await client.call<string>('getblockhash', [Number(node.scannedBlock)])) === node.scannedHash;
 }
 
 /**

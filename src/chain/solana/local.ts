@@ -16,7 +16,6 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
-  type Address,
   type Instruction,
   type KeyPairSigner,
   type Transaction,
@@ -36,8 +35,8 @@ import { associatedTokenAccount } from './reader';
 import { createAssociatedTokenAccountIdempotent, transferChecked } from './faucet';
 import { solanaRpc } from './rpc';
 
-/** Blockhashes a transaction may name, as on Solana: the last 150 blocks'. */
-const RECENT_BLOCKHASHES = 150;
+/** Blockhashes a transaction may name, as on Solana: those of the last 151 blocks (its own height + 150). */
+const RECENT_BLOCKHASHES = 151;
 const TOKEN_ACCOUNT_SIZE = 165;
 
 interface TokenBalance {
@@ -88,9 +87,23 @@ export class LocalSolanaNode {
   readonly svm = new LiteSVM().withBlockhashCheck(false).withTransactionHistory(0n);
   readonly genesisHash: string;
   private slot = 1_000n;
+  /** Blocks made so far: the block height. */
+  private height = 0n;
+  /** Answers as a node this many slots behind would (a lagging backend behind a load-balanced URL). */
+  lag = 0n;
+  /** As `lag`, for `getSignatureStatuses` alone (the backend that answers it is behind the others). */
+  statusLag = 0n;
+  /** Takes sent transactions without landing them until `release` (a leader that has not got to them). */
+  hold = false;
+  private held: Transaction[] = [];
+  /** The first slot whose history the node keeps (`minimumLedgerSlot`): a pruned ledger starts later. */
+  prunedBefore = 0n;
   /** The slot of the last block made (slots after it may have been skipped). */
   private lastBlock = 0n;
-  private readonly blocks = new Map<bigint, { blockhash: string; parentSlot: bigint; time: bigint }>();
+  private readonly blocks = new Map<
+    bigint,
+    { blockhash: string; parentSlot: bigint; time: bigint; height: bigint }
+  >();
   private readonly recent: string[] = [];
   private readonly landed = new Map<string, Landed>();
   private readonly busySlots = new Set<bigint>();
@@ -166,8 +179,7 @@ export class LocalSolanaNode {
     const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
     if (!('instructions' in message)) throw new RpcError(-32602, 'Transaction version not supported');
     const keys = message.staticAccounts.map(String);
-    const feePayer = keys[0]!;
-    const signature = getBase58Decoder().decode(tx.signatures[feePayer as Address]!);
+    const signature = signatureOf(tx);
     if (this.landed.has(signature)) throw new RpcError(-32002, 'Transaction already processed');
     if (!this.recent.includes(String(message.lifetimeToken))) {
       throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', {
@@ -233,6 +245,30 @@ export class LocalSolanaNode {
     );
   }
 
+  /** Lands what was held, those whose blockhash is still valid; the others can never land. */
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const tx of held) {
+      const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+      if (this.recent.includes(String(message.lifetimeToken))) this.submit(tx);
+    }
+  }
+
+  /** Forgets what was held: it never reached a leader. */
+  drop(): void {
+    this.held = [];
+  }
+
+  /** The block height at `slot`: the blocks made up to it. */
+  private heightAt(slot: bigint): bigint {
+    for (let s = slot; s >= 0n && s >= slot - 10_000n; s--) {
+      const block = this.blocks.get(s);
+      if (block) return block.height;
+    }
+    return 0n;
+  }
+
   /** What `owner` holds of `mint` in its associated token account. */
   async tokenBalance(owner: string, mint: string): Promise<bigint> {
     const account = this.svm.getAccount(await associatedTokenAccount(owner, mint));
@@ -247,7 +283,9 @@ export class LocalSolanaNode {
     this.svm.warpToSlot(this.slot);
     this.svm.expireBlockhash();
     const blockhash = String(this.svm.latestBlockhash());
-    this.blocks.set(this.slot, { blockhash, parentSlot, time: BigInt(Math.floor(Date.now() / 1000)) });
+    this.height += 1n;
+    const time = BigInt(Math.floor(Date.now() / 1000));
+    this.blocks.set(this.slot, { blockhash, parentSlot, time, height: this.height });
     this.recent.push(blockhash);
     if (this.recent.length > RECENT_BLOCKHASHES) this.recent.shift();
     return this.slot;
@@ -275,16 +313,30 @@ export class LocalSolanaNode {
   }
 
   private call(method: string, params: unknown[]): unknown {
-    const context = { slot: this.slot };
+    const view = this.slot - this.lag;
+    const context = { slot: view };
+    /** A node refuses to answer for a slot it has not reached. */
+    const reached = (config: unknown) => {
+      const wanted = (config as { minContextSlot?: number } | undefined)?.minContextSlot;
+      if (wanted !== undefined && BigInt(wanted) > view) {
+        throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: view });
+      }
+    };
     switch (method) {
       case 'getGenesisHash':
         return this.genesisHash;
       case 'getSlot':
-        return this.slot;
+        reached(params[0]);
+        return view;
+      case 'getBlockHeight':
+        reached(params[0]);
+        return this.heightAt(view);
+      case 'minimumLedgerSlot':
+        return this.prunedBefore;
       case 'getLatestBlockhash':
         return {
           context,
-          value: { blockhash: this.recent.at(-1), lastValidBlockHeight: this.slot + 150n },
+          value: { blockhash: this.recent.at(-1), lastValidBlockHeight: this.height + 150n },
         };
       case 'getBlock': {
         const slot = BigInt(params[0] as number);
@@ -309,9 +361,7 @@ export class LocalSolanaNode {
           string,
           { limit?: number; before?: string; until?: string; minContextSlot?: number },
         ];
-        if (options.minContextSlot !== undefined && BigInt(options.minContextSlot) > this.slot) {
-          throw new RpcError(-32016, 'Minimum context slot has not been reached');
-        }
+        reached(options);
         let list = this.byAccount.get(account) ?? [];
         if (options.before) {
           list = list.includes(options.before) ? list.slice(list.indexOf(options.before) + 1) : [];
@@ -364,11 +414,12 @@ export class LocalSolanaNode {
       }
       case 'getSignatureStatuses': {
         const [signatures] = params as [string[]];
+        const seenUpTo = view - this.statusLag;
         return {
-          context,
+          context: { slot: seenUpTo },
           value: signatures.map((signature) => {
             const tx = this.landed.get(signature);
-            if (!tx) return null;
+            if (!tx || tx.slot > seenUpTo) return null;
             const status = tx.err ? { Err: tx.err } : { Ok: null };
             return {
               slot: tx.slot,
@@ -433,12 +484,22 @@ export class LocalSolanaNode {
             });
           }
         }
+        if (this.hold) {
+          this.held.push(tx);
+          return signatureOf(tx);
+        }
         return this.submit(tx).signature;
       }
       default:
         throw new RpcError(-32601, `Method not found: ${method}`);
     }
   }
+}
+
+/** A transaction's signature: its fee payer's, the first. */
+function signatureOf(tx: Transaction): string {
+  const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  return getBase58Decoder().decode(tx.signatures[message.staticAccounts[0]!]!);
 }
 
 /** A JSON-RPC request, or the error a node answers for anything else. */

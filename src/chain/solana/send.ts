@@ -1,19 +1,18 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import {
   address,
   appendTransactionMessageInstructions,
   createKeyPairSignerFromPrivateKeyBytes,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
-  getCompiledTransactionMessageDecoder,
   getSignatureFromTransaction,
-  getTransactionDecoder,
+  isSolanaError,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED,
   pipe,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
   type Base64EncodedWireTransaction,
-  type Blockhash,
   type Signature,
 } from '@solana/kit';
 import type { Db } from '../../db/client';
@@ -43,11 +42,17 @@ export interface SolanaSend {
  * it has one on this node (a refund), else from the treasury's (an on-ramp send); the treasury pays the
  * fee and opens the recipient's account if need be. The signed transaction is stored (`chain_sends`)
  * before it is broadcast, and a retry broadcasts the same bytes. A new attempt is signed only once the
- * last one certainly moved nothing: it landed and failed, or its blockhash expired with no trace of it on
- * chain (a Solana transaction can never land after that).
- * Answers the signature once it has landed.
+ * last one certainly moved nothing: it failed in a finalized block, or the finalized chain is past the
+ * last block height that could include it and a node with history back to its signing finds no trace of
+ * it. Every answer that decides is asked of a node that has reached the slot the decision rests on, so a
+ * backend lagging behind the URL can only make the send wait. Answers the signature once finalized.
  */
-export async function sendOnSolana(db: Db, node: ChainNode, request: SolanaSend): Promise<string> {
+export async function sendOnSolana(
+  db: Db,
+  node: ChainNode,
+  request: SolanaSend,
+  options: { landingWaitMs?: number } = {},
+): Promise<string> {
   for (;;) {
     const [last] = await db
       .select()
@@ -57,99 +62,129 @@ export async function sendOnSolana(db: Db, node: ChainNode, request: SolanaSend)
       .limit(1);
     if (last && last.state === 'mined') return last.txHash;
     if (last && (last.state === 'pending' || last.state === 'broadcast')) {
-      const outcome = await settle(db, node, last);
+      const outcome = await settle(db, node, last, options.landingWaitMs ?? LANDING_WAIT_MS);
       if (outcome === 'landed') return last.txHash;
+      if (outcome === 'changed') continue;
       if (outcome === 'waiting') {
         throw new Error(
-          `send ${last.txHash} for ${request.idempotencyKey} has not landed yet: asked again on the next try`,
+          `send ${last.txHash} for ${request.idempotencyKey} is not final yet: asked again on the next try`,
         );
       }
-      // Certainly moved nothing: a new attempt.
+      // 'void': it certainly moved nothing; a new attempt.
     }
     await signSolanaSend(db, node, request, (last?.attempt ?? 0) + 1);
   }
 }
 
-/**
- * What became of a stored send: `landed` (recorded `mined`; one that landed and failed is recorded
- * `reverted` and thrown), `waiting` (unknown yet: asked again later), or `void` (recorded `rejected`: its
- * blockhash expired with no trace of it, so it can never land). Broadcasts it while it may still land.
- * A node's refusal never settles it: a copy sent earlier may still be on its way to a leader, so only the
- * blockhash's expiry (about a minute on mainnet) frees the way for a new attempt.
- */
-async function settle(
+type Row = typeof chainSends.$inferSelect;
+type Outcome = 'landed' | 'waiting' | 'void' | 'changed';
+
+/** Moves a send still open (`pending`, `broadcast`) to `state`; false when another caller moved it first. */
+async function move(
   db: Db,
-  node: ChainNode,
-  row: typeof chainSends.$inferSelect,
-): Promise<'landed' | 'waiting' | 'void'> {
+  row: Row,
+  state: 'broadcast' | 'mined' | 'reverted' | 'rejected',
+): Promise<boolean> {
+  const moved = await db
+    .update(chainSends)
+    .set({ state })
+    .where(and(eq(chainSends.id, row.id), inArray(chainSends.state, ['pending', 'broadcast'])))
+    .returning({ id: chainSends.id });
+  return moved.length > 0;
+}
+
+/**
+ * What became of a stored send, broadcasting it while it may still land: `landed` (recorded `mined`; one
+ * that failed is recorded `reverted` and thrown), `void` (recorded `rejected`: it can never land),
+ * `waiting` (not known yet: asked again later) or `changed` (another caller recorded it meanwhile).
+ * A node's refusal never settles it: a copy sent earlier may still be on its way to a leader.
+ */
+async function settle(db: Db, node: ChainNode, row: Row, landingWaitMs: number): Promise<Outcome> {
   const client = solanaRpc(node.rpcUrl);
   const signature = row.txHash as Signature;
-  let refusal: string | undefined;
-  /** Any trace of it (`processed` included), and whether it counts as landed. */
-  const look = async () => {
-    const { value } = await client
+  const signedAt = row.contextSlot ?? 0n;
+  /** Its status, from a node at `atLeast` or later; `behind` from one that is not there yet. */
+  const look = async (atLeast: bigint) => {
+    const { context, value } = await client
       .getSignatureStatuses([signature], { searchTransactionHistory: true })
       .send();
-    const status = value[0] ?? undefined;
-    return { status, landed: status && status.confirmationStatus !== 'processed' ? status : undefined };
+    return context.slot < atLeast ? ('behind' as const) : (value[0] ?? null);
   };
-  let seen = await look();
-  if (seen.landed) return record(db, row, seen.landed.err);
-  if (!seen.status) {
-    const bytes = row.rawTransaction as Base64EncodedWireTransaction;
-    const message = getCompiledTransactionMessageDecoder().decode(
-      getTransactionDecoder().decode(Buffer.from(bytes, 'base64')).messageBytes,
-    );
-    const { value: valid } = await client
-      .isBlockhashValid(message.lifetimeToken as Blockhash, { commitment: 'confirmed' })
-      .send();
-    if (!valid) {
-      // Expired: it can never land now. Asked once more, in case it landed just before.
-      seen = await look();
-      if (seen.landed) return record(db, row, seen.landed.err);
-      if (!seen.status) {
-        await db.update(chainSends).set({ state: 'rejected' }).where(eq(chainSends.id, row.id));
-        return 'void';
-      }
-    } else {
-      // Recorded as sent before it is: a crash in between leaves a send that may be out, never one that
-      // is and is not recorded so.
-      if (row.state === 'pending') {
-        await db.update(chainSends).set({ state: 'broadcast' }).where(eq(chainSends.id, row.id));
-      }
-      await client
-        .sendTransaction(bytes, { encoding: 'base64', preflightCommitment: 'confirmed' })
-        .send()
-        .catch((error: unknown) => {
-          // Refused (or already taken): what it became is asked below, and its expiry settles it.
-          refusal = error instanceof Error ? error.message : String(error);
-        });
+  const decide = async (status: Awaited<ReturnType<typeof look>>): Promise<Outcome | undefined> => {
+    if (status === 'behind') return 'waiting';
+    // Only a finalized block decides: a confirmed one may yet be rolled back.
+    if (status && status.confirmationStatus === 'finalized') return record(db, row, status.err);
+    return status ? 'waiting' : undefined;
+  };
+  const decided = await decide(await look(signedAt));
+  if (decided) return decided;
+
+  // No trace of it. Past its last valid block height, as a node that reached its signing sees it?
+  const behind = (error: unknown) => {
+    if (isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED))
+      return undefined;
+    throw error;
+  };
+  const height = await client
+    .getBlockHeight({ commitment: 'finalized', minContextSlot: signedAt })
+    .send()
+    .catch(behind);
+  if (height === undefined) return 'waiting';
+  let refusal: string | undefined;
+  if (row.validUntilHeight !== null && height > row.validUntilHeight) {
+    // Any block that could hold it is finalized now: a node at that point with history back to its
+    // signing knows it, or it never landed.
+    const finalized = await client
+      .getSlot({ commitment: 'finalized', minContextSlot: signedAt })
+      .send()
+      .catch(behind);
+    if (finalized === undefined) return 'waiting';
+    const first = await client.minimumLedgerSlot().send();
+    if (first > signedAt) {
+      throw new Error(
+        `cannot tell whether send ${row.txHash} landed: the node at ${node.rpcUrl} keeps no history back to slot ${signedAt}; ask one that does (ops)`,
+      );
     }
+    const last = await look(finalized);
+    const known = await decide(last);
+    if (known) return known;
+    return (await move(db, row, 'rejected')) ? 'void' : 'changed';
   }
+  // It may still land: recorded as sent before it is, so a crash in between never leaves a send that is out
+  // but recorded as never sent.
+  if (row.state === 'pending' && !(await move(db, row, 'broadcast'))) return 'changed';
+  await client
+    .sendTransaction(row.rawTransaction as Base64EncodedWireTransaction, {
+      encoding: 'base64',
+      preflightCommitment: 'confirmed',
+    })
+    .send()
+    .catch((error: unknown) => {
+      refusal = error instanceof Error ? error.message : String(error);
+    });
   // A refused one is asked about once more, not waited for: the next try asks again.
-  const until = refusal ? 0 : Date.now() + LANDING_WAIT_MS;
-  if (refusal) seen = await look();
-  while (!seen.landed && Date.now() < until) {
+  const until = refusal ? 0 : Date.now() + landingWaitMs;
+  for (;;) {
+    const known = await decide(await look(signedAt));
+    if (known && known !== 'waiting') return known;
+    if (Date.now() >= until) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
-    seen = await look();
   }
-  if (seen.landed) return record(db, row, seen.landed.err);
   if (refusal) {
     throw new Error(
-      `send ${row.txHash} was refused (${refusal}); a new attempt is signed once its blockhash has expired`,
+      `send ${row.txHash} was refused (${refusal}); a new attempt is signed only once it can no longer land`,
     );
   }
   return 'waiting';
 }
 
-async function record(db: Db, row: typeof chainSends.$inferSelect, err: unknown): Promise<'landed'> {
+/** Records a finalized send: `mined`, or `reverted` (it moved nothing) and thrown for the caller's retry. */
+async function record(db: Db, row: Row, err: unknown): Promise<Outcome> {
   if (err !== null) {
-    // Landed and failed: it moved nothing.
-    await db.update(chainSends).set({ state: 'reverted' }).where(eq(chainSends.id, row.id));
+    if (!(await move(db, row, 'reverted'))) return 'changed';
     throw new TransferRejectedError(`send ${row.txHash} failed on chain: ${JSON.stringify(err)}`);
   }
-  await db.update(chainSends).set({ state: 'mined' }).where(eq(chainSends.id, row.id));
-  return 'landed';
+  return (await move(db, row, 'mined')) ? 'landed' : 'changed';
 }
 
 /** Signs attempt `attempt` of a send and stores it, unless another caller with the key signed first. */
@@ -179,7 +214,7 @@ export async function signSolanaSend(
   const from = deposit ? deposit.address : keys.treasuryAddress();
   const source = await associatedTokenAccount(from, mint);
   const destination = await associatedTokenAccount(request.to, mint);
-  const { value: lifetime } = await solanaRpc(node.rpcUrl)
+  const { context, value: lifetime } = await solanaRpc(node.rpcUrl)
     .getLatestBlockhash({ commitment: 'confirmed' })
     .send();
   const signed = await signTransactionMessageWithSigners(
@@ -227,6 +262,8 @@ export async function signSolanaSend(
         nonce: next,
         rawTransaction: getBase64EncodedWireTransaction(signed),
         txHash: getSignatureFromTransaction(signed),
+        contextSlot: context.slot,
+        validUntilHeight: lifetime.lastValidBlockHeight,
       })
       .onConflictDoNothing({ target: [chainSends.idempotencyKey, chainSends.attempt] });
   });

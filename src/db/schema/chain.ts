@@ -109,6 +109,12 @@ export const chainSends = pgTable(
     state: text('state', { enum: ['pending', 'broadcast', 'mined', 'reverted', 'rejected'] })
       .notNull()
       .default('pending'),
+    /**
+     * A Solana send's lifetime: the slot its blockhash was read at, and the last block height that can
+     * include it. Past that height (as a node that has reached the slot sees it) it can never land.
+     */
+    contextSlot: bigint('context_slot', { mode: 'bigint' }),
+    validUntilHeight: bigint('valid_until_height', { mode: 'bigint' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
