@@ -325,7 +325,7 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
     // Its blockhash expired before it went out: it can never land, so a second attempt goes.
     const expired = { ...request, idempotencyKey: `expired:${recipient}` };
     await signSolanaSend(env.database.db, watched, expired, 1);
-    node.mine(151);
+    node.mine(152);
     const second = await sendOnSolana(env.database.db, watched, expired);
     const attempts = await env.database.db
       .select()
@@ -394,10 +394,17 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       );
       node.hold = false;
       node.release();
-      node.mine(151);
+      node.mine(152);
       node.statusLag = 200n;
       await expect(sendOnSolana(env.database.db, watched, landedLate, quick)).rejects.toThrow(
         'not final yet',
+      );
+      expect(await states(landedLate.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      // One that has reached the signing slot but not the block it landed in answers no trace: the
+      // finalized blocks still show it, so it is not void either.
+      node.statusLag = 153n;
+      await expect(sendOnSolana(env.database.db, watched, landedLate, quick)).rejects.toThrow(
+        'a new attempt is signed only once it can no longer land',
       );
       expect(await states(landedLate.idempotencyKey)).toEqual([[1, 'broadcast']]);
       node.statusLag = 0n;
@@ -411,10 +418,18 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow('not final yet');
       node.drop();
       node.hold = false;
-      node.mine(151);
+      node.mine(152);
+      // A backend whose list of finalized blocks stops short cannot prove it: the same bytes go out again
+      // (refused now, expired), and nothing new is signed.
+      node.blocksLag = 100n;
+      await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow(
+        'a new attempt is signed only once it can no longer land',
+      );
+      expect(await states(lost.idempotencyKey)).toEqual([[1, 'broadcast']]);
+      node.blocksLag = 0n;
       // A node whose history starts after the signing cannot tell: ops are asked, nothing is signed.
       node.prunedBefore = node.head();
-      await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow('keeps no history');
+      await expect(sendOnSolana(env.database.db, watched, lost, quick)).rejects.toThrow('is not available');
       expect(await states(lost.idempotencyKey)).toEqual([[1, 'broadcast']]);
       node.prunedBefore = 0n;
       await sendOnSolana(env.database.db, watched, lost, quick);
@@ -427,6 +442,7 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       node.hold = false;
       node.lag = 0n;
       node.statusLag = 0n;
+      node.blocksLag = 0n;
       node.prunedBefore = 0n;
       node.drop();
     }

@@ -93,10 +93,12 @@ export class LocalSolanaNode {
   lag = 0n;
   /** As `lag`, for `getSignatureStatuses` alone (the backend that answers it is behind the others). */
   statusLag = 0n;
+  /** As `lag`, for `getBlocksWithLimit` alone: its list ends this many slots early. */
+  blocksLag = 0n;
   /** Takes sent transactions without landing them until `release` (a leader that has not got to them). */
   hold = false;
   private held: Transaction[] = [];
-  /** The first slot whose history the node keeps (`minimumLedgerSlot`): a pruned ledger starts later. */
+  /** The first slot whose blocks the node keeps (`minimumLedgerSlot`, `getBlock`): a pruned ledger starts later. */
   prunedBefore = 0n;
   /** The slot of the last block made (slots after it may have been skipped). */
   private lastBlock = 0n;
@@ -107,6 +109,7 @@ export class LocalSolanaNode {
   private readonly recent: string[] = [];
   private readonly landed = new Map<string, Landed>();
   private readonly busySlots = new Set<bigint>();
+  private readonly signaturesIn = new Map<bigint, string[]>();
   private readonly byAccount = new Map<string, string[]>();
   private server?: Server;
   url = '';
@@ -218,6 +221,7 @@ export class LocalSolanaNode {
       postTokenBalances: this.tokenBalances(keys),
     });
     this.busySlots.add(slot);
+    this.signaturesIn.set(slot, [...(this.signaturesIn.get(slot) ?? []), signature]);
     for (const key of new Set(keys)) this.byAccount.set(key, [signature, ...(this.byAccount.get(key) ?? [])]);
     return { signature, err };
   }
@@ -341,8 +345,15 @@ export class LocalSolanaNode {
       case 'getBlock': {
         const slot = BigInt(params[0] as number);
         const block = this.blocks.get(slot);
-        if (!block) {
-          if (slot > this.slot) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+        const details = (params[1] as { transactionDetails?: string } | undefined)?.transactionDetails;
+        if (slot < this.prunedBefore) {
+          throw new RpcError(
+            -32001,
+            `Block ${slot} cleaned up, does not exist on node. First available block: ${this.prunedBefore}`,
+          );
+        }
+        if (!block || slot > view) {
+          if (slot > view) throw new RpcError(-32004, `Block not available for slot ${slot}`);
           throw new RpcError(
             -32007,
             `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`,
@@ -352,10 +363,28 @@ export class LocalSolanaNode {
           blockhash: block.blockhash,
           previousBlockhash: this.blocks.get(block.parentSlot)?.blockhash ?? block.blockhash,
           parentSlot: block.parentSlot,
-          blockHeight: slot,
+          blockHeight: block.height,
           blockTime: block.time,
+          ...(details === 'signatures' ? { signatures: this.signaturesIn.get(slot) ?? [] } : {}),
         };
       }
+      case 'getBlocksWithLimit': {
+        const [start, limit] = params as [number, number];
+        const upTo = view - this.blocksLag;
+        return [...this.blocks.keys()]
+          .filter((slot) => slot >= BigInt(start) && slot <= upTo)
+          .slice(0, limit);
+      }
+      case 'getEpochInfo':
+        reached(params[0]);
+        return {
+          absoluteSlot: view,
+          blockHeight: this.heightAt(view),
+          epoch: 0n,
+          slotIndex: view,
+          slotsInEpoch: 432_000n,
+          transactionCount: null,
+        };
       case 'getSignaturesForAddress': {
         const [account, options = {}] = params as [
           string,

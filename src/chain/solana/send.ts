@@ -42,10 +42,9 @@ export interface SolanaSend {
  * it has one on this node (a refund), else from the treasury's (an on-ramp send); the treasury pays the
  * fee and opens the recipient's account if need be. The signed transaction is stored (`chain_sends`)
  * before it is broadcast, and a retry broadcasts the same bytes. A new attempt is signed only once the
- * last one certainly moved nothing: it failed in a finalized block, or the finalized chain is past the
- * last block height that could include it and a node with history back to its signing finds no trace of
- * it. Every answer that decides is asked of a node that has reached the slot the decision rests on, so a
- * backend lagging behind the URL can only make the send wait. Answers the signature once finalized.
+ * last one certainly moved nothing: it failed in a finalized block, or the finalized chain proves it can
+ * never land (`provenVoid`). A backend lagging behind the URL can only make the send wait. Answers the
+ * signature once finalized.
  */
 export async function sendOnSolana(
   db: Db,
@@ -61,6 +60,12 @@ export async function sendOnSolana(
       .orderBy(desc(chainSends.attempt))
       .limit(1);
     if (last && last.state === 'mined') return last.txHash;
+    if (last && last.chainNodeId !== node.id) {
+      // Another cluster's heights and blocks prove nothing about it.
+      throw new Error(
+        `send ${last.txHash} for ${request.idempotencyKey} was signed on node ${last.chainNodeId}, not ${node.id}: asked of its own node only`,
+      );
+    }
     if (last && (last.state === 'pending' || last.state === 'broadcast')) {
       const outcome = await settle(db, node, last, options.landingWaitMs ?? LANDING_WAIT_MS);
       if (outcome === 'landed') return last.txHash;
@@ -119,37 +124,9 @@ async function settle(db: Db, node: ChainNode, row: Row, landingWaitMs: number):
   const decided = await decide(await look(signedAt));
   if (decided) return decided;
 
-  // No trace of it. Past its last valid block height, as a node that reached its signing sees it?
-  const behind = (error: unknown) => {
-    if (isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED))
-      return undefined;
-    throw error;
-  };
-  const height = await client
-    .getBlockHeight({ commitment: 'finalized', minContextSlot: signedAt })
-    .send()
-    .catch(behind);
-  if (height === undefined) return 'waiting';
+  // No trace of it. Can it never land now?
+  if (await provenVoid(node, row)) return (await move(db, row, 'rejected')) ? 'void' : 'changed';
   let refusal: string | undefined;
-  if (row.validUntilHeight !== null && height > row.validUntilHeight) {
-    // Any block that could hold it is finalized now: a node at that point with history back to its
-    // signing knows it, or it never landed.
-    const finalized = await client
-      .getSlot({ commitment: 'finalized', minContextSlot: signedAt })
-      .send()
-      .catch(behind);
-    if (finalized === undefined) return 'waiting';
-    const first = await client.minimumLedgerSlot().send();
-    if (first > signedAt) {
-      throw new Error(
-        `cannot tell whether send ${row.txHash} landed: the node at ${node.rpcUrl} keeps no history back to slot ${signedAt}; ask one that does (ops)`,
-      );
-    }
-    const last = await look(finalized);
-    const known = await decide(last);
-    if (known) return known;
-    return (await move(db, row, 'rejected')) ? 'void' : 'changed';
-  }
   // It may still land: recorded as sent before it is, so a crash in between never leaves a send that is out
   // but recorded as never sent.
   if (row.state === 'pending' && !(await move(db, row, 'broadcast'))) return 'changed';
@@ -176,6 +153,62 @@ async function settle(db: Db, node: ChainNode, row: Row, landingWaitMs: number):
     );
   }
   return 'waiting';
+}
+
+/**
+ * Whether the finalized chain proves a send can never land: the finalized block height is past the last
+ * one that could hold it (its blockhash's last valid height, plus one: a leader checks a blockhash's age
+ * against the parent block), and every finalized block after its signing slot up to that height is there
+ * (heights contiguous, each the parent of the next) without its signature. Each of these answers is a
+ * finalized block, the same from any backend behind the URL; one behind the signing, or missing blocks,
+ * leaves it unproven, and a pruned block is an error for ops.
+ */
+async function provenVoid(node: ChainNode, row: Row): Promise<boolean> {
+  if (row.contextSlot === null || row.validUntilHeight === null) return false;
+  const client = solanaRpc(node.rpcUrl);
+  const signedAt = row.contextSlot;
+  const lastHeight = row.validUntilHeight + 1n;
+  // Height and slot from one bank: a node that has finalized the signing slot.
+  const info = await client
+    .getEpochInfo({ commitment: 'finalized', minContextSlot: signedAt })
+    .send()
+    .catch((error: unknown) => {
+      if (isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED))
+        return undefined;
+      throw error;
+    });
+  if (!info || info.blockHeight <= lastHeight) return false;
+  let previous: { slot: bigint; height: bigint } | undefined;
+  let start = signedAt + 1n;
+  for (;;) {
+    const slots = await client.getBlocksWithLimit(start, 200, { commitment: 'finalized' }).send();
+    if (slots.length === 0) return false;
+    for (const slot of slots) {
+      const block = await client
+        .getBlock(slot, {
+          commitment: 'finalized',
+          transactionDetails: 'signatures',
+          rewards: false,
+          maxSupportedTransactionVersion: 0,
+        })
+        .send()
+        .catch((error: unknown) => {
+          throw new Error(
+            `cannot tell whether send ${row.txHash} landed: block ${slot} is not available from ${node.rpcUrl} (${error instanceof Error ? error.message : String(error)}); ask a node with history back to slot ${signedAt} (ops)`,
+          );
+        });
+      if (!block || block.blockHeight === null) return false;
+      // No finalized block left out: the first follows the signing slot, each the one before.
+      const follows = previous
+        ? block.parentSlot === previous.slot && block.blockHeight === previous.height + 1n
+        : block.parentSlot <= signedAt;
+      if (!follows) return false;
+      if (block.signatures.includes(row.txHash as Signature)) return false;
+      if (block.blockHeight >= lastHeight) return true;
+      previous = { slot, height: block.blockHeight };
+    }
+    start = slots[slots.length - 1]! + 1n;
+  }
 }
 
 /** Records a finalized send: `mined`, or `reverted` (it moved nothing) and thrown for the caller's retry. */
