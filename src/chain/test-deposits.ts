@@ -187,9 +187,8 @@ async function payFromFaucet(
     };
   }
   // Answered once the node has taken the transfer; the watcher accounts it once it is deep enough.
-  let txHash: string;
   try {
-    txHash = await sendOnce(
+    const txHash = await sendOnce(
       db,
       node,
       faucet,
@@ -197,20 +196,16 @@ async function payFromFaucet(
       { to: opened.address as Address, units, asset },
       { wait: false },
     );
+    return { kind: 'sent', txHash, sender: faucet.address.toLowerCase(), confirmations: node.confirmations };
   } catch (error) {
-    if (!(error instanceof TransferRejectedError)) throw error;
-    return {
-      kind: 'refused',
-      field: 'amount',
-      message: `The test faucet could not send it: ${error.message}`,
-    };
+    return faucetRefusal(error);
   }
-  return {
-    kind: 'sent',
-    txHash,
-    sender: faucet.address.toLowerCase(),
-    confirmations: node.confirmations,
-  };
+}
+
+/** A faucet transfer the node refused, as the deposit endpoint answers it; any other failure is thrown. */
+function faucetRefusal(error: unknown): FaucetPayment {
+  if (!(error instanceof TransferRejectedError)) throw error;
+  return { kind: 'refused', field: 'amount', message: `The test faucet could not send it: ${error.message}` };
 }
 
 /** The Bitcoin side of `payFromFaucet`: a real transaction from the local node's mined coins. */
@@ -227,12 +222,7 @@ async function payFromBitcoin(db: Db, node: ChainNode, to: string, amount: strin
     const txHash = await payFromBitcoinFaucet(db, node, to, units);
     return { kind: 'sent', txHash, sender: faucetAddress(node)!, confirmations: node.confirmations };
   } catch (error) {
-    if (!(error instanceof TransferRejectedError)) throw error;
-    return {
-      kind: 'refused',
-      field: 'amount',
-      message: `The test faucet could not send it: ${error.message}`,
-    };
+    return faucetRefusal(error);
   }
 }
 
@@ -256,11 +246,6 @@ async function payFromSolana(
     const txHash = await payFromSolanaFaucet(node, to, code, units, decimals);
     return { kind: 'sent', txHash, sender: signer.address, confirmations: node.confirmations };
   } catch (error) {
-    if (!(error instanceof TransferRejectedError)) throw error;
-    return {
-      kind: 'refused',
-      field: 'amount',
-      message: `The test faucet could not send it: ${error.message}`,
-    };
+    return faucetRefusal(error);
   }
 }

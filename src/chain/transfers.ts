@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, sql } from 'drizzle-orm';
+import { and, eq, gte, sql } from 'drizzle-orm';
 import {
   BaseError,
   encodeFunctionData,
@@ -13,6 +13,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
 import { chainSends } from '../db/schema/index';
 import { erc20Abi, rpc, type ChainNode } from './nodes';
+import { lastAttempt } from './sends';
 
 export interface Transfer {
   to: Address;
@@ -64,12 +65,7 @@ export async function sendOnce(
 ): Promise<string> {
   const wait = options.wait ?? true;
   for (;;) {
-    const [last] = await db
-      .select()
-      .from(chainSends)
-      .where(eq(chainSends.idempotencyKey, idempotencyKey))
-      .orderBy(desc(chainSends.attempt))
-      .limit(1);
+    const last = await lastAttempt(db, idempotencyKey);
     if (last && last.state === 'mined') return last.txHash;
     if (last && last.state === 'pending') {
       const outcome = await broadcast(node, last.rawTransaction as Hex, last.txHash as Hex);

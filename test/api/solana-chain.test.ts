@@ -10,8 +10,7 @@ import { LocalSolanaNode, fundTreasury, mintTestToken, randomSigner } from '../.
 import { sendOnSolana, signSolanaSend } from '../../src/chain/solana/send';
 import { addChainNode, chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
-import { associatedTokenAccount } from '../../src/chain/solana/reader';
-import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/faucet';
+import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';
 import {
   chainSends,
@@ -53,22 +52,18 @@ beforeAll(async () => {
   // A customer's own wallet, funded from the faucet by a plain token transfer.
   customer = (await randomSigner()).signer;
   node.svm.airdrop(customer.address, lamports(10_000_000_000n));
-  await node.send(faucet.signer, [
-    createAssociatedTokenAccountIdempotent(
+  await node.send(
+    faucet.signer,
+    await tokenPayment(
       faucet.signer,
-      await associatedTokenAccount(customer.address, mint),
+      faucet.signer,
+      faucet.signer.address,
       customer.address,
-      address(mint),
-    ),
-    transferChecked(
-      await associatedTokenAccount(faucet.signer.address, mint),
-      address(mint),
-      await associatedTokenAccount(customer.address, mint),
-      faucet.signer,
+      mint,
       1_000_000_000n,
       6,
     ),
-  ]);
+  );
   seedHex = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
   let treasury: string | null;
   ({ id: chainNodeId, treasury } = await addChainNode(env.database.db, env.config.MASTER_KEY, {
@@ -111,22 +106,7 @@ const status = (id: string, client = merchant) => cryptoStatus(client, id);
 
 /** A customer's own transfer of `units` into `owner`'s associated token account, opening it if need be. */
 const customerTransfer = async (owner: string, units: bigint) =>
-  node.sign(customer, [
-    createAssociatedTokenAccountIdempotent(
-      customer,
-      await associatedTokenAccount(owner, mint),
-      address(owner),
-      address(mint),
-    ),
-    transferChecked(
-      await associatedTokenAccount(customer.address, mint),
-      address(mint),
-      await associatedTokenAccount(owner, mint),
-      customer,
-      units,
-      6,
-    ),
-  ]);
+  node.sign(customer, await tokenPayment(customer, customer, customer.address, owner, mint, units, 6));
 
 describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
   it('settles a real token transfer as FULLPAID only once it is deep enough, crediting once', async () => {
@@ -486,22 +466,10 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       expect(owner).toMatch(BASE58_ADDRESS);
       // The customer's own transfer (no faucet in live mode): 12 USDT for 10.
       const holderBefore = await mainnet.tokenBalance(holder.address, usdt);
-      const signature = await mainnet.send(holder, [
-        createAssociatedTokenAccountIdempotent(
-          holder,
-          await associatedTokenAccount(owner, usdt),
-          address(owner),
-          address(usdt),
-        ),
-        transferChecked(
-          await associatedTokenAccount(holder.address, usdt),
-          address(usdt),
-          await associatedTokenAccount(owner, usdt),
-          holder,
-          12_000_000n,
-          6,
-        ),
-      ]);
+      const signature = await mainnet.send(
+        holder,
+        await tokenPayment(holder, holder, holder.address, owner, usdt, 12_000_000n, 6),
+      );
       mainnet.mine(CONFIRMATIONS - 1);
       await expect
         .poll(async () => (await live.get(`/api/live/status/${id}`)).json(), {

@@ -8,7 +8,7 @@ import {
 } from '@solana-program/token';
 import { SolanaKeys, isSolanaAddress, slip10Ed25519 } from '../../src/chain/solana/keys';
 import { associatedTokenAccount } from '../../src/chain/solana/reader';
-import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/faucet';
+import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/instructions';
 import { clusterOf } from '../../src/chain/solana/rpc';
 
 const hex = (bytes: ArrayLike<number>) => Buffer.from(Uint8Array.from(bytes)).toString('hex');

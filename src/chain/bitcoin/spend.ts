@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import { Transaction } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
 import { chainSends, chainTransfers, depositAddresses } from '../../db/schema/index';
@@ -7,6 +7,7 @@ import type { ChainNode } from '../nodes';
 import { TransferRejectedError } from '../transfers';
 import { parseTransaction, type BitcoinTx } from './block';
 import { bitcoinRpc, BitcoinRpcError } from './rpc';
+import { lastAttempt, nextSendNumber } from '../sends';
 
 /** Outputs below this many satoshis are dust: nodes do not relay them. */
 const DUST = 546n;
@@ -28,12 +29,7 @@ export async function sendFromDeposits(
 ): Promise<string> {
   const client = bitcoinRpc(node.rpcUrl);
   for (;;) {
-    const [last] = await db
-      .select()
-      .from(chainSends)
-      .where(eq(chainSends.idempotencyKey, request.idempotencyKey))
-      .orderBy(desc(chainSends.attempt))
-      .limit(1);
+    const last = await lastAttempt(db, request.idempotencyKey);
     if (last && last.state !== 'rejected') {
       await settleBroadcast(db, client, last);
       return last.txHash;
@@ -186,11 +182,7 @@ async function signAttempt(
     if (left >= DUST) signer.addOutput({ script: depositScript, amount: left });
     signer.sign(keys.depositKey(owned.hdIndex));
     signer.finalize();
-    const [{ next }] = (
-      await tx.execute<{ next: number }>(sql`
-        select coalesce(max(${chainSends.nonce}), -1)::int + 1 as next from ${chainSends}
-        where ${chainSends.chainNodeId} = ${node.id} and ${chainSends.fromAddress} = ${owned.address}`)
-    ).rows as [{ next: number }];
+    const next = await nextSendNumber(tx, node.id, owned.address);
     await tx
       .insert(chainSends)
       .values({

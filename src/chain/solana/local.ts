@@ -4,18 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm';
 import {
   address,
-  appendTransactionMessageInstructions,
   createKeyPairSignerFromPrivateKeyBytes,
-  createTransactionMessage,
   getBase58Decoder,
   getBase58Encoder,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
   lamports,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
   type Instruction,
   type KeyPairSigner,
   type Transaction,
@@ -32,7 +26,7 @@ import { findCryptoAsset } from '../../crypto/catalogue';
 import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
 import { paceChain } from '../local';
 import { associatedTokenAccount } from './reader';
-import { createAssociatedTokenAccountIdempotent, transferChecked } from './faucet';
+import { createAssociatedTokenAccountIdempotent, signedTransaction, tokenPayment } from './instructions';
 import { solanaRpc } from './rpc';
 
 /** Blockhashes a transaction may name, as on Solana: those of the last 151 blocks (its own height + 150). */
@@ -98,7 +92,7 @@ export class LocalSolanaNode {
   /** Takes sent transactions without landing them until `release` (a leader that has not got to them). */
   hold = false;
   private held: Transaction[] = [];
-  /** The first slot whose blocks the node keeps (`minimumLedgerSlot`, `getBlock`): a pruned ledger starts later. */
+  /** The first slot whose blocks the node keeps (`getBlock`): a pruned ledger starts later. */
   prunedBefore = 0n;
   /** The slot of the last block made (slots after it may have been skipped). */
   private lastBlock = 0n;
@@ -235,18 +229,8 @@ export class LocalSolanaNode {
 
   /** `instructions` as a transaction signed by `payer` (and the signers they name), on the latest blockhash. */
   async sign(payer: KeyPairSigner, instructions: Instruction[]): Promise<Transaction> {
-    return signTransactionMessageWithSigners(
-      pipe(
-        createTransactionMessage({ version: 0 }),
-        (m) => setTransactionMessageFeePayerSigner(payer, m),
-        (m) =>
-          setTransactionMessageLifetimeUsingBlockhash(
-            { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: this.slot + 150n },
-            m,
-          ),
-        (m) => appendTransactionMessageInstructions(instructions, m),
-      ),
-    );
+    const lifetime = { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: this.height + 150n };
+    return signedTransaction(payer, lifetime, instructions);
   }
 
   /** Lands what was held, those whose blockhash is still valid; the others can never land. */
@@ -335,8 +319,6 @@ export class LocalSolanaNode {
       case 'getBlockHeight':
         reached(params[0]);
         return this.heightAt(view);
-      case 'minimumLedgerSlot':
-        return this.prunedBefore;
       case 'getLatestBlockhash':
         return {
           context,
@@ -460,8 +442,6 @@ export class LocalSolanaNode {
           }),
         };
       }
-      case 'isBlockhashValid':
-        return { context, value: this.recent.includes(params[0] as string) };
       case 'getAccountInfo': {
         const account = this.svm.getAccount(address(params[0] as string));
         if (!account.exists) return { context, value: null };
@@ -688,18 +668,10 @@ export async function fundTreasury(
   decimals: number,
 ): Promise<void> {
   node.svm.airdrop(address(treasury), lamports(100_000_000_000n));
-  const account = await associatedTokenAccount(treasury, mint);
-  await node.send(holder, [
-    createAssociatedTokenAccountIdempotent(holder, account, address(treasury), address(mint)),
-    transferChecked(
-      await associatedTokenAccount(holder.address, mint),
-      address(mint),
-      account,
-      holder,
-      units,
-      decimals,
-    ),
-  ]);
+  await node.send(
+    holder,
+    await tokenPayment(holder, holder, holder.address, treasury, mint, units, decimals),
+  );
 }
 
 /** `paceChain` for the local Solana node: a block a tick while a transaction lacks its depth. */

@@ -1,17 +1,10 @@
-import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import {
-  address,
-  appendTransactionMessageInstructions,
   createKeyPairSignerFromPrivateKeyBytes,
-  createTransactionMessage,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   isSolanaError,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
   type Base64EncodedWireTransaction,
   type Signature,
 } from '@solana/kit';
@@ -19,10 +12,10 @@ import type { Db } from '../../db/client';
 import { chainSends, depositAddresses } from '../../db/schema/index';
 import type { ChainNode } from '../nodes';
 import { TransferRejectedError } from '../transfers';
-import { createAssociatedTokenAccountIdempotent, transferChecked } from './faucet';
+import { signedTransaction, tokenPayment } from './instructions';
 import { isSolanaAddress } from './keys';
-import { associatedTokenAccount } from './reader';
 import { solanaRpc } from './rpc';
+import { lastAttempt, nextSendNumber } from '../sends';
 
 /** How long one attempt waits to see its transaction land, inside the chain activities' 30 s timeout. */
 const LANDING_WAIT_MS = 20_000;
@@ -53,12 +46,7 @@ export async function sendOnSolana(
   options: { landingWaitMs?: number } = {},
 ): Promise<string> {
   for (;;) {
-    const [last] = await db
-      .select()
-      .from(chainSends)
-      .where(eq(chainSends.idempotencyKey, request.idempotencyKey))
-      .orderBy(desc(chainSends.attempt))
-      .limit(1);
+    const last = await lastAttempt(db, request.idempotencyKey);
     if (last && last.state === 'mined') return last.txHash;
     if (last && last.chainNodeId !== node.id) {
       // Another cluster's heights and blocks prove nothing about it.
@@ -245,25 +233,13 @@ export async function signSolanaSend(
     ? await createKeyPairSignerFromPrivateKeyBytes(keys.depositKey(deposit.hdIndex))
     : treasury;
   const from = deposit ? deposit.address : keys.treasuryAddress();
-  const source = await associatedTokenAccount(from, mint);
-  const destination = await associatedTokenAccount(request.to, mint);
   const { context, value: lifetime } = await solanaRpc(node.rpcUrl)
     .getLatestBlockhash({ commitment: 'confirmed' })
     .send();
-  const signed = await signTransactionMessageWithSigners(
-    pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayerSigner(treasury, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-      (m) =>
-        appendTransactionMessageInstructions(
-          [
-            createAssociatedTokenAccountIdempotent(treasury, destination, address(request.to), address(mint)),
-            transferChecked(source, address(mint), destination, owner, request.units, request.decimals),
-          ],
-          m,
-        ),
-    ),
+  const signed = await signedTransaction(
+    treasury,
+    lifetime,
+    await tokenPayment(treasury, owner, from, request.to, mint, request.units, request.decimals),
   );
   await db.transaction(async (tx) => {
     // One signer at a time per sending address: the nonce below is the next of that address.
@@ -280,11 +256,7 @@ export async function signSolanaSend(
         ),
       );
     if (taken) return;
-    const [{ next }] = (
-      await tx.execute<{ next: number }>(sql`
-        select coalesce(max(${chainSends.nonce}), -1)::int + 1 as next from ${chainSends}
-        where ${chainSends.chainNodeId} = ${node.id} and ${chainSends.fromAddress} = ${from}`)
-    ).rows as [{ next: number }];
+    const next = await nextSendNumber(tx, node.id, from);
     await tx
       .insert(chainSends)
       .values({
