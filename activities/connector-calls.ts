@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { failureTypes } from '../src/contracts';
+import { SEND_DEADLINE_MS, failureTypes } from '../src/contracts';
 import { NotProcessedError, OutcomeUnknownError } from './connectors/errors';
 
 /**
@@ -60,4 +60,17 @@ export function businessOutcome(message: string, type: string): ApplicationFailu
     nonRetryable: true,
     category: ApplicationFailureCategory.BENIGN,
   });
+}
+
+/**
+ * The deadline and abort signal of a request that moves money (`SEND_DEADLINE_MS` from now, or less when the
+ * activity has less time): aborted at the deadline or when the activity is cancelled.
+ */
+export function sendWindow(): { deadline: Date; signal: AbortSignal } {
+  const context = Context.current();
+  const ms = Math.min(SEND_DEADLINE_MS, Math.floor((context.info.startToCloseTimeoutMs * 2) / 3));
+  return {
+    deadline: new Date(Date.now() + ms),
+    signal: AbortSignal.any([context.cancellationSignal, AbortSignal.timeout(ms)]),
+  };
 }

@@ -1,4 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
+import { isFinal } from '../src/contracts';
+import { finalAlready } from './authority';
 import type { Db } from '../src/db/client';
 import { cryptoDeposits, cryptoTolerances, merchants } from '../src/db/schema/index';
 import type { ChainConnector, FiatPayouts } from './connectors/types';
@@ -25,6 +28,28 @@ export interface CryptoSettings {
 
 /** Deposits, sends and settlement bookkeeping for ramps and payins; each keyed by the transaction. */
 export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
+  /**
+   * A deposit goes back only as its transaction's run decided while it could: one the payment counted is
+   * given back only before the transaction is final (a failure's refunds, an overpayment's excess), and a
+   * deposit counted is never refunded as one that arrived late. Otherwise the run is one a Reset started,
+   * going another way than the run it replaced, and ends with the final state (nothing is sent).
+   */
+  const refundable = async (input: { transactionId: string; txHash: string; countedInPayment: boolean }) => {
+    const [recorded] = await db
+      .select({ disposition: cryptoDeposits.disposition, counted: cryptoDeposits.countedInPayment })
+      .from(cryptoDeposits)
+      .where(
+        and(eq(cryptoDeposits.transactionId, input.transactionId), eq(cryptoDeposits.txHash, input.txHash)),
+      );
+    const countedBefore = recorded?.counted === true;
+    if (!input.countedInPayment && !countedBefore) return;
+    const row = await findTransaction(db, input.transactionId);
+    if (row && isFinal(row.status)) throw finalAlready({ status: row.status, message: row.message });
+    if (!input.countedInPayment)
+      throw ApplicationFailure.nonRetryable(
+        `deposit ${input.txHash} was counted in payment ${input.transactionId}: it is not refunded as a late one`,
+      );
+  };
   return {
     async cryptoSettings(input: { merchantId: string; cryptoCurrency: string }): Promise<CryptoSettings> {
       const [merchant] = await db.select().from(merchants).where(eq(merchants.id, input.merchantId));
@@ -91,6 +116,7 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
         whole: boolean;
       },
     ): Promise<string> {
+      await refundable(input);
       const refundTxHash = await chain.send({
         idempotencyKey: `refund:${input.transactionId}:${input.txHash}`,
         transactionId: input.transactionId,

@@ -19,9 +19,10 @@ import { evmChain } from './connectors/evm-chain';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
-import { proofActivities } from './proofs';
+import { runAuthority } from './authority';
 import type { WorkerMetrics } from '../src/platform/metrics';
 import type { Mode } from '../src/contracts';
+import type { Client } from '@temporalio/client';
 
 export interface ActivityDeps {
   db: Db;
@@ -34,14 +35,81 @@ export interface ActivityDeps {
   metrics?: WorkerMetrics;
   /** Runs between the steps of a payout's combined step: fault-injection tests throw there. */
   afterPayoutStep?: PayoutOptions['afterStep'];
+  /**
+   * The Temporal client, for what only a run's history says: who started a run the service refuses, who
+   * Reset one (the audit trail). Without it those are recorded as `unknown`.
+   */
+  temporal?: () => Client | undefined;
   /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
   wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
 }
 
 /** Every activity, built once per worker over its dependencies. */
 export function createActivities(deps: ActivityDeps) {
-  const activities = buildActivities(deps);
+  const authority = runAuthority(deps.db, { masterKey: deps.config.MASTER_KEY, temporal: deps.temporal });
+  const built = { ...buildActivities(deps), ...authority.activities };
+  const activities = guarded(built, authority.assertServiceRun);
   return { ...activities, ...deps.wrap?.(activities) };
+}
+
+/**
+ * The same activities without the check that their run is the service's: for tests that recreate, by
+ * hand and outside any run, what a run did before its workflow task was lost.
+ */
+export function activitiesOutsideAnyRun(deps: ActivityDeps) {
+  const authority = runAuthority(deps.db, { masterKey: deps.config.MASTER_KEY, temporal: deps.temporal });
+  return { ...buildActivities(deps), ...authority.activities };
+}
+
+/**
+ * The activities that move money, call a connector for a customer or write what a transaction, link or
+ * refund shows: each runs only in a run the service started for its record (activities/authority.ts).
+ */
+const ACT_FOR_A_RECORD = [
+  'project',
+  'authorizeCard',
+  'completeChallenge',
+  'cancelAuthorization',
+  'refundCard',
+  'startApm',
+  'completeApm',
+  'cancelApm',
+  'sendPayout',
+  'reserveAndSendPayout',
+  'confirmPayout',
+  'reserveFunds',
+  'releaseFunds',
+  'settleFunds',
+  'creditFunds',
+  'reverseCredit',
+  'openDepositAddress',
+  'recordDeposit',
+  'refundDeposit',
+  'refundPayment',
+  'holdDeposit',
+  'sendCrypto',
+  'payoutFiat',
+  'markAftercare',
+  'markLinkUsed',
+  'markLinkExpired',
+  'recordWebhookEvent',
+  'recordAndDeliverWebhook',
+] as const;
+
+function guarded<T extends Record<string, (input: never) => Promise<unknown>>>(
+  activities: T,
+  assertServiceRun: () => Promise<void>,
+): T {
+  const checked: Record<string, (input: never) => Promise<unknown>> = { ...activities };
+  for (const name of ACT_FOR_A_RECORD) {
+    const run = activities[name];
+    if (!run) throw new Error(`no activity ${name} to guard`);
+    checked[name] = async (input) => {
+      await assertServiceRun();
+      return run(input);
+    };
+  }
+  return checked as T;
 }
 
 /** The ledger activities that change a balance, and the operation each is counted as. */
@@ -125,7 +193,6 @@ function buildActivities({
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
     ...linkActivities(db),
-    ...proofActivities(config.MASTER_KEY),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
 import { failureTypes } from '../src/contracts';
 import type { Db } from '../src/db/client';
 import { businessOutcome } from './connector-calls';
@@ -37,11 +38,40 @@ export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<'a
   return result;
 }
 
-/** Records once that a payout's reserved funds left for good (the reserve already moved the balance). */
+/**
+ * Where a payout's funds stand in the wallet: not reserved, held by the reserve, settled (they left for
+ * good) or released (given back).
+ */
+export async function payoutFundsState(
+  db: Db,
+  funds: Pick<PayoutFunds, 'walletId' | 'transactionId'>,
+): Promise<'none' | 'held' | 'settled' | 'released'> {
+  const steps = new Set(
+    (
+      await db
+        .select({ step: ledgerEntries.step })
+        .from(ledgerEntries)
+        .where(
+          and(eq(ledgerEntries.walletId, funds.walletId), eq(ledgerEntries.reference, funds.transactionId)),
+        )
+    ).map((entry) => entry.step),
+  );
+  if (steps.has('settle')) return 'settled';
+  if (steps.has('release')) return 'released';
+  return steps.has('reserve') ? 'held' : 'none';
+}
+
+/**
+ * Records once that a payout's reserved funds left for good (the reserve already moved the balance). Only
+ * funds still held settle: released ones went back to the wallet, and nothing reserved cannot leave.
+ */
 export async function settlePayoutFunds(
   db: Db,
   funds: Pick<PayoutFunds, 'walletId' | 'transactionId'>,
-): Promise<'applied' | 'duplicate'> {
+): Promise<'applied' | 'duplicate' | 'not-held'> {
+  const state = await payoutFundsState(db, funds);
+  if (state === 'settled') return 'duplicate';
+  if (state !== 'held') return 'not-held';
   // A zero entry is never refused.
   return (await applyLedgerEntry(db, {
     walletId: funds.walletId,
@@ -73,22 +103,16 @@ export function ledgerActivities(db: Db) {
       await reservePayoutFunds(db, input);
     },
 
+    /**
+     * Gives a payout's reserved funds back, once, and only while they are held: nothing was reserved, or
+     * they were settled (the payout was paid: a Reset's run that went another way), then nothing moves.
+     */
     async releaseFunds(input: {
       walletId: string;
       transactionId: string;
       amountMinor: string;
     }): Promise<void> {
-      const [reserved] = await db
-        .select({ id: ledgerEntries.id })
-        .from(ledgerEntries)
-        .where(
-          and(
-            eq(ledgerEntries.walletId, input.walletId),
-            eq(ledgerEntries.reference, input.transactionId),
-            eq(ledgerEntries.step, 'reserve'),
-          ),
-        );
-      if (!reserved) return;
+      if ((await payoutFundsState(db, input)) !== 'held') return;
       await applyLedgerEntry(db, {
         walletId: input.walletId,
         reference: input.transactionId,
@@ -98,7 +122,10 @@ export function ledgerActivities(db: Db) {
     },
 
     async settleFunds(input: { walletId: string; transactionId: string }): Promise<void> {
-      await settlePayoutFunds(db, input);
+      if ((await settlePayoutFunds(db, input)) === 'not-held')
+        throw ApplicationFailure.nonRetryable(
+          `the funds of payout ${input.transactionId} are not held: nothing to settle`,
+        );
     },
 
     /**

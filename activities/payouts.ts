@@ -2,11 +2,13 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import { readVaultedCard } from '../src/transactions/card-vault';
-import { failureTypes, type Mode } from '../src/contracts';
+import { failureTypes, isFinal, type Mode } from '../src/contracts';
+import { finalAlready } from './authority';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
-import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
-import { reservePayoutFunds, settlePayoutFunds, type PayoutFunds } from './ledger';
+import { businessOutcome, callConnector, sendWindow, unknownConnector } from './connector-calls';
+import { payoutFundsState, reservePayoutFunds, settlePayoutFunds, type PayoutFunds } from './ledger';
+import { findTransaction } from '../src/transactions/lookup';
 
 export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: string };
 
@@ -53,6 +55,7 @@ export function payoutActivities(
       input.connector,
       () =>
         processor.send({
+          ...sendWindow(),
           idempotencyKey: input.payoutKey,
           transactionId: input.transactionId,
           mode: input.mode,
@@ -65,12 +68,40 @@ export function payoutActivities(
     );
     return settled(result);
   };
+  /** A payout whose funds were settled: the processor paid it; what it says of it is the answer. */
+  const paidAlready = async (input: PayoutSend): Promise<PayoutOutcome> => {
+    const known = await callConnector(
+      input.connector,
+      () => processorFor(input.connector).lookup({ payoutKey: input.payoutKey }),
+      { asking: true },
+    );
+    if (known.outcome === 'paid') return known;
+    // Settled through another terminal, or not yet shown paid here: nothing is sent; ops look.
+    throw new Error(
+      `payout ${input.transactionId} was settled, but ${input.connector} does not show it paid`,
+    );
+  };
+  /** Funds released (or never reserved): the payout ended; nothing is sent. */
+  const notHeld = async (transactionId: string): Promise<ApplicationFailure> => {
+    const row = await findTransaction(db, transactionId);
+    if (row && isFinal(row.status)) return finalAlready({ status: row.status, message: row.message });
+    return businessOutcome('The payout could not be processed.', failureTypes.declined);
+  };
   const after = async (step: PayoutStep, transactionId: string) => {
     await options.afterStep?.(step, transactionId);
   };
 
   return {
-    async sendPayout(input: PayoutSend): Promise<PayoutOutcome> {
+    /** The send of histories from before the one-step payout, whose workflow reserved the funds first. */
+    async sendPayout(input: PayoutSend & { walletId?: string }): Promise<PayoutOutcome> {
+      if (input.walletId) {
+        const state = await payoutFundsState(db, {
+          walletId: input.walletId,
+          transactionId: input.transactionId,
+        });
+        if (state === 'settled') return paidAlready(input);
+        if (state !== 'held') throw await notHeld(input.transactionId);
+      }
       return send(input);
     },
 
@@ -97,6 +128,15 @@ export function payoutActivities(
       const { startToCloseTimeoutMs } = Context.current().info;
       if (Date.now() - started > startToCloseTimeoutMs / 2)
         throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
+      // Only funds held for this payout are sent: settled ones were paid (a Reset's run asks the processor
+      // instead of sending), released ones went back to the wallet.
+      const state = reserved === 'applied' ? 'held' : await payoutFundsState(db, funds);
+      if (state === 'settled') {
+        const paid = await paidAlready(input);
+        await after('settled', input.transactionId);
+        return { ...paid, settled: true };
+      }
+      if (state !== 'held') throw await notHeld(input.transactionId);
       // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite.
       const outcome = await send(input, reserved === 'applied');
       await after('sent', input.transactionId);

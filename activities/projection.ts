@@ -1,11 +1,14 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { Context } from '@temporalio/activity';
+import { and, eq, lt, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { isSandboxConnector } from '../src/schemas/sandbox-cards';
 import { recordOpsAction } from '../src/transactions/ops-audit';
 import { purgeVaultedCard } from '../src/transactions/card-vault';
 import { activeTerminals } from '../src/merchants/terminals';
 import { transactions } from '../src/db/schema/index';
+import { finalAlready } from './authority';
 import { isFinal, type Mode, type TransactionKind, type TransactionStatus } from '../src/contracts';
+import { TRANSACTION_STATUSES } from '../src/lib/vocabulary';
 import type { WorkerMetrics } from '../src/platform/metrics';
 
 export interface ProjectInput {
@@ -45,12 +48,18 @@ export function projectionActivities(
   },
 ) {
   return {
-    /** Writes the workflow's state to the status table; a replay or a late retry is a no-op. */
+    /**
+     * Writes the workflow's state to the status table; a replay or a late retry is a no-op. A final status
+     * another run wrote (the run a Reset replaced) is never changed: the write fails as `alreadyFinal`,
+     * with that state, and the run ends with it.
+     */
     async project(input: ProjectInput): Promise<boolean> {
+      const runId = Context.current().info.workflowExecution?.runId ?? null;
       const set: Partial<typeof transactions.$inferInsert> = {
         status: input.status,
         message: input.message,
         version: input.version,
+        statusRunId: runId,
         updatedAt: new Date(),
       };
       if (input.terminalId !== undefined) set.terminalId = input.terminalId;
@@ -70,7 +79,17 @@ export function projectionActivities(
               ? { details: sql`${transactions.details} || ${JSON.stringify(input.details)}::jsonb` }
               : {}),
           })
-          .where(and(eq(transactions.id, input.transactionId), lt(transactions.version, input.version)))
+          .where(
+            and(
+              eq(transactions.id, input.transactionId),
+              lt(transactions.version, input.version),
+              or(
+                notInArray(transactions.status, FINAL_STATUSES),
+                eq(transactions.status, input.status),
+                runId === null ? undefined : eq(transactions.statusRunId, runId),
+              ),
+            ),
+          )
           .returning({
             kind: transactions.kind,
             // A sub-select in RETURNING reads the row as it was before this statement changed it.
@@ -90,6 +109,7 @@ export function projectionActivities(
       if (row && isFinal(input.status) && !isFinal(row.previous)) {
         options.metrics?.transactionsFinal.inc({ kind: row.kind, status: input.status });
       }
+      if (!row) await refuseChangingAnotherRunsFinal(db, input.transactionId, input.status, runId);
       return row !== undefined;
     },
 
@@ -113,4 +133,25 @@ export function projectionActivities(
       await purgeVaultedCard(db, input.transactionId);
     },
   };
+}
+
+const FINAL_STATUSES = TRANSACTION_STATUSES.filter(isFinal);
+
+/**
+ * After a write that changed nothing: when the transaction is final with another status, written by another
+ * run (a Reset's run went another way than the run it replaced), the run is told so, with the final state,
+ * and ends with it. A stale write of this run (a replay, a late retry) stays a no-op.
+ */
+async function refuseChangingAnotherRunsFinal(
+  db: Db,
+  transactionId: string,
+  status: TransactionStatus,
+  runId: string | null,
+): Promise<void> {
+  const [row] = await db
+    .select({ status: transactions.status, message: transactions.message, runId: transactions.statusRunId })
+    .from(transactions)
+    .where(eq(transactions.id, transactionId));
+  if (!row || !isFinal(row.status) || row.status === status || row.runId === runId) return;
+  throw finalAlready({ status: row.status, message: row.message });
 }

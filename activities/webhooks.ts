@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/index';
 import { newId } from '../src/ciphers/ids';
@@ -180,6 +180,9 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
     }): Promise<{ delivered: boolean; error: string | null }> {
       const [event] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, input.eventId));
       if (!event) throw new Error(`webhook event ${input.eventId} not found`);
+      // Delivered meanwhile (by a redelivery, or by this run's own attempt whose answer was lost): the
+      // merchant has it, so this run's retries stop here.
+      if (event.status === 'delivered') return { delivered: true, error: null };
       return attempt(event, input);
     },
 
@@ -235,12 +238,35 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       return outcomes;
     },
 
-    async finishWebhookEvent(input: { eventId: string; status: 'delivered' | 'undelivered' }): Promise<void> {
-      await db
+    /**
+     * Ends a delivery run: `delivered` always stands; `undelivered` only over a pending event whose latest
+     * run is this one (a redelivery begun since, or a delivery made meanwhile, is never undone). `run` is
+     * absent in histories from before runs were compared: run 0.
+     */
+    async finishWebhookEvent(input: {
+      eventId: string;
+      status: 'delivered' | 'undelivered';
+      run?: number;
+    }): Promise<void> {
+      if (input.status === 'delivered') {
+        await db
+          .update(webhookEvents)
+          .set({ status: 'delivered', deliveredAt: sql`coalesce(${webhookEvents.deliveredAt}, now())` })
+          .where(eq(webhookEvents.id, input.eventId));
+        return;
+      }
+      const given = await db
         .update(webhookEvents)
-        .set({ status: input.status, deliveredAt: input.status === 'delivered' ? new Date() : null })
-        .where(eq(webhookEvents.id, input.eventId));
-      if (input.status === 'undelivered') config.metrics?.webhooksUndelivered.inc();
+        .set({ status: 'undelivered', deliveredAt: null })
+        .where(
+          and(
+            eq(webhookEvents.id, input.eventId),
+            eq(webhookEvents.status, 'pending'),
+            lte(webhookEvents.run, input.run ?? 0),
+          ),
+        )
+        .returning({ id: webhookEvents.id });
+      if (given.length > 0) config.metrics?.webhooksUndelivered.inc();
     },
   };
 }

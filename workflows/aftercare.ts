@@ -37,7 +37,7 @@ export async function aftercare(input: AftercareInput): Promise<void> {
     queue = run.catch(() => undefined);
     return run;
   };
-  const proofs = new UpdateProofs(input.updateKey);
+  const proofs = new UpdateProofs(input);
   setInternalHandler(proofs, refundUpdate, (request) => oneAtATime('refund', request), {
     description: "the merchant's refund of the settled transaction, in full.",
     validator: ({ reason, actor }) => {
@@ -52,6 +52,8 @@ export async function aftercare(input: AftercareInput): Promise<void> {
       if (!actor) throw refusal(WHO_ASKS);
     },
   });
+  const bound = proofs.bound();
+  if (bound) await bound;
   await condition(() => received > 0 && allHandlersFinished());
 }
 

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
-import { failureTypes } from '../src/contracts';
+import { failureTypes, type FirstAnswer } from '../src/contracts';
 
 export type Outcome<T> =
   | { kind: 'done'; value: T }
@@ -26,7 +26,7 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { kind: 'done', value: await run() };
   } catch (error) {
-    if (!(error instanceof TemporalFailure)) throw error;
+    if (!(error instanceof TemporalFailure) || finalAlready(error)) throw error;
     const cause = error instanceof ActivityFailure ? error.cause : error;
     if (cause instanceof ApplicationFailure && cause.type) {
       if (BUSINESS.includes(cause.type)) return { kind: 'failed', message: cause.message, type: cause.type };
@@ -42,4 +42,14 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
  */
 export function refusal(message: string): ApplicationFailure {
   return ApplicationFailure.create({ message, type: failureTypes.refused, nonRetryable: true });
+}
+
+/**
+ * The final state a step found the transaction in, when it refused because another run of the transaction
+ * (the one a Reset replaced) had made it final: the run ends with that state (`runTransaction`).
+ */
+export function finalAlready(error: unknown): FirstAnswer | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== failureTypes.alreadyFinal) return undefined;
+  return cause.details?.[0] as FirstAnswer | undefined;
 }

@@ -16,8 +16,9 @@ export const LINK_EXPIRED = 'This payment link has expired.';
 export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'expired'> {
   let usedBy: string | undefined;
   let expired = false;
+  const proofs = new UpdateProofs(input);
   setInternalHandler(
-    new UpdateProofs(input.updateKey),
+    proofs,
     linkUsedUpdate,
     async ({ transactionId }) => {
       if (usedBy === undefined) {
@@ -34,6 +35,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'ex
       },
     },
   );
+  const bound = proofs.bound();
+  if (bound) await bound;
   const remaining = Date.parse(input.expiresAt) - Date.now();
   if (remaining > 0) await condition(() => usedBy !== undefined, remaining);
   if (usedBy === undefined) {

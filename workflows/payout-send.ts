@@ -1,4 +1,5 @@
-import { connectorKeys, type CardPayoutInput } from '../src/contracts';
+import { patched } from '@temporalio/workflow';
+import { SEND_LANDS_WITHIN_MS, connectorKeys, type CardPayoutInput } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
 import { connector, lookup, store } from './activities';
@@ -10,6 +11,12 @@ export type Sent =
   | { kind: 'paid'; terminal: TerminalChoice; settled: boolean }
   | { kind: 'verification'; terminal: TerminalChoice; reference: string }
   | { kind: 'declined'; message: string };
+
+/**
+ * A lost send's "not found" is trusted only once the send can no longer land. Histories from before trusted
+ * it at once (README, "Changing a workflow safely").
+ */
+const NOT_FOUND_AFTER_THE_DEADLINE = 'payout-not-found-after-the-deadline';
 
 /** How long a payout keeps trying when every terminal refuses it (nothing was sent), by default. */
 const SEND_WINDOW_SECONDS = 60 * 60;
@@ -81,15 +88,24 @@ async function sendThrough(
     () =>
       funds
         ? connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }])
-        : connector.sendPayout.executeWithOptions({ summary: step }, [request]),
+        : connector.sendPayout.executeWithOptions({ summary: step }, [
+            { ...request, walletId: input.walletId },
+          ]),
   );
   if (result.kind === 'failed') return { kind: 'declined', message: result.message };
   if (result.kind === 'notProcessed') return undefined;
+  // A lost answer: the processor's "not found" counts only once the last attempt's request can no longer
+  // land (its deadline has passed), so the payout never goes to another terminal while it may still pay.
   const known =
     result.kind === 'done'
       ? result.value
-      : await askUntilKnown(machine, terminal.connector, () =>
-          lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+      : await askUntilKnown(
+          machine,
+          terminal.connector,
+          () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+          patched(NOT_FOUND_AFTER_THE_DEADLINE)
+            ? { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS }
+            : {},
         );
   if (known.outcome === 'not_found') return undefined;
   if (known.outcome === 'declined') return { kind: 'declined', message: known.message };

@@ -34,6 +34,11 @@ export class Projection {
     return this.projected;
   }
 
+  /** Takes the state the row already holds (final, written by the run a Reset replaced), writing nothing. */
+  adopt(state: FirstAnswer): void {
+    this.projected = state;
+  }
+
   /**
    * Queues one write (of `next`, or of the current state with new details); each takes its version when
    * its turn comes, so a detail recorded while a move is being written never lands with an older status.

@@ -1,59 +1,103 @@
-import { log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { store } from './activities';
 import { shielded } from './transaction';
 import type { UpdateDefinition } from '@temporalio/common';
-import { NOT_AN_OPS_ACTION, type UpdateProof } from '../src/contracts';
+import { NOT_AN_OPS_ACTION, failureTypes, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
 import { refusal } from './failures';
 
 /**
- * Every workflow started from here on requires proofs: one started without an update key (the Temporal UI's
- * "Start Workflow", say) takes no internal update at all. Histories from before (no marker) replay as
- * they ran, taking internal updates without proof.
+ * Workflows from here on bind their run to the record the service made for them before anything else
+ * (`bindRun`): a run the service did not start fails there. Histories from before (no marker) confirmed
+ * only the update key, alongside their first steps.
+ */
+const RUN_BOUND = 'run-bound-to-the-service-record';
+
+/**
+ * Every workflow started from here on requires proofs: one started without an update key takes no
+ * internal update at all. Histories from before (no marker) replay as they ran, taking internal updates
+ * without proof.
  */
 const UPDATE_PROOFS_REQUIRED = 'update-proofs-required';
 
+/** What a service workflow's input says of where it comes from. */
+export interface StartedWith {
+  updateKey?: string;
+  expiresAt?: string;
+  ticket?: string;
+}
+
 /**
- * Checks the proofs of a workflow's internal updates (src/contracts, `INTERNAL_UPDATES`) against the
- * update key it was started with, once the worker has confirmed that key is the service's own (a workflow
- * started from outside the service carries a key of its starter's). A proof counts once: one copied from
- * the history is refused.
+ * Binds a service workflow's run to the record the service made for it (activities/authority.ts), and
+ * checks the proofs of its internal updates (src/contracts, `INTERNAL_UPDATES`) against the update key it
+ * was started with, for this run. A proof counts once: one copied from the run's own history is refused,
+ * and one made for any other run does not verify.
  */
 export class UpdateProofs {
   private readonly spent = new Set<string>();
   private readonly required: boolean;
-  /** Whether the worker confirmed the key; undefined until it answered. */
+  private readonly key: string | undefined;
+  /** Whether the run was confirmed as the service's; undefined until the worker answered. */
   private confirmed: boolean | undefined;
   private readonly confirmation: Promise<boolean>;
+  /** Why the run is not the service's, once known. */
+  private refused: string | undefined;
+  private readonly bindsFirst: boolean;
 
-  /** `key`: the workflow input's `updateKey`. Call first thing in the workflow: it records a patch marker. */
-  constructor(private readonly key: string | undefined) {
+  /** `input`: the workflow's input. Construct first thing in the workflow: it records a patch marker. */
+  constructor(input: StartedWith) {
+    this.key = input.updateKey;
+    this.bindsFirst = patched(RUN_BOUND);
+    if (this.bindsFirst) {
+      this.required = true;
+      this.confirmation = store
+        .bindRun({ input, firstRunId: workflowInfo().firstExecutionRunId })
+        .then(({ refused }) => {
+          this.refused = refused;
+          return (this.confirmed = refused === undefined);
+        });
+      return;
+    }
     this.required = patched(UPDATE_PROOFS_REQUIRED);
     this.confirmation =
-      this.required && key !== undefined
-        ? store.isServiceUpdateKey({ updateKey: key }).then((confirmed) => (this.confirmed = confirmed))
+      this.required && this.key !== undefined
+        ? store.isServiceUpdateKey({ updateKey: this.key }).then((confirmed) => (this.confirmed = confirmed))
         : Promise.resolve((this.confirmed = !this.required));
   }
 
-  /** For a validator: refuses an update the service did not prove, before it is accepted. */
+  /**
+   * Resolves once the run is bound to its record; fails the workflow (`NotTheServiceRun`, with why) when
+   * the service did not start it, so nothing else runs. Nothing to wait for in histories from before.
+   */
+  bound(): Promise<void> | undefined {
+    if (!this.bindsFirst) return undefined;
+    return this.confirmation.then((confirmed) => {
+      if (confirmed) return;
+      log.warn('run refused: the service did not start it', { refused: this.refused });
+      throw ApplicationFailure.nonRetryable(this.refused!, failureTypes.notTheServiceRun);
+    });
+  }
+
+  /** For a validator: refuses an update the service did not prove for this run, before it is accepted. */
   check(update: string, arg: unknown, proof: UpdateProof | undefined): void {
     if (!this.required) return;
+    const { workflowId, runId } = workflowInfo();
     const proven =
       this.key !== undefined &&
       this.confirmed !== false &&
       proof !== undefined &&
       !this.spent.has(proof.nonce) &&
-      verifyUpdateProof(this.key, workflowInfo().workflowId, update, arg, proof);
+      verifyUpdateProof(this.key, { workflowId, runId }, update, arg, proof);
     if (!proven) {
-      log.warn('internal update refused: it carries no proof from the service', { update });
+      log.warn('internal update refused: it carries no proof from the service for this run', { update });
       throw refusal(NOT_AN_OPS_ACTION);
     }
   }
 
   /**
-   * For the handler: the proof is used up, and the worker's confirmation of the key is known (it is asked
-   * at start, so only an update in the workflow's very first task may wait for it). Synchronous whenever
-   * nothing is left to wait for, so a handler runs as it did before proofs.
+   * For the handler: the proof is used up, and the run is known to be the service's (it is asked at start,
+   * so only an update in the workflow's very first task may wait for it). Synchronous whenever nothing is
+   * left to wait for, so a handler runs as it did before proofs.
    */
   admit(update: string, proof: UpdateProof | undefined): void | Promise<void> {
     if (proof) this.spent.add(proof.nonce);

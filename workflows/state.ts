@@ -77,7 +77,7 @@ export class TransactionStateMachine {
     this.transactionId = input.transactionId;
     this.mode = input.mode;
     this.notifies = input.notifies;
-    this.proofs = new UpdateProofs(input.updateKey);
+    this.proofs = new UpdateProofs(input);
     this.projection = new Projection(this.transactionId);
     setHandler(
       firstAnswerUpdate,
@@ -150,6 +150,17 @@ export class TransactionStateMachine {
   async finish(): Promise<FirstAnswer> {
     await condition(allHandlersFinished);
     return this.projection.state;
+  }
+
+  /**
+   * Ends on the final state another run of this transaction wrote (the one a Reset replaced): nothing is
+   * moved, projected or notified again.
+   */
+  adopt(state: FirstAnswer): void {
+    this.target = state;
+    this.projection.adopt(state);
+    this.first ??= state;
+    this.waiting.on('nothing', `${state.status}: ${state.message} (as the run a Reset replaced left it)`);
   }
 
   /** The state as projected. */

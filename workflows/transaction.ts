@@ -1,5 +1,6 @@
 import { CancellationScope } from '@temporalio/workflow';
 import { CANCELLED_BY_OPS, UI_ACTOR, type FirstAnswer, type StopRequest } from '../src/contracts';
+import { finalAlready } from './failures';
 
 /**
  * An update handler that a workflow cancellation does not break off: cancellation is a stop request the
@@ -17,14 +18,29 @@ export function shielded<Args extends unknown[], Result>(
  * step boundary, failing the transaction with every compensation, as a failure would.
  */
 export async function runTransaction(
-  machine: { requestStop(request: StopRequest): void; finish(): Promise<FirstAnswer> },
+  machine: {
+    requestStop(request: StopRequest): void;
+    finish(): Promise<FirstAnswer>;
+    adopt(state: FirstAnswer): void;
+    proofs: { bound(): Promise<void> | undefined };
+  },
   body: () => Promise<void>,
 ): Promise<FirstAnswer> {
   CancellationScope.current().cancelRequested.catch(() =>
     machine.requestStop({ reason: CANCELLED_BY_OPS, actor: UI_ACTOR, action: 'cancel', key: 'cancel' }),
   );
   return CancellationScope.nonCancellable(async () => {
-    await body();
+    // A run the service did not start fails here, before any step.
+    const bound = machine.proofs.bound();
+    if (bound) await bound;
+    try {
+      await body();
+    } catch (error) {
+      // The run a Reset replaced made the transaction final already: this run ends as it stands.
+      const final = finalAlready(error);
+      if (!final) throw error;
+      machine.adopt(final);
+    }
     return machine.finish();
   });
 }

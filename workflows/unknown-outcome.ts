@@ -1,3 +1,4 @@
+import { sleep } from '@temporalio/workflow';
 import type { Lookup } from '../src/contracts';
 import { attempt } from './failures';
 import type { TransactionStateMachine } from './state';
@@ -17,12 +18,25 @@ export async function askUntilKnown<Result>(
   machine: TransactionStateMachine,
   connectorName: string,
   ask: () => Promise<Lookup<Result>>,
+  options: { notFoundTrustedFrom?: number } = {},
 ): Promise<Exclude<Lookup<Result>, { outcome: 'pending' }>> {
   await machine.outcomeUnknown();
   machine.unknownOutcome = true;
   for (let round = 1; ; round++) {
     machine.waiting.on('connector', `Outcome unknown: asking ${connectorName} (round ${round})`);
     const answer = await attempt(ask);
+    const early = options.notFoundTrustedFrom !== undefined && Date.now() < options.notFoundTrustedFrom;
+    if (answer.kind === 'done' && isNotFound(answer.value) && early) {
+      // The lost request may still be on its way: it is asked about again once it can no longer land.
+      // Not a backoff ops can cut: nothing may be sent elsewhere before then.
+      const waitMs = options.notFoundTrustedFrom! - Date.now();
+      machine.waiting.on(
+        'connector',
+        `Outcome unknown: the request may still land; asking ${connectorName} again`,
+      );
+      await sleep(waitMs, { summary: `Until the lost request to ${connectorName} can no longer land` });
+      continue;
+    }
     if (answer.kind === 'done' && !isPending(answer.value)) {
       machine.unknownOutcome = false;
       return answer.value as Exclude<Lookup<Result>, { outcome: 'pending' }>;
@@ -34,6 +48,10 @@ export async function askUntilKnown<Result>(
 
 function isPending(answer: unknown): boolean {
   return (answer as { outcome?: string }).outcome === 'pending';
+}
+
+function isNotFound(answer: unknown): boolean {
+  return (answer as { outcome?: string }).outcome === 'not_found';
 }
 
 /**

@@ -89,7 +89,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     return true;
   };
   const giveUp = async (attempts: number): Promise<'undelivered'> => {
-    await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered' });
+    await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'undelivered', run: input.run });
     setCurrentDetails(`Undelivered after ${attempts} attempts.`);
     await condition(allHandlersFinished);
     return 'undelivered';
@@ -110,7 +110,8 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
     // Histories recorded before the attempt reported its error carry a plain boolean.
     const delivered = typeof outcome === 'boolean' ? outcome : outcome.delivered;
     if (delivered) {
-      if (!recordsDelivery) await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered' });
+      if (!recordsDelivery)
+        await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered', run: input.run });
       setCurrentDetails(`Delivered on attempt ${attempt}.`);
       await condition(allHandlersFinished);
       return 'delivered';

@@ -48,6 +48,9 @@ export function sandboxPayouts(db: Db): PayoutProcessor {
 
   return {
     async send(request) {
+      // A request that reaches the processor after its deadline is refused unprocessed.
+      if (request.signal.aborted || Date.now() > request.deadline.getTime())
+        throw new NotProcessedError('sandbox payouts: the request arrived after its deadline');
       if (request.pan === DOWN_UNTIL_OPS_RETRY && !(await opsRetried(db, request.transactionId)))
         throw new NotProcessedError('sandbox payouts: processor outage (until ops retry the payout)');
       const recorded = await books.record(request.idempotencyKey, decide(request));

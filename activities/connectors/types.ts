@@ -108,6 +108,14 @@ export interface PayoutRequest {
   expiry: string;
   amountMinor: bigint;
   currency: string;
+  /**
+   * The processor must not process the request after this: a send still on its way then is refused, so
+   * the workflow, which asks about it only later (`SEND_LANDS_WITHIN_MS`), never routes the payout
+   * elsewhere while it can still land.
+   */
+  deadline: Date;
+  /** Aborted at the deadline, or when the activity is cancelled: the request is given up. */
+  signal: AbortSignal;
 }
 
 export type PayoutResult =

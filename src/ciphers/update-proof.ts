@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, hkdfSync, randomBytes, sign } from 'node:crypto';
-import { proofMessage, type UpdateProof } from '../lib/update-proof';
+import { proofMessage, type UpdateProof, type UpdateTarget } from '../lib/update-proof';
 
 /** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -8,7 +8,8 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 export interface UpdateProver {
   /** Hex Ed25519 public key: workflows are started with it and check proofs against it. */
   readonly publicKey: string;
-  prove(workflowId: string, update: string, arg: unknown): UpdateProof;
+  /** A proof for one run of one workflow. */
+  prove(target: UpdateTarget, update: string, arg: unknown): UpdateProof;
 }
 
 /**
@@ -30,9 +31,9 @@ export function updateProver(masterKeyHex: string): UpdateProver {
     .toString('hex');
   return {
     publicKey,
-    prove(workflowId, update, arg) {
+    prove(target, update, arg) {
       const nonce = randomBytes(12).toString('hex');
-      const signature = sign(null, proofMessage(workflowId, update, arg, nonce), privateKey).toString('hex');
+      const signature = sign(null, proofMessage(target, update, arg, nonce), privateKey).toString('hex');
       return { nonce, signature };
     },
   };

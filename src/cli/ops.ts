@@ -108,10 +108,15 @@ export const commands: Record<string, Command> = {
     const id = idOf(positionals, 'ops chargeback TRANSACTION_ID');
     const row = await findTransaction(ctx.database.db, id);
     if (!row) throw new CliError(`Transaction ${id} not found.`);
-    const outcome = await sendAftercare(await ctx.temporal(), ctx.config, row.id, 'chargeback', {
-      reason: values.reason ?? '',
-      actor: actorOf(values.actor),
-    });
+    const outcome = await sendAftercare(
+      { db: ctx.database.db, temporal: await ctx.temporal(), config: ctx.config },
+      row.id,
+      'chargeback',
+      {
+        reason: values.reason ?? '',
+        actor: actorOf(values.actor),
+      },
+    );
     if ('refused' in outcome) throw new CliError(outcome.refused);
     ctx.print(transactionBody((await findTransaction(ctx.database.db, row.id)) ?? row), values.json ?? false);
   },

@@ -12,7 +12,20 @@ export const failureTypes = {
   outcomeUnknown: 'ConnectorOutcomeUnknown',
   /** A validator's refusal of an update, in words for whoever sent it (the Temporal UI shows them). */
   refused: 'UpdateRefused',
+  /**
+   * A run the service did not start for its record (the Temporal UI's Start Workflow, a copied input): it
+   * may not act, and fails at its first step (docs/operations.md, what binds a run).
+   */
+  notTheServiceRun: 'NotTheServiceRun',
+  /**
+   * A step refused because the transaction is final already (a Reset's run replaying what the first run
+   * settled): the run ends with the final state the transaction has. Carries that state as its details.
+   */
+  alreadyFinal: 'TransactionAlreadyFinal',
 } as const;
+
+/** Why a run the service did not start is refused, before what it lacks. */
+export const NOT_THE_SERVICE_RUN = 'This workflow run was not started by the service, so it may not act.';
 
 /**
  * What a connector says about an earlier request when asked by its idempotency key: the request's result,
@@ -34,3 +47,14 @@ export const connectorKeys = {
 
 /** What the UI's "Request Cancellation" means for a transaction: a failure with every compensation. */
 export const CANCELLED_BY_OPS = 'Cancelled by ops.';
+
+/**
+ * How long a connector request that moves money may be on its way: a payout send is given up (its request
+ * aborted, and refused by the processor past its deadline) this long after its attempt started, well inside
+ * the activity's own 30 s. After an attempt whose answer was lost, the workflow trusts a connector's
+ * `not_found` only once this much more has passed (`SEND_LANDS_WITHIN_MS`), so nothing is sent elsewhere
+ * while the earlier request can still land.
+ */
+export const SEND_DEADLINE_MS = 20_000;
+/** `SEND_DEADLINE_MS` and a margin for the clocks of the worker and the connector. */
+export const SEND_LANDS_WITHIN_MS = SEND_DEADLINE_MS + 5_000;

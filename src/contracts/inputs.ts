@@ -127,6 +127,8 @@ export interface WebhookRedeliveryInput {
 /** A settled transaction's aftercare (refunds, chargebacks): which transaction. */
 export interface AftercareInput extends UpdateKeyed {
   transactionId: string;
+  /** Names the record the API made for this run before it started it; absent in runs from before. */
+  ticket?: string;
 }
 
 /** A payment link's workflow: open until a customer pays through it once, or until it expires. */

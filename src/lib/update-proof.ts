@@ -3,27 +3,34 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 /**
  * What proves that an internal workflow update (a customer's decision, a deposit, a refund...) comes from
  * the part of the service that saw it: an Ed25519 signature, by the service's update key, over the
- * workflow id, the update's name, its argument and a nonce. Pure, so workflows verify it in their
- * validators (docs/operations.md, which updates ops may send).
+ * workflow id, the run it is for, the update's name, its argument and a nonce. Good for that run only: a
+ * proof copied from any history is refused by every other run, a Reset's new run among them. Pure, so
+ * workflows verify it in their validators (docs/operations.md, which updates ops may send).
  */
 export interface UpdateProof {
-  /** Random, once per update: a proof copied from a workflow's history is refused the second time. */
+  /** Random, once per update: a proof copied from a run's own history is refused the second time. */
   nonce: string;
   /** Hex Ed25519 signature over `proofMessage`. */
   signature: string;
 }
 
+/** Which run of which workflow an internal update is for. */
+export interface UpdateTarget {
+  workflowId: string;
+  runId: string;
+}
+
 /** The bytes an update proof signs. The argument is written as canonical JSON (sorted keys). */
-export function proofMessage(workflowId: string, update: string, arg: unknown, nonce: string): Uint8Array {
+export function proofMessage(target: UpdateTarget, update: string, arg: unknown, nonce: string): Uint8Array {
   return new TextEncoder().encode(
-    `payments/update-proof/v1\n${workflowId}\n${update}\n${nonce}\n${canonicalJson(arg)}`,
+    `payments/update-proof/v2\n${target.workflowId}\n${target.runId}\n${update}\n${nonce}\n${canonicalJson(arg)}`,
   );
 }
 
-/** Whether `proof` is the update key's signature of this update. Never throws. */
+/** Whether `proof` is the update key's signature of this update, for this run. Never throws. */
 export function verifyUpdateProof(
   publicKeyHex: string,
-  workflowId: string,
+  target: UpdateTarget,
   update: string,
   arg: unknown,
   proof: UpdateProof | undefined,
@@ -37,7 +44,7 @@ export function verifyUpdateProof(
   try {
     return ed25519.verify(
       hexBytes(proof.signature),
-      proofMessage(workflowId, update, arg, proof.nonce),
+      proofMessage(target, update, arg, proof.nonce),
       hexBytes(publicKeyHex),
     );
   } catch {

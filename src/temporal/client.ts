@@ -44,20 +44,27 @@ export function dataConverter(config: Pick<Config, 'PAYLOAD_KEYS'>): DataConvert
 
 /**
  * Adds the service's proof to every internal update the client sends (src/contracts, `INTERNAL_UPDATES`),
- * so the workflow knows it comes from the service and not from someone with the Temporal UI.
+ * so the workflow knows it comes from the service and not from someone with the Temporal UI. A proof is
+ * for one run, so an internal update names the run it is for (`sendInternalUpdate` finds it); one that does
+ * not, or that would start its workflow (whose run is not known yet), is refused here.
  */
 export function proveInternalUpdates(prover: UpdateProver): WorkflowClientInterceptor {
   const internal = new Set<string>(INTERNAL_UPDATES);
-  const proven = (workflowId: string, update: string, args: unknown[]) =>
-    internal.has(update) && args.length === 1 ? [args[0], prover.prove(workflowId, update, args[0])] : args;
   return {
-    startUpdate: (input, next) =>
-      next({ ...input, args: proven(input.workflowExecution.workflowId, input.updateName, input.args) }),
-    startUpdateWithStart: (input, next) =>
-      next({
-        ...input,
-        updateArgs: proven(input.workflowStartOptions.workflowId, input.updateName, input.updateArgs),
-      }),
+    startUpdate: (input, next) => {
+      if (!internal.has(input.updateName) || input.args.length !== 1) return next(input);
+      // A handle a start returned names its first run: the update goes to that run exactly.
+      const { workflowId } = input.workflowExecution;
+      const runId = input.workflowExecution.runId || input.firstExecutionRunId;
+      if (!runId) throw new Error(`internal update ${input.updateName} sent without the run it is for`);
+      const proof = prover.prove({ workflowId, runId }, input.updateName, input.args[0]);
+      return next({ ...input, workflowExecution: { workflowId, runId }, args: [input.args[0], proof] });
+    },
+    startUpdateWithStart: (input, next) => {
+      if (internal.has(input.updateName))
+        throw new Error(`internal update ${input.updateName} cannot start its workflow`);
+      return next(input);
+    },
   };
 }
 
@@ -182,37 +189,59 @@ function refusedBeforeTaken(error: WorkflowUpdateFailedError): boolean {
   return /no registered handler for update/i.test(cause?.message ?? '');
 }
 
-/** Whether the transaction's workflow still runs (a workflow never started does not). */
-async function stillRunning(client: Client, transactionId: string): Promise<boolean> {
+/** The workflow's latest run, when it is running. */
+async function runningRun(client: Client, workflowId: string): Promise<string | undefined> {
   return client.workflow
-    .getHandle(workflowIds.transaction(transactionId))
+    .getHandle(workflowId)
     .describe()
     .then(
-      (description) => description.status.name === 'RUNNING',
+      (description) => (description.status.name === 'RUNNING' ? description.runId : undefined),
       (cause: unknown) => {
-        if (cause instanceof WorkflowNotFoundError) return false;
+        if (cause instanceof WorkflowNotFoundError) return undefined;
         throw cause;
       },
     );
 }
 
-/** Sends an update to a transaction's running workflow and waits for its result. */
+/**
+ * Sends an update to a workflow's running run and waits for its result. An internal update's proof is for
+ * that run: `runId` names it when the caller knows it (a transaction row's `run_id`), else the latest run is
+ * asked for; when the named run has closed meanwhile (ops Reset it), the run that took over gets it.
+ */
+export async function sendInternalUpdate<Result, Args extends [unknown, ...unknown[]]>(
+  client: Client,
+  workflowId: string,
+  update: UpdateDefinition<Result, Args>,
+  arg: Args[0],
+  runId?: string | null,
+): Promise<UpdateOutcome<Result>> {
+  let target = runId ?? (await runningRun(client, workflowId));
+  for (let tries = 0; target !== undefined; tries++) {
+    try {
+      const handle = client.workflow.getHandle(workflowId, target);
+      return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] as unknown as Args }) };
+    } catch (error) {
+      if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError))
+        throw error;
+      const running = await runningRun(client, workflowId);
+      if (running === undefined) return { kind: 'closed' };
+      // A handler that failed after the workflow took the update is a fault to retry, not a refusal.
+      if (error instanceof WorkflowUpdateFailedError && refusedBeforeTaken(error))
+        return { kind: 'refused', message: error.cause?.message ?? error.message };
+      if (running === target || tries > 0) throw error;
+      target = running;
+    }
+  }
+  return { kind: 'closed' };
+}
+
 /** Sends an update to a transaction's running workflow and waits for its result. */
 export async function sendUpdate<Result, Args extends [unknown, ...unknown[]]>(
   client: Client,
   transactionId: string,
   update: UpdateDefinition<Result, Args>,
   arg: Args[0],
+  runId?: string | null,
 ): Promise<UpdateOutcome<Result>> {
-  const handle = client.workflow.getHandle(workflowIds.transaction(transactionId));
-  try {
-    return { kind: 'done', result: await handle.executeUpdate(update, { args: [arg] as unknown as Args }) };
-  } catch (error) {
-    if (!(error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError)) throw error;
-    if (!(await stillRunning(client, transactionId))) return { kind: 'closed' };
-    // A handler that failed after the workflow took the update is a fault to retry, not a refusal.
-    if (error instanceof WorkflowUpdateFailedError && refusedBeforeTaken(error))
-      return { kind: 'refused', message: error.cause?.message ?? error.message };
-    throw error;
-  }
+  return sendInternalUpdate(client, workflowIds.transaction(transactionId), update, arg, runId);
 }

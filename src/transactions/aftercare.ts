@@ -1,4 +1,5 @@
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import {
   chargebackUpdate,
   refundUpdate,
@@ -16,6 +17,9 @@ import { transactionBody, type TransactionBody, type TransactionRow } from './vi
 import { JsonNumber } from '../lib/json';
 import { canonicalDecimal } from '../lib/units';
 import type { MerchantScope, TransactionDeps } from './deps';
+import type { Db } from '../db/client';
+import { sendInternalUpdate } from '../temporal/client';
+import { recordAftercareTicket } from './runs';
 
 /**
  * A refund or chargeback of one of the merchant's transactions (docs/api.md): handed to the transaction's
@@ -35,7 +39,7 @@ export async function requestAftercare(
       'amount',
       'Partial refunds are not supported: a refund returns the whole amount, so leave amount out.',
     );
-  const outcome = await sendAftercare(deps.temporal, deps.config, row.id, kind, {
+  const outcome = await sendAftercare(deps, row.id, kind, {
     reason: input.reason,
     actor: `merchant:${merchant.merchantId}`,
   });
@@ -44,27 +48,40 @@ export async function requestAftercare(
   return transactionBody(after);
 }
 
+/**
+ * Hands a refund or chargeback to the transaction's aftercare workflow: the run under way, or one started
+ * for it (its ticket recorded first, which the run claims as its own: docs/operations.md, what binds a
+ * run). A run that ends between the start and the update (it had finished its last request) is replaced by
+ * a new one.
+ */
 export async function sendAftercare(
-  client: Client,
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'MASTER_KEY'>,
+  deps: { db: Db; temporal: Client; config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'MASTER_KEY'> },
   transactionId: string,
   kind: AftercareKind,
   request: AftercareRequest,
 ): Promise<AftercareOutcome> {
-  const startWorkflowOperation = new WithStartWorkflowOperation<WorkflowSignatures['aftercare']>(
-    'aftercare',
-    {
-      workflowId: workflowIds.aftercare(transactionId),
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      args: [{ transactionId, updateKey: updateKeyOf(config.MASTER_KEY) }],
+  const workflowId = workflowIds.aftercare(transactionId);
+  for (let tries = 0; ; tries++) {
+    const ticket = randomBytes(16).toString('hex');
+    await recordAftercareTicket(deps.db, transactionId, ticket);
+    const handle = await deps.temporal.workflow.start<WorkflowSignatures['aftercare']>('aftercare', {
+      workflowId,
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      args: [{ transactionId, ticket, updateKey: updateKeyOf(deps.config.MASTER_KEY) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       staticSummary: `Aftercare of ${transactionId}`,
-    },
-  );
-  return client.workflow.executeUpdateWithStart(kind === 'refund' ? refundUpdate : chargebackUpdate, {
-    startWorkflowOperation,
-    args: [request],
-  });
+    });
+    const outcome = await sendInternalUpdate(
+      deps.temporal,
+      workflowId,
+      kind === 'refund' ? refundUpdate : chargebackUpdate,
+      request,
+      handle.firstExecutionRunId,
+    );
+    if (outcome.kind === 'done') return outcome.result;
+    if (outcome.kind === 'refused') return { refused: outcome.message };
+    if (tries >= 2) throw new Error(`the aftercare of ${transactionId} closed before it took the ${kind}`);
+  }
 }
 
 /** Whether an `amount` sent with a refund is the transaction's whole amount, as its body states it. */

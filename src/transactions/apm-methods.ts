@@ -28,6 +28,6 @@ export async function chooseApmMethod(
   row: TransactionRow,
   method: ApmMethod,
 ): Promise<TransactionRow> {
-  if (awaitsApmMethod(row)) await sendUpdate(deps.temporal, row.id, apmMethodUpdate, { method });
+  if (awaitsApmMethod(row)) await sendUpdate(deps.temporal, row.id, apmMethodUpdate, { method }, row.runId);
   return (await findTransaction(deps.db, row.id)) ?? row;
 }

@@ -137,7 +137,7 @@ export async function submitHostedCard(
     holdSeconds: deps.holdSeconds,
   });
   if (!summary) return (await findTransaction(deps.db, row.id)) ?? row;
-  const outcome = await sendUpdate(deps.temporal, row.id, cardEnteredUpdate, { card: summary });
+  const outcome = await sendUpdate(deps.temporal, row.id, cardEnteredUpdate, { card: summary }, row.runId);
   if (outcome.kind !== 'done') await purgeVaultedCard(deps.db, row.id);
   return (await findTransaction(deps.db, row.id)) ?? row;
 }

@@ -50,14 +50,18 @@ export async function createTransaction<Name extends TransactionWorkflow>(
   merchant: MerchantScope,
   request: NewTransaction<Name>,
 ): Promise<Created> {
-  const claim = await claimTransaction(deps.db, deps.config.MASTER_KEY, merchant, request);
+  const inputFor = (transactionId: string) => ({
+    ...request.input(transactionId),
+    notifies: Boolean(request.row.webhookUrl),
+    updateKey: updateKeyOf(deps.config.MASTER_KEY),
+  });
+  const claim = await claimTransaction(deps.db, deps.config.MASTER_KEY, merchant, request, inputFor);
   const transactionId = claim.row.id;
   const outcome = await startWithFirstAnswer(deps.temporal, {
     workflow: request.workflow,
-    input: {
-      ...request.input(transactionId),
-      notifies: Boolean(request.row.webhookUrl),
-      updateKey: updateKeyOf(deps.config.MASTER_KEY),
+    // The input the row recorded: its workflow's run is the service's only with it (docs/operations.md).
+    input: (claim.row.workflowInput ?? inputFor(transactionId)) as WorkflowInput<Name> & {
+      transactionId: string;
     },
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     searchAttributes: searchAttributesFor(merchant, request),
@@ -121,13 +125,16 @@ async function claimTransaction(
   masterKey: string,
   merchant: MerchantScope,
   request: NewTransaction<TransactionWorkflow>,
+  inputFor: (transactionId: string) => object,
 ): Promise<{ row: TransactionRow; replayed: boolean }> {
+  const id = newTransactionId();
   return db.transaction(async (tx) => {
     const [inserted] = await tx
       .insert(transactions)
       .values({
         ...request.row,
-        id: newTransactionId(),
+        id,
+        workflowInput: inputFor(id) as Record<string, unknown>,
         merchantId: merchant.merchantId,
         mode: merchant.mode,
         kind: request.kind,

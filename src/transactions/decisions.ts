@@ -8,9 +8,9 @@ import { sendUpdate } from '../temporal/client';
  */
 export async function submitDecision(
   temporal: Client,
-  transactionId: string,
+  row: { id: string; runId: string | null },
   decision: HostedDecision,
 ): Promise<boolean> {
-  const outcome = await sendUpdate(temporal, transactionId, hostedDecisionUpdate, decision);
+  const outcome = await sendUpdate(temporal, row.id, hostedDecisionUpdate, decision, row.runId);
   return outcome.kind === 'done';
 }

@@ -98,12 +98,13 @@ export async function submitDeposit(
   const units = found ? parseUnits(amount, found.decimals) : undefined;
   if (!found || units === undefined)
     return { invalid: `The amount field must have at most ${found?.decimals ?? 0} decimal places.` };
-  const outcome = await sendUpdate(temporal, row.id, depositUpdate, {
-    txHash,
-    units: units.toString(),
-    ...(sender ? { sender } : {}),
-    source,
-  });
+  const outcome = await sendUpdate(
+    temporal,
+    row.id,
+    depositUpdate,
+    { txHash, units: units.toString(), ...(sender ? { sender } : {}), source },
+    row.runId,
+  );
   if (outcome.kind === 'done') return { txHash, disposition: outcome.result.disposition };
   const held = await holdDeposit(db, {
     transactionId: row.id,
@@ -132,13 +133,19 @@ export async function handOverDeposit(
   deposit: DepositRef & { units: bigint },
 ): Promise<DepositDisposition> {
   const outcome = await temporal.withDeadline(Date.now() + HAND_OVER_TIMEOUT_MS, () =>
-    sendUpdate(temporal, row.id, depositUpdate, {
-      txHash: deposit.txHash,
-      units: deposit.units.toString(),
-      ...(deposit.sender ? { sender: deposit.sender } : {}),
-      source: 'chain',
-      answer: 'accounted',
-    }),
+    sendUpdate(
+      temporal,
+      row.id,
+      depositUpdate,
+      {
+        txHash: deposit.txHash,
+        units: deposit.units.toString(),
+        ...(deposit.sender ? { sender: deposit.sender } : {}),
+        source: 'chain',
+        answer: 'accounted',
+      },
+      row.runId,
+    ),
   );
   if (outcome.kind === 'done') return outcome.result.disposition;
   const held = await holdDeposit(db, {

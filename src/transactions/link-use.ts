@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { country, email, phoneNumber, text } from '../schemas/fields';
 import { PayinRequest, RampRequest } from '../schemas/requests';
 import { linkUsedUpdate, workflowIds } from '../contracts';
+import { sendInternalUpdate } from '../temporal/client';
 import { ApiError } from '../platform/errors';
 import { currencyExponent, isFiatCurrency } from '../lib/currencies';
 import { networksOf } from '../crypto/catalogue';
@@ -143,13 +144,16 @@ async function createFromLink(
 /** Tells the link's workflow which transaction used it; a refusal of a first use is logged, not fatal. */
 async function tellLinkUsed(deps: TransactionDeps, { link }: FoundLink, created: Created): Promise<void> {
   const transactionId = String(created.body.data.transaction_id);
-  const told = await deps.temporal.workflow
-    .getHandle(workflowIds.paymentLink(link.id))
-    .executeUpdate(linkUsedUpdate, { args: [{ transactionId }] })
-    .then(
-      () => true,
-      () => false,
-    );
+  const told = await sendInternalUpdate(
+    deps.temporal,
+    workflowIds.paymentLink(link.id),
+    linkUsedUpdate,
+    { transactionId },
+    link.runId,
+  ).then(
+    (outcome) => outcome.kind === 'done',
+    () => false,
+  );
   if (!told && !created.replayed)
     deps.log.warn({ linkId: link.id, transactionId }, 'link workflow refused use');
 }

@@ -49,8 +49,9 @@ export async function prepareRedelivery(
       .select({ run: sql<number>`coalesce(max(${webhookAttempts.run}), 0)` })
       .from(webhookAttempts)
       .where(eq(webhookAttempts.eventId, event.id));
-    await db.update(webhookEvents).set({ status: 'pending' }).where(eq(webhookEvents.id, event.id));
-    runs.push({ eventId: event.id, run: Number(last?.run ?? 0) + 1, ...schedule });
+    const run = Math.max(Number(last?.run ?? 0), event.run) + 1;
+    await db.update(webhookEvents).set({ status: 'pending', run }).where(eq(webhookEvents.id, event.id));
+    runs.push({ eventId: event.id, run, ...schedule });
   }
   return runs;
 }

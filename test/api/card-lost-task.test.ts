@@ -4,7 +4,7 @@ import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
-import { createActivities } from '../../activities/index';
+import { activitiesOutsideAnyRun } from '../../activities/index';
 import type { CardAcquirer } from '../../activities/connectors/types';
 import { sandboxOperations, terminals, transactions } from '../../src/db/schema/index';
 import {
@@ -48,7 +48,7 @@ afterAll(() => env?.close());
 
 /** The activities a lost workflow task would have run, on the test's database and connectors. */
 const lostTask = () =>
-  createActivities({
+  activitiesOutsideAnyRun({
     db: env.database.db,
     config: env.config,
     cardConnectors: { 'sandbox-acquirer': acquirer },

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, eq, sql } from 'drizzle-orm';
-import { Client, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import {
+  Client,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import {
@@ -24,9 +30,17 @@ import {
   webhookEvents,
 } from '../../src/db/schema/index';
 import { dataConverter, payloadCodec } from '../../src/temporal/client';
-import { INTERNAL_UPDATES, NOT_AN_OPS_ACTION, depositUpdate, workflowIds } from '../../src/contracts';
+import {
+  INTERNAL_UPDATES,
+  NOT_AN_OPS_ACTION,
+  NOT_THE_SERVICE_RUN,
+  depositUpdate,
+  failureTypes,
+  workflowIds,
+} from '../../src/contracts';
 import { updateKeyOf, updateProver } from '../../src/ciphers/update-proof';
 import { sendAftercare } from '../../src/transactions/aftercare';
+import { recordAftercareTicket } from '../../src/transactions/runs';
 
 /**
  * What someone with the Temporal UI can do: send any update a workflow defines, by name, with data of
@@ -179,11 +193,13 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       });
       expect(link.statusCode, link.body).toBe(200);
       const linkId = new URL(link.json().data as string).pathname.split('/').pop()!;
-      // An aftercare run open for requests, as a refund through the API opens one.
+      // An aftercare run open for requests, as a refund through the API opens one (its ticket first).
+      const ticket = 'ticket-of-an-open-aftercare-run';
+      await recordAftercareTicket(env.database.db, settled.data.transaction_id, ticket);
       await env.client.workflow.start('aftercare', {
         workflowId: workflowIds.aftercare(settled.data.transaction_id),
         taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-        args: [{ transactionId: settled.data.transaction_id }],
+        args: [{ transactionId: settled.data.transaction_id, ticket }],
       });
       const [event] = await eventually('the webhook event', async () => {
         const rows = await env.database.db
@@ -285,9 +301,10 @@ describe('updates sent by name from the Temporal UI, without the service proof',
     // A proof as the service makes one, used once by the service, then seen again (copied from the
     // workflow's history, say): refused the second time, and on any other workflow.
     const arg = { txHash: 'deposit-two', units: '20000000', sender: 'customer', source: 'sandbox' as const };
-    const proof = updateProver(env.config.MASTER_KEY).prove(id, 'deposit', arg);
+    const runId = (await env.client.workflow.getHandle(id).describe()).runId;
+    const proof = updateProver(env.config.MASTER_KEY).prove({ workflowId: id, runId }, 'deposit', arg);
     expect(
-      await ui.workflow.getHandle(id).executeUpdate(depositUpdate, { args: [arg, proof] }),
+      await ui.workflow.getHandle(id, runId).executeUpdate(depositUpdate, { args: [arg, proof] }),
     ).toMatchObject({ disposition: 'counted' });
     const replay = (workflowId: string, data: unknown) =>
       ui.workflow
@@ -314,7 +331,12 @@ describe('updates sent by name from the Temporal UI, without the service proof',
     expect(viaCli.stderr).toContain('Chargebacks can only be simulated in test mode.');
     // The service's own client, past every route: the workflow itself says no.
     expect(
-      await sendAftercare(env.client, env.config, id, 'chargeback', { reason: '', actor: 'test' }),
+      await sendAftercare(
+        { db: env.database.db, temporal: env.client, config: env.config },
+        id,
+        'chargeback',
+        { reason: '', actor: 'test' },
+      ),
     ).toEqual({ refused: 'Chargebacks can only be simulated in test mode.' });
     const [row] = await env.database.db.select().from(transactions).where(eq(transactions.id, id));
     expect(row).toMatchObject({ status: 'SUCCESS', chargeback: false });
@@ -331,7 +353,7 @@ describe('updates sent by name from the Temporal UI, without the service proof',
     ).toBe(200);
   });
 
-  it('takes no internal update in a workflow started from the UI, with a key of its starter or none', async () => {
+  it('fails a workflow started from the UI at its first step, with a key of its starter or none', async () => {
     // "Start Workflow" in the UI: an on-ramp paying the starter's wallet, and a payin crediting a
     // merchant's wallet, each with a key the starter holds and signs with.
     const attacker = updateProver('cd'.repeat(32));
@@ -354,6 +376,7 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       crypto,
       hostedPageUrl: 'http://attacker.example',
     };
+    const before = await books();
     const onramp = await ui.workflow.start('cryptoRamp', {
       workflowId: 'PAforgedOnrampForgedOnramp01',
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
@@ -374,22 +397,7 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
       args: [{ ...base, transactionId: 'PAforgedPayinForgedPayin0001', walletId }],
     });
-    await eventually('the on-ramp waiting for its customer', async () =>
-      ((await onramp.query('state')) as { waitingFor: string }).waitingFor === 'customer' ? true : undefined,
-    );
-    const before = await books();
-    const approve = await onramp
-      .executeUpdate('hostedDecision', {
-        args: ['approve', attacker.prove(onramp.workflowId, 'hostedDecision', 'approve')],
-      })
-      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
-    expect(approve).toBe(NOT_AN_OPS_ACTION);
-    const deposit = { txHash: 'forged', units: '100000000', sender: 'attacker', source: 'sandbox' };
-    const paid = await payin
-      .executeUpdate('deposit', { args: [deposit, attacker.prove(payin.workflowId, 'deposit', deposit)] })
-      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
-    expect(paid).toBe(NOT_AN_OPS_ACTION);
-    // Started with no key at all, a refund of a live payment, by name: refused as well.
+    // Started with no key at all: an aftercare run of a live payment, to refund it by name.
     const live = await merchant.post('/api/v1/live/card', cardRequest({ card_number: '4242424242424242' }));
     const liveId = live.json().data.transaction_id as string;
     const aftercare = await ui.workflow.start('aftercare', {
@@ -397,21 +405,31 @@ describe('updates sent by name from the Temporal UI, without the service proof',
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
       args: [{ transactionId: liveId }],
     });
-    const refunded = await aftercare
-      .executeUpdate('refund', { args: [{ reason: 'from the UI', actor: 'ui' }] })
-      .catch((error: WorkflowUpdateFailedError) => error.cause?.message);
-    expect(refunded).toBe(NOT_AN_OPS_ACTION);
+    for (const handle of [onramp, payin, aftercare]) {
+      const failure = await handle.result().then(
+        () => undefined,
+        (error: WorkflowFailedError) => error.cause,
+      );
+      expect(failure, handle.workflowId).toBeInstanceOf(ApplicationFailure);
+      expect((failure as ApplicationFailure).type).toBe(failureTypes.notTheServiceRun);
+      expect(failure?.message).toContain(NOT_THE_SERVICE_RUN);
+      // Nothing but the check ran: no activity, no timer, no projection.
+      const history = await handle.fetchHistory();
+      const scheduled = history.events!.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
+      expect(scheduled, handle.workflowId).toEqual([]);
+    }
+    const refused = await env.database.db
+      .select()
+      .from(opsActions)
+      .where(eq(opsActions.action, 'refusedRun'));
+    expect(refused.map((row) => row.transactionId).sort()).toEqual(
+      [liveId, 'PAforgedOnrampForgedOnramp01', 'PAforgedPayinForgedPayin0001'].sort(),
+    );
     const [liveRow] = await env.database.db.select().from(transactions).where(eq(transactions.id, liveId));
     expect(liveRow).toMatchObject({ status: 'SUCCESS', refunded: false });
-    await aftercare.terminate('test over');
-    expect(await books()).toEqual({ ...before, transactions: expect.any(Array) });
-    // Nothing was sent on the on-ramp's behalf.
-    const history = await onramp.fetchHistory();
-    const scheduled = history.events!.flatMap(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-    );
-    expect(scheduled).not.toContain('sendCrypto');
-    await onramp.terminate('test over');
-    await payin.terminate('test over');
+    const after = await books();
+    expect({ ...after, audit: before.audit }).toEqual({ ...before, transactions: expect.any(Array) });
   });
 });

@@ -20,7 +20,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { activityEnvironment } from '../helpers/mock-activity';
-import { createActivities } from '../../activities/index';
+import { activitiesOutsideAnyRun } from '../../activities/index';
 import { dataConverter } from '../../src/temporal/client';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { faultyConnectors, type Fault, type FaultPlan } from '../helpers/faulty-connectors';
@@ -397,7 +397,7 @@ async function start(s: Scenario, merchant: MerchantCredentials) {
  */
 async function loseTask(lost: LostTask, input: CardPaymentInput, merchant: MerchantCredentials) {
   if (lost.sent === 'nothing') return;
-  const activities = createActivities({
+  const activities = activitiesOutsideAnyRun({
     db: db(),
     config: ts.config,
     cardConnectors: { 'sandbox-acquirer': faultyConnectors(db(), plans).card },

@@ -26,7 +26,7 @@ export async function cardReturnRoutes(app: FastifyInstance, deps: PageDeps): Pr
       if (row.status === 'REDIRECT') {
         // The answer usually comes at once; when Stripe has not settled it yet the workflow keeps asking, and
         // the cardholder sees where the payment stands instead of waiting on the page.
-        const submitted = submitDecision(deps.temporal, id, 'approve').catch(() => false);
+        const submitted = submitDecision(deps.temporal, row, 'approve').catch(() => false);
         await Promise.race([submitted, new Promise((resolve) => setTimeout(resolve, RETURN_WAIT_MS))]);
       }
       const after = (await findTransaction(deps.db, id)) ?? row;

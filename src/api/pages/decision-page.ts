@@ -74,7 +74,7 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
     if (!verifyCsrf(request, deps.masterKey, id, csrf) || (decision !== 'approve' && decision !== 'decline'))
       return expiredPage(reply);
     const takes = row.status === page.awaiting && (page.takesDecision?.(row) ?? true);
-    const accepted = takes && (await submitDecision(deps.temporal, id, decision));
+    const accepted = takes && (await submitDecision(deps.temporal, row, decision));
     const after = (await findTransaction(deps.db, id)) ?? row;
     const back = accepted ? merchantReturnUrl(after) : undefined;
     return back ? reply.redirect(back, 303) : finalStatePage(reply, after);

@@ -70,6 +70,9 @@ export const paymentLinks = pgTable(
       .default('open'),
     /** The transaction the link created, once used. */
     transactionId: text('transaction_id'),
+    /** The link workflow's run chain and acting run, bound at its first step (as `transactions.run_chain`). */
+    runChain: text('run_chain'),
+    runId: text('run_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

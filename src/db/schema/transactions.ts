@@ -65,6 +65,21 @@ export const transactions = pgTable(
       .$type<Record<string, unknown>>()
       .notNull()
       .default(sql`'{}'::jsonb`),
+    /**
+     * The input the API started the transaction's workflow with: a run is the service's only with this
+     * input (docs/operations.md, what binds a run). Null in rows from before it was kept.
+     */
+    workflowInput: jsonb('workflow_input').$type<Record<string, unknown>>(),
+    /**
+     * The run chain (its first run's id) of the workflow the service started, bound at its first step; only
+     * runs of that chain (the run itself, or a Reset of it by ops) may act for the transaction. `legacy`:
+     * final before runs were bound, so no run may act any more.
+     */
+    runChain: text('run_chain'),
+    /** The run of that chain that acts now: the first, or the latest Reset's. */
+    runId: text('run_id'),
+    /** The run that wrote `status`: a final status one run wrote, no other run changes. */
+    statusRunId: text('status_run_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

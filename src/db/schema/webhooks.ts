@@ -17,6 +17,11 @@ export const webhookEvents = pgTable(
       .notNull()
       .default('pending'),
     attempts: integer('attempts').notNull().default(0),
+    /**
+     * The latest delivery run begun (0, then one per redelivery): a run older than it no longer gives the
+     * event up, and no run takes back `delivered` (docs/webhooks.md).
+     */
+    run: integer('run').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
   },
