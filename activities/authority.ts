@@ -85,7 +85,7 @@ export function runAuthority(db: Db, options: { masterKey: string; temporal?: ()
     return {
       ...(started?.firstExecutionRunId ? { chain: started.firstExecutionRunId } : {}),
       ...(started?.identity ? { startedBy: started.identity } : {}),
-      ...(reset ? { reset: { by: reset.identity || 'unknown', reason: reset.failure?.message ?? '' } } : {}),
+      ...(reset ? { reset: resetBy(reset.failure?.message ?? '') } : {}),
     };
   };
 
@@ -256,4 +256,13 @@ export function finalAlready(final: FirstAnswer): ApplicationFailure {
     nonRetryable: true,
     details: [final],
   });
+}
+
+/**
+ * Who Reset a run, and why. Temporal records no caller for a Reset (its event names the history service),
+ * only the reason ops typed: docs/operations.md asks them to begin it with their name (`alice: why`).
+ */
+function resetBy(reason: string): { by: string; reason: string } {
+  const named = /^\s*([^\s:]{1,64}):\s*(.*)$/s.exec(reason);
+  return named ? { by: named[1]!, reason: named[2]! } : { by: 'unknown (Reset)', reason };
 }

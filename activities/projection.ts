@@ -85,7 +85,6 @@ export function projectionActivities(
               lt(transactions.version, input.version),
               or(
                 notInArray(transactions.status, FINAL_STATUSES),
-                eq(transactions.status, input.status),
                 runId === null ? undefined : eq(transactions.statusRunId, runId),
               ),
             ),
@@ -109,7 +108,7 @@ export function projectionActivities(
       if (row && isFinal(input.status) && !isFinal(row.previous)) {
         options.metrics?.transactionsFinal.inc({ kind: row.kind, status: input.status });
       }
-      if (!row) await refuseChangingAnotherRunsFinal(db, input.transactionId, input.status, runId);
+      if (!row) await refuseChangingAnotherRunsFinal(db, input, runId);
       return row !== undefined;
     },
 
@@ -138,20 +137,21 @@ export function projectionActivities(
 const FINAL_STATUSES = TRANSACTION_STATUSES.filter(isFinal);
 
 /**
- * After a write that changed nothing: when the transaction is final with another status, written by another
- * run (a Reset's run went another way than the run it replaced), the run is told so, with the final state,
- * and ends with it. A stale write of this run (a replay, a late retry) stays a no-op.
+ * After a write that changed nothing: when another run made the transaction final (the run a Reset
+ * replaced), nothing this run writes changes it, and a run that ends otherwise than it did (another status
+ * or message) is told so, with the final state, and ends with it. A stale write of this run (a replay, a
+ * late retry) stays a no-op, as does another run's write of the same end.
  */
 async function refuseChangingAnotherRunsFinal(
   db: Db,
-  transactionId: string,
-  status: TransactionStatus,
+  input: { transactionId: string; status: TransactionStatus; message: string },
   runId: string | null,
 ): Promise<void> {
   const [row] = await db
     .select({ status: transactions.status, message: transactions.message, runId: transactions.statusRunId })
     .from(transactions)
-    .where(eq(transactions.id, transactionId));
-  if (!row || !isFinal(row.status) || row.status === status || row.runId === runId) return;
+    .where(eq(transactions.id, input.transactionId));
+  if (!row || !isFinal(row.status) || row.runId === runId) return;
+  if (row.status === input.status && row.message === input.message) return;
   throw finalAlready({ status: row.status, message: row.message });
 }

@@ -15,9 +15,11 @@ import { runTransaction } from './transaction';
  */
 export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input, 'crypto_payin');
+  const { crypto } = input;
+  // Takes deposits from the first moment, before the run is bound (an update that finds no handler in
+  // the activation it arrives in is refused).
+  const watcher = new DepositWatcher(input.transactionId, crypto, machine);
   return runTransaction(machine, async () => {
-    const { crypto } = input;
-    const watcher = new DepositWatcher(input.transactionId, crypto, machine);
     const { settings, address, expiresAt } = await openDeposits(input);
     const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,

@@ -13,9 +13,13 @@ import { runTransaction } from './transaction';
  */
 export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input, 'ramp');
-  return runTransaction(machine, () =>
-    input.transactionType === 'ONRAMP' ? onramp(input, machine) : offramp(input, machine),
-  );
+  // An OFFRAMP takes deposits from the first moment, before the run is bound (an update that finds no
+  // handler in the activation it arrives in is refused).
+  const watcher =
+    input.transactionType === 'OFFRAMP'
+      ? new DepositWatcher(input.transactionId, input.crypto, machine)
+      : undefined;
+  return runTransaction(machine, () => (watcher ? offramp(input, machine, watcher) : onramp(input, machine)));
 }
 
 function quotedDetails(input: CryptoRampInput): RampDetails {
@@ -69,10 +73,13 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
 }
 
 /** The customer deposits crypto, which settles like a payin, then the fiat is paid out to them. */
-async function offramp(input: CryptoRampInput, machine: TransactionStateMachine): Promise<void> {
+async function offramp(
+  input: CryptoRampInput,
+  machine: TransactionStateMachine,
+  watcher: DepositWatcher,
+): Promise<void> {
   const { crypto } = input;
   const quoted = quotedDetails(input);
-  const watcher = new DepositWatcher(input.transactionId, crypto, machine);
   const { settings, address, expiresAt } = await openDeposits(input);
   let payoutReference: string | undefined;
   const details = (): RampDetails => ({

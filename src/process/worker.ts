@@ -6,6 +6,7 @@ import {
   bundleWorkflowCode,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
@@ -86,6 +87,13 @@ export async function createWorker(options: {
   activityOverrides?: Partial<ActivityDeps>;
 }): Promise<Worker> {
   const { config, db, connection, metrics, tracing } = options;
+  // What only a run's history says (who started a refused run, who Reset one) is read over the worker's
+  // own connection.
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverter(config),
+  });
   return Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -104,7 +112,13 @@ export async function createWorker(options: {
           sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
         }
       : {}),
-    activities: createActivities({ db, config, metrics, ...options.activityOverrides }),
+    activities: createActivities({
+      db,
+      config,
+      metrics,
+      temporal: () => temporal,
+      ...options.activityOverrides,
+    }),
     dataConverter: dataConverter(config),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     // On shutdown the worker stops polling and lets running activities finish for this long; the process

@@ -5,7 +5,8 @@ const { ApplicationFailure, DefaultFailureConverter } = require('@temporalio/com
 
 /**
  * The failure types whose messages the service wrote for people to read: the business outcomes, the
- * connector's "not processed" and "outcome unknown", and update refusals (`failureTypes` in
+ * connector's "not processed" and "outcome unknown", update refusals, a run refused as not the service's
+ * and a step refused because the transaction is final (`failureTypes` in
  * src/contracts/failures.ts; test/unit/failure-converter.test.ts keeps the two lists equal).
  */
 const READABLE = new Set([
@@ -16,6 +17,8 @@ const READABLE = new Set([
   'ConnectorNotProcessed',
   'ConnectorOutcomeUnknown',
   'UpdateRefused',
+  'NotTheServiceRun',
+  'TransactionAlreadyFinal',
 ]);
 
 /**

@@ -98,7 +98,7 @@ export async function startTestEnv(
       connection: nativeConnection,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: { codePath: inject('workflowBundlePath') },
-      activities: createActivities({ db: database.db, config, ...activityOverrides }),
+      activities: createActivities({ db: database.db, config, temporal: () => client, ...activityOverrides }),
       dataConverter: dataConverter(config),
     });
   let worker = await makeWorker();

@@ -33,7 +33,15 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const binary = process.env.STRIPE_MOCK_PATH;
   if (!binary) throw new Error('STRIPE_MOCK_PATH must be set: run the tests with `npm test`.');
   const mockPort = await freePort();
-  const mock: ChildProcess = spawn(binary, ['-http-addr', `127.0.0.1:${mockPort}`], { stdio: 'ignore' });
+  // Its HTTPS listener, which nothing here uses, on a port the system chooses: by default it takes 12112,
+  // so a second stripe-mock (another test file's, at the same time) would exit.
+  const mock: ChildProcess = spawn(
+    binary,
+    ['-http-addr', `127.0.0.1:${mockPort}`, '-https-addr', '127.0.0.1:'],
+    {
+      stdio: 'ignore',
+    },
+  );
   await waitForPort('127.0.0.1', mockPort, 30_000);
 
   const violations: string[] = [];

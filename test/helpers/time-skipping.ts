@@ -53,7 +53,7 @@ export async function startTimeSkipping(
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
-      activities: createActivities({ db: database.db, config, ...overridden }),
+      activities: createActivities({ db: database.db, config, temporal: () => env.client, ...overridden }),
       dataConverter: dataConverter(config),
       ...workerOptions,
     });

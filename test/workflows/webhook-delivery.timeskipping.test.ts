@@ -9,6 +9,9 @@ import { webhookDelivery, webhookRedelivery } from '../../workflows/webhook-deli
 import { prepareRedelivery } from '../../src/transactions/webhook-events';
 import { startWebhookRedeliveries } from '../../src/temporal/client';
 import { workflowIds } from '../../src/contracts';
+import { webhookSchedule } from '../../src/platform/config';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../activities/index';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 
 let ts: TimeSkippingEnv;
@@ -58,6 +61,11 @@ async function paidTransactionWithWebhook(): Promise<string> {
     .from(webhookEvents)
     .where(eq(webhookEvents.transactionId, input.transactionId));
   return event!.id;
+}
+
+async function eventOf(eventId: string) {
+  const [event] = await ts.database.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId));
+  return event!;
 }
 
 describe('webhook delivery workflow (time-skipping)', () => {
@@ -187,6 +195,48 @@ describe('webhook delivery workflow (time-skipping)', () => {
       'delivered',
       'delivered',
     ]);
+  });
+
+  it("stops an older run's retries once a redelivery delivered the event, and never undoes a delivery", async () => {
+    answers = [500, 200];
+    received = 0;
+    const eventId = await paidTransactionWithWebhook();
+    // Run 0 waits to retry; ops redeliver meanwhile (run 1), and the merchant takes it.
+    const schedule = webhookSchedule(ts.config);
+    const runs = await prepareRedelivery(ts.database.db, eventId, schedule);
+    await startWebhookRedeliveries(ts.env.client, ts.taskQueue, runs);
+    await expect.poll(async () => (await eventOf(eventId)).status, { timeout: 20_000 }).toBe('delivered');
+    expect(received).toBe(2);
+    // Run 0 retries no more: its next attempt finds the event delivered and sends nothing.
+    expect(await ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).result()).toBe(
+      'delivered',
+    );
+    expect(received).toBe(2);
+    expect(await eventOf(eventId)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('gives an event up only for its latest run, and never once delivered', async () => {
+    answers = [500];
+    received = 0;
+    const eventId = await paidTransactionWithWebhook();
+    const { finishWebhookEvent } = createActivities({ db: ts.database.db, config: ts.config });
+    const giveUp = (run: number) =>
+      new MockActivityEnvironment().run(finishWebhookEvent, { eventId, status: 'undelivered' as const, run });
+    // A redelivery began (run 1): run 0 giving up leaves the event to it.
+    await prepareRedelivery(ts.database.db, eventId, webhookSchedule(ts.config));
+    await giveUp(0);
+    expect(await eventOf(eventId)).toMatchObject({ status: 'pending', run: 1 });
+    await giveUp(1);
+    expect(await eventOf(eventId)).toMatchObject({ status: 'undelivered', run: 1 });
+    // Delivered by any run: no run takes it back.
+    await new MockActivityEnvironment().run(finishWebhookEvent, {
+      eventId,
+      status: 'delivered' as const,
+      run: 1,
+    });
+    await giveUp(1);
+    expect(await eventOf(eventId)).toMatchObject({ status: 'delivered' });
+    await ts.env.client.workflow.getHandle(workflowIds.webhook(eventId, 0)).terminate('test over');
   });
 
   it('records an unreachable receiver as a failed attempt, not a crash', async () => {
