@@ -87,6 +87,19 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
       });
     },
 
+    /**
+     * The deposits recorded as counted towards the payment (by any run of the transaction): what a Reset's
+     * run counts that the run it replaced took after the Reset's point.
+     */
+    async countedDepositsOf(input: { transactionId: string }): Promise<DepositRef[]> {
+      return (await countedDeposits(db, input.transactionId)).map((row) => ({
+        transactionId: row.transactionId,
+        txHash: row.txHash,
+        amount: row.amount,
+        ...(row.sender ? { sender: row.sender } : {}),
+      }));
+    },
+
     /** Records a deposit counted towards the payment; a refund or hold recorded first is kept. */
     async recordDeposit(input: DepositRef): Promise<void> {
       await db

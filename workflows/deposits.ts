@@ -1,4 +1,4 @@
-import { condition, patched } from '@temporalio/workflow';
+import { condition, patched, workflowInfo } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
   depositUpdate,
@@ -8,7 +8,7 @@ import {
   type DepositReceipt,
 } from '../src/contracts';
 import { classify, toleranceUnits, type PaymentStatus } from '../src/lib/settlement';
-import { formatUnits } from '../src/lib/units';
+import { canonicalDecimal, formatUnits, parseUnits } from '../src/lib/units';
 import { records } from './activities';
 import { DepositReturns, type Received } from './deposit-returns';
 import type { TransactionStateMachine } from './state';
@@ -27,6 +27,9 @@ export interface Settlement {
  * from before the change replay without it (README, "Changing a workflow safely").
  */
 const EARLY_DEPOSITS_WAIT = 'early-deposits-wait-for-the-window';
+
+/** A Reset's run counts what the run it replaced counted from the record (`countWhatTheReplacedRunCounted`). */
+const RESET_RUNS_COUNT_RECORDED_DEPOSITS = 'reset-runs-count-recorded-deposits';
 
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */
 export type SettlementOutcome = void | { refused: string };
@@ -172,16 +175,40 @@ export class DepositWatcher {
   private async watch(): Promise<'complete' | 'expired' | 'stopped'> {
     this.counting = true;
     this.deadline = Date.now() + this.expectation.depositWindowSeconds * 1000;
+    await this.countWhatTheReplacedRunCounted();
     this.showProgress();
     await condition(
       () => this.complete || this.machine.stopReason !== undefined,
       this.expectation.depositWindowSeconds * 1000,
       { summary: 'Waiting for deposits' },
     );
+    await this.countWhatTheReplacedRunCounted();
     this.counting = false;
     this.closed = true;
     if (this.machine.stopReason !== undefined) return 'stopped';
     return this.complete ? 'complete' : 'expired';
+  }
+
+  /**
+   * In a run a Reset started: the deposits the run it replaced counted after the Reset's point reach this
+   * run only as reapplied updates, whose proofs were made for that run and are refused here. They are
+   * counted from the service's record instead, each once (docs/operations.md, what Reset does).
+   */
+  private async countWhatTheReplacedRunCounted(): Promise<void> {
+    const info = workflowInfo();
+    const resetRun =
+      info.runId !== info.firstExecutionRunId && info.continuedFromExecutionRunId === undefined;
+    if (!resetRun || !patched(RESET_RUNS_COUNT_RECORDED_DEPOSITS)) return;
+    for (const deposit of await records.countedDepositsOf({ transactionId: this.transactionId })) {
+      if (this.seen.has(deposit.txHash)) continue;
+      this.seen.add(deposit.txHash);
+      const exact = canonicalDecimal(deposit.amount);
+      const units = exact === undefined ? undefined : parseUnits(exact, this.expectation.decimals);
+      if (units === undefined || units <= 0n) continue;
+      this.paid += units;
+      this.counted.push({ txHash: deposit.txHash, units, sender: deposit.sender });
+    }
+    this.showProgress();
   }
 
   /**

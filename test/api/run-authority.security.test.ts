@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, eq, sql } from 'drizzle-orm';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type proto from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import {
@@ -24,13 +24,14 @@ import {
   transactions,
   wallets,
 } from '../../src/db/schema/index';
-import { dataConverter } from '../../src/temporal/client';
+import { dataConverter, sendUpdate } from '../../src/temporal/client';
 import { changedInput, copyRun, type CopiedRun } from '../helpers/forged-runs';
 import {
   NOT_AN_OPS_ACTION,
   NOT_THE_SERVICE_RUN,
   failureTypes,
   firstAnswerUpdate,
+  forceFailUpdate,
   workflowIds,
 } from '../../src/contracts';
 
@@ -333,6 +334,8 @@ describe('a run started by hand, as the Temporal UI or CLI starts one', () => {
   });
 });
 
+const { ResetReapplyType } = proto.temporal.api.enums.v1;
+
 describe('Reset by ops', () => {
   /** Resets `run` to the workflow task that completed at `eventId`, as ops would; answers the new run. */
   async function reset(
@@ -340,6 +343,7 @@ describe('Reset by ops', () => {
     runId: string,
     eventId: proto.temporal.api.history.v1.IHistoryEvent['eventId'],
     identity = 'ops-alice',
+    reapply = true,
   ): Promise<string> {
     const response = await env.client.workflowService.resetWorkflowExecution({
       namespace: env.config.TEMPORAL_NAMESPACE,
@@ -348,6 +352,7 @@ describe('Reset by ops', () => {
       workflowTaskFinishEventId: eventId,
       requestId: randomUUID(),
       identity,
+      ...(reapply ? {} : { resetReapplyType: ResetReapplyType.RESET_REAPPLY_TYPE_NONE }),
     });
     return response.runId;
   }
@@ -400,17 +405,20 @@ describe('Reset by ops', () => {
     },
   );
 
-  it('refuses a proof copied from the run it replaced: a deposit counted before is not counted again', async () => {
+  it('refuses a proof copied from the run it replaced, yet counts what that run counted, once', async () => {
     const payin = await created('/api/v1/test/crypto/payin', payinRequest({ amount: 40 }));
     const id = payin.data.transaction_id;
     const first = (await env.client.workflow.getHandle(id).describe()).runId;
     const deposit = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: '1' });
     expect(deposit.json().deposit).toMatchObject({ disposition: 'counted' });
     const events = await historyOf(id, first);
-    const accepted = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const accepted = events.findIndex(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'deposit',
+    );
     const taskBefore = events.slice(0, accepted).findLast((e) => e.workflowTaskCompletedEventAttributes)!;
     const { updates } = await copiedFrom(id, first);
-    const newRun = await reset(id, first, taskBefore.eventId!);
+    // The deposit came after the Reset's point, and is not reapplied: the new run never took it.
+    const newRun = await reset(id, first, taskBefore.eventId!, 'ops-alice', false);
     const copiedDeposit = updates.find((u) => u.name === 'deposit')!;
     const refused = await ui.workflow
       .getHandle(id, newRun)
@@ -423,11 +431,19 @@ describe('Reset by ops', () => {
     // The service's own deposit reaches the new run, with a proof for it.
     const again = await merchant.postPlain(`/api/v1/test/crypto/${id}/deposit`, { amount: '2' });
     expect(again.json().deposit).toMatchObject({ disposition: 'counted' });
+    // Stopped by ops: both deposits go back, the one the replaced run counted among them, each once.
+    const stopped = await sendUpdate(env.client, id, forceFailUpdate, {
+      reason: 'Stopped.',
+      actor: 'ops-alice',
+    });
+    expect(stopped).toMatchObject({ kind: 'done', result: { status: 'FAILED' } });
     const rows = await env.database.db
       .select()
       .from(cryptoDeposits)
       .where(eq(cryptoDeposits.transactionId, id));
-    expect(rows).toHaveLength(2);
-    await env.client.workflow.getHandle(id).terminate('test over');
+    expect(rows.map((row) => [row.disposition, row.refundAmount?.replace(/\.?0+$/, '')]).sort()).toEqual([
+      ['refunded', '1'],
+      ['refunded', '2'],
+    ]);
   });
 });
