@@ -86,6 +86,7 @@ async function main(): Promise<void> {
         uiPort: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
         dbFile: join(dataDir, 'temporal.db'),
         codecEndpoint: `http://${host}:${port}/codec`,
+        uiActionsOff: true,
       });
       rememberPid(dataDir, 'temporal', temporal.pid);
       stops.push(() => temporal.stop());

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from './postgres';
+import { startUiProxy } from './ui-proxy';
 import { connect } from 'node:net';
 import { allSearchAttributes } from '../contracts';
 
@@ -54,7 +56,13 @@ export async function startTemporalDevServer(options: {
   sqlitePragmas?: string[];
   /** Where the server serves its Prometheus metrics (the bench counts persistence requests there). */
   metricsPort?: number;
+  /**
+   * The Web UI behind a proxy that switches off what ops never need on transactions (Start Workflow,
+   * Terminate, batch actions: src/dev/ui-proxy.ts); the server's own UI then listens on a port of its own.
+   */
+  uiActionsOff?: boolean;
 }): Promise<LocalTemporal> {
+  const serverUiPort = options.uiActionsOff ? await freePort() : options.uiPort;
   const args = [
     'server',
     'start-dev',
@@ -63,7 +71,7 @@ export async function startTemporalDevServer(options: {
     '--port',
     String(options.port),
     '--ui-port',
-    String(options.uiPort),
+    String(serverUiPort),
     '--db-filename',
     options.dbFile,
     '--log-level',
@@ -89,11 +97,20 @@ export async function startTemporalDevServer(options: {
       throw new Error(`the Temporal dev server exited (${code}):\n${stderr}`);
     }),
   ]);
+  const proxy = options.uiActionsOff
+    ? await startUiProxy({ host: '127.0.0.1', port: options.uiPort, upstreamPort: serverUiPort }).catch(
+        (error: unknown) => {
+          child.kill('SIGTERM');
+          throw error;
+        },
+      )
+    : undefined;
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: `http://127.0.0.1:${options.uiPort}`,
     ...(child.pid !== undefined ? { pid: child.pid } : {}),
     async stop() {
+      await proxy?.close();
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -6,6 +6,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import { parse } from 'yaml';
+import { UI_ACTIONS_OFF } from '../../src/dev/ui-proxy';
 import { allSearchAttributes } from '../../src/contracts';
 import { loadConfig } from '../../src/platform/config';
 
@@ -279,6 +280,16 @@ describe('docker-compose.yml', () => {
     expect(nginx).toContain(`set $api http://api:${api.PORT};`);
     expect(nginx).toContain(`proxy_set_header Authorization "Bearer ${api.CODEC_TOKEN}";`);
     expect(nginx).toContain(`listen ${service('codec-proxy').ports?.[0]?.split(':').at(-1)};`);
+  });
+
+  it('switches off in the Temporal UI what npm run dev switches off: Start Workflow, Terminate, batch actions', () => {
+    const ui = environment('temporal-ui');
+    const names: Record<keyof typeof UI_ACTIONS_OFF, string> = {
+      StartWorkflowDisabled: 'TEMPORAL_START_WORKFLOW_DISABLED',
+      WorkflowTerminateDisabled: 'TEMPORAL_WORKFLOW_TERMINATE_DISABLED',
+      BatchActionsDisabled: 'TEMPORAL_BATCH_ACTIONS_DISABLED',
+    };
+    for (const name of Object.values(names)) expect(ui[name], name).toBe('true');
   });
 });
 
