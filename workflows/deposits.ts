@@ -28,7 +28,11 @@ export interface Settlement {
  */
 const EARLY_DEPOSITS_WAIT = 'early-deposits-wait-for-the-window';
 
-/** A Reset's run counts what the run it replaced counted from the record (`countWhatTheReplacedRunCounted`). */
+/**
+ * A Reset's run counts what the run it replaced counted from the record (`countWhatTheReplacedRunCounted`).
+ * Only a Reset's runs take this branch, told by their run id, which a worker replaying one knows; an
+ * offline replay of a history (the replay test) does not, so none of a Reset's run is kept there.
+ */
 const RESET_RUNS_COUNT_RECORDED_DEPOSITS = 'reset-runs-count-recorded-deposits';
 
 /** What `conclude` needs from the flow once the payment is settled: nothing, or why it cannot be taken. */

@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { sendAftercare } from '../../src/transactions/aftercare';
 import proto from '@temporalio/proto';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import {
@@ -23,7 +24,6 @@ import {
   depositUpdate,
   firstAnswerUpdate,
   hostedDecisionUpdate,
-  refundUpdate,
   workflowIds,
   type WorkflowName,
 } from '../../src/contracts';
@@ -62,7 +62,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function start<T extends { transactionId: string }>(
   name: WorkflowName,
   input: T,
-): Promise<WorkflowHandle> {
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const handle = await env.client.workflow.start(name, {
     workflowId: input.transactionId,
     taskQueue: env.config.TEMPORAL_TASK_QUEUE,
@@ -95,15 +95,12 @@ it('records the histories', { timeout: 180_000 }, async () => {
   const card = async (pan: string) => insertCardTransaction(env.database.db, key(), merchant, { pan });
   const frictionless = await start('cardPayment', await card('4242424242424242'));
   await save('card-frictionless', frictionless, 'finished');
-  const aftercare = await env.client.workflow.executeUpdateWithStart(refundUpdate, {
-    args: [{ reason: 'Customer request', actor: 'merchant:recording' }],
-    startWorkflowOperation: new WithStartWorkflowOperation('aftercare', {
-      workflowId: workflowIds.aftercare(frictionless.workflowId),
-      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [{ transactionId: frictionless.workflowId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    }),
-  });
+  const aftercare = await sendAftercare(
+    { db: env.database.db, temporal: env.client, config: env.config },
+    frictionless.workflowId,
+    'refund',
+    { reason: 'Customer request', actor: 'merchant:recording' },
+  );
   if (!('applied' in aftercare)) throw new Error(`the refund was refused: ${aftercare.refused}`);
   await save(
     'aftercare-card-refunded',
@@ -123,6 +120,11 @@ it('records the histories', { timeout: 180_000 }, async () => {
   const payout = async (pan: string) => insertPayoutTransaction(env.database.db, key(), merchant, { pan });
   await save('payout-paid', await start('cardPayout', await payout('4222222222222222')), 'finished');
   await save('payout-declined', await start('cardPayout', await payout('4333333333333333')), 'finished');
+  await save(
+    'payout-send-answer-lost',
+    await start('cardPayout', await payout('4000000000003261')),
+    'finished',
+  );
   await save(
     'payout-mid-verification',
     await start('cardPayout', await payout('4000000000003220')),
