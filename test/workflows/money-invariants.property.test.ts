@@ -54,6 +54,7 @@ import { cardPayout } from '../../workflows/card-payout';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
 import {
+  INTERNAL_UPDATES,
   NOT_AN_OPS_ACTION,
   connectorKeys,
   failureTypes,
@@ -622,7 +623,9 @@ async function runScenario(
       await forgeRun(handle, `PAforged${forgedRuns}x${id.slice(2)}`);
     } else if (step.kind === 'copiedProof') {
       const { updates } = await copyRun(ts.env.client, ts.config, id, handle.firstExecutionRunId);
-      for (const update of updates) {
+      // The updates that carry a proof (ops updates carry none: sent again by name, they are ops' again).
+      const proven = updates.filter((u) => (INTERNAL_UPDATES as readonly string[]).includes(u.name));
+      for (const update of proven) {
         const sent = await ui()
           .workflow.getHandle(id, handle.firstExecutionRunId)
           .executeUpdate(update.name, { args: update.args })
