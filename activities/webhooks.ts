@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
-import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
-import { transactions, webhookAttempts, webhookEvents } from '../src/db/schema/index';
+import { transactions, webhookAttempts, webhookEvents, webhookSecrets } from '../src/db/schema/index';
 import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
 import { stringifyExact } from '../src/lib/json';
-import { merchantWebhookSecret } from '../src/merchants/keys';
+import { decryptSecret } from '../src/ciphers/secrets';
 import { TtlCache } from '../src/lib/ttl-cache';
 import { PrivateAddressError, type Resolver } from '../src/net/address-policy';
 import { PostTimeoutError, postToMerchant } from '../src/net/post';
@@ -36,23 +36,37 @@ export interface FirstAttempt extends RecordedEvent {
   error: string | null;
 }
 
-type EventRow = typeof webhookEvents.$inferSelect;
+/** An event with what signs it: the merchant's webhook secrets valid now, encrypted, newest first. */
+type SignedEvent = typeof webhookEvents.$inferSelect & { secrets: string[] };
+
+/**
+ * The merchant's valid webhook secrets (encrypted, newest first), read by the statement that reads the event
+ * or the transaction (`table`, whose `merchant_id` names the merchant: written out in full, since a bare
+ * column name inside the sub-select would be the secrets' own).
+ */
+function validSecretsOf(table: 'transactions' | 'webhook_events') {
+  return sql<string[]>`(select coalesce(array_agg(s.secret_enc order by s.created_at desc, s.id desc), '{}')
+    from ${webhookSecrets} s
+    where s.merchant_id = ${sql.raw(`"${table}"."merchant_id"`)}
+      and (s.expires_at is null or s.expires_at > now()))`;
+}
 
 /** Attempts in flight at once to one merchant endpoint (its origin), and over a whole batch. */
 const PER_ENDPOINT = 8;
 const PER_BATCH = 32;
 
 export function webhookActivities(db: Db, config: WebhookConfig) {
-  // A merchant's webhook secret is set when the merchant is made and never changes (key rotation leaves
-  // it): kept a while per worker instead of read and decrypted for every attempt.
-  const secrets = new TtlCache<string, string>(5 * 60_000, 10_000);
-  const secretOf = async (merchantId: string): Promise<string> => {
-    const cached = secrets.get(merchantId);
-    if (cached !== undefined) return cached;
-    const secret = await merchantWebhookSecret(db, config.masterKey, merchantId);
-    secrets.set(merchantId, secret);
-    return secret;
-  };
+  // The merchant's valid webhook secrets are read with the event, by the same statement, at every attempt:
+  // a rotation (docs/webhooks.md) signs the next webhook. Only their decryption is kept, by ciphertext.
+  const decrypted = new TtlCache<string, string>(60 * 60_000, 10_000);
+  const secretsOf = (event: { secrets: string[] }): string[] =>
+    event.secrets.map((secretEnc) => {
+      const cached = decrypted.get(secretEnc);
+      if (cached !== undefined) return cached;
+      const secret = decryptSecret(secretEnc, config.masterKey);
+      decrypted.set(secretEnc, secret);
+      return secret;
+    });
   const scheduled = (eventId: string): RecordedEvent => ({
     eventId,
     delaysSeconds: config.delaysSeconds,
@@ -66,9 +80,13 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
   async function recordEvent(input: {
     transactionId: string;
     eventKey: string;
-  }): Promise<EventRow | undefined> {
-    const [row] = await db.select().from(transactions).where(eq(transactions.id, input.transactionId));
-    if (!row) throw new Error(`transaction ${input.transactionId} not found`);
+  }): Promise<SignedEvent | undefined> {
+    const [found] = await db
+      .select({ row: transactions, secrets: validSecretsOf('transactions') })
+      .from(transactions)
+      .where(eq(transactions.id, input.transactionId));
+    if (!found) throw new Error(`transaction ${input.transactionId} not found`);
+    const { row, secrets } = found;
     if (!row.webhookUrl) return undefined;
     const eventId = newId('evt');
     const [inserted] = await db
@@ -84,12 +102,12 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       })
       .onConflictDoNothing({ target: [webhookEvents.transactionId, webhookEvents.eventKey] })
       .returning();
-    if (inserted) return inserted;
+    if (inserted) return { ...inserted, secrets };
     const [existing] = await db
       .select()
       .from(webhookEvents)
       .where(and(eq(webhookEvents.transactionId, row.id), eq(webhookEvents.eventKey, input.eventKey)));
-    return existing;
+    return existing && { ...existing, secrets };
   }
 
   /**
@@ -97,17 +115,16 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
    * attempts (once per attempt, whatever retries), and with `recordDelivery` the event delivered.
    */
   async function attempt(
-    event: EventRow,
+    event: SignedEvent,
     input: { run: number; attempt: number; recordDelivery?: boolean | undefined },
   ): Promise<{ delivered: boolean; error: string | null }> {
     const startedAt = new Date();
     const started = performance.now();
     let httpStatus: number | null = null;
     let error: string | null = null;
-    const secret = await secretOf(event.merchantId);
     try {
       httpStatus = await postToMerchant(event.url, {
-        headers: webhookHeaders(event.body, secret, event.id, Math.floor(Date.now() / 1000)),
+        headers: webhookHeaders(event.body, secretsOf(event), event.id, Math.floor(Date.now() / 1000)),
         body: event.body,
         timeoutMs: config.timeoutMs,
         policy: { mode: event.mode, allowPrivate: config.allowPrivateUrls, resolve: config.resolve },
@@ -178,7 +195,10 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
       attempt: number;
       recordDelivery?: boolean;
     }): Promise<{ delivered: boolean; error: string | null }> {
-      const [event] = await db.select().from(webhookEvents).where(eq(webhookEvents.id, input.eventId));
+      const [event] = await db
+        .select({ ...getTableColumns(webhookEvents), secrets: validSecretsOf('webhook_events') })
+        .from(webhookEvents)
+        .where(eq(webhookEvents.id, input.eventId));
       if (!event) throw new Error(`webhook event ${input.eventId} not found`);
       // Delivered meanwhile (by a redelivery, or by this run's own attempt whose answer was lost): the
       // merchant has it, so this run's retries stop here.
@@ -196,7 +216,12 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
     }): Promise<{ eventId: string; run: number; delivered: boolean; error: string | null }[]> {
       const ids = [...new Set(input.runs.map((r) => r.eventId))];
       const events = new Map(
-        (await db.select().from(webhookEvents).where(inArray(webhookEvents.id, ids))).map((e) => [e.id, e]),
+        (
+          await db
+            .select({ ...getTableColumns(webhookEvents), secrets: validSecretsOf('webhook_events') })
+            .from(webhookEvents)
+            .where(inArray(webhookEvents.id, ids))
+        ).map((e) => [e.id, e]),
       );
       const taken = new Set(
         (

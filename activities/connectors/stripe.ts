@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { NotProcessedError, OutcomeUnknownError } from './errors';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './types';
+import { toStripeAmount } from './stripe-amounts';
 
 /**
  * Stripe as a card acquirer, through Stripe's official library (docs/connectors.md). The card becomes a
@@ -65,12 +66,16 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
     return client;
   };
 
-  /** Where a PaymentIntent stands, in our terms. */
+  /**
+   * Where a PaymentIntent stands, in our terms. Only a captured payment is approved: one Stripe only
+   * authorized (`requires_capture`, on an account that captures by hand) is captured first (`captured`).
+   */
   const resultOf = (intent: Stripe.PaymentIntent): AuthorizeResult => {
     switch (intent.status) {
       case 'succeeded':
-      case 'requires_capture':
         return { outcome: 'approved', reference: intent.id };
+      case 'requires_capture':
+        throw new OutcomeUnknownError('stripe: the payment is authorized, not captured');
       case 'requires_action': {
         const url = intent.next_action?.redirect_to_url?.url;
         return { outcome: 'challenge', reference: intent.id, ...(url ? { redirectUrl: url } : {}) };
@@ -83,6 +88,20 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
         throw new OutcomeUnknownError(`stripe: payment intent ${intent.status}`);
     }
   };
+
+  /**
+   * A PaymentIntent Stripe authorized but did not capture (the account captures by hand, or it was made
+   * before payments asked for automatic capture) is captured, under its own idempotency key, so that what
+   * the service calls a payment is one: never SUCCESS on an authorization alone, which would lapse.
+   */
+  const captured = async (
+    stripe: Stripe,
+    intent: Stripe.PaymentIntent,
+    key: string,
+  ): Promise<Stripe.PaymentIntent> =>
+    intent.status === 'requires_capture'
+      ? stripe.paymentIntents.capture(intent.id, {}, { idempotencyKey: `${key}:capture` })
+      : intent;
 
   /** Stripe's errors in our terms: a card error is a decline; what it refused is not processed. */
   const call = async (run: () => Promise<AuthorizeResult>): Promise<AuthorizeResult> => {
@@ -107,6 +126,9 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
   const acquirer: CardAcquirer = {
     authorize: (request) =>
       call(async () => {
+        // Stripe's decimals, not ISO's: an amount it cannot take exactly is refused before any call.
+        const stripeAmount = toStripeAmount(request.amountMinor, request.currency);
+        if ('refused' in stripeAmount) return { outcome: 'declined', message: stripeAmount.refused };
         const stripe = clientFor(request.terminal);
         const [month, year] = request.expiry.split('/');
         const method = await stripe.paymentMethods.create(
@@ -118,27 +140,30 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
         );
         const intent = await stripe.paymentIntents.create(
           {
-            amount: exactAmount(request.amountMinor),
+            amount: exactAmount(stripeAmount.amount),
             currency: request.currency.toLowerCase(),
             payment_method: method.id,
             confirm: true,
+            // Whatever the account's default: a payment is captured, not only authorized.
+            capture_method: 'automatic',
             return_url: request.returnUrl,
             metadata: { transaction_id: request.transactionId, idempotency_key: request.idempotencyKey },
           },
           { idempotencyKey: request.idempotencyKey },
         );
-        return resultOf(intent);
+        return resultOf(await captured(stripe, intent, request.idempotencyKey));
       }),
 
     // The cardholder answered on Stripe's page; what they answered is what the PaymentIntent says now.
     completeChallenge: (request) =>
       call(async () => {
-        const intent = await clientFor(request.terminal).paymentIntents.retrieve(request.reference);
+        const stripe = clientFor(request.terminal);
+        const intent = await stripe.paymentIntents.retrieve(request.reference);
         // Not finished on Stripe's page yet (or the return URL was visited early): asked again later.
         if (intent.status === 'requires_action') {
           throw new NotProcessedError('stripe: the cardholder has not finished 3-D Secure');
         }
-        const result = resultOf(intent);
+        const result = resultOf(await captured(stripe, intent, request.authorizationKey));
         return result.outcome === 'declined'
           ? { outcome: 'declined', message: '3DS authentication failed.' }
           : result;
@@ -149,6 +174,10 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
     cancel: (request) =>
       call(async () => {
         const stripe = clientFor(request.terminal);
+        // One the cardholder finished that Stripe only authorized is captured, never voided.
+        const current = await stripe.paymentIntents.retrieve(request.reference);
+        if (current.status === 'requires_capture')
+          return resultOf(await captured(stripe, current, request.authorizationKey));
         try {
           return resultOf(
             await stripe.paymentIntents.cancel(
@@ -171,7 +200,8 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
       // never taken for "not processed".
       if (request.reference) {
         try {
-          return resultOf(await stripe.paymentIntents.retrieve(request.reference));
+          const intent = await stripe.paymentIntents.retrieve(request.reference);
+          return resultOf(await captured(stripe, intent, request.authorizationKey));
         } catch (error) {
           if (error instanceof OutcomeUnknownError) return { outcome: 'pending' };
           if (error instanceof Stripe.errors.StripeError)
@@ -186,7 +216,7 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
         })) {
           if (intent.metadata?.idempotency_key === request.authorizationKey) {
             try {
-              return resultOf(intent);
+              return resultOf(await captured(stripe, intent, request.authorizationKey));
             } catch {
               return { outcome: 'pending' };
             }

@@ -149,12 +149,13 @@ export class PaymentsClient {
 
   /**
    * Checks a received webhook over its raw body (docs/webhooks.md): the signature, the body hash and that
-   * it is recent. `headers` as your framework gives them (lower-case names).
+   * it is recent. `headers` as your framework gives them (lower-case names). `webhookSecret`: your secret,
+   * or during a key rotation's overlap both the new one and the old.
    */
   static verifyWebhook(
     rawBody: string,
     headers: Record<string, string | string[] | undefined>,
-    webhookSecret: string,
+    webhookSecret: string | readonly string[],
     toleranceSeconds = 300,
   ): WebhookCheck & { valid: boolean } {
     const header = (name: string) => {

@@ -1,6 +1,14 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { auditLog, encryptionKeys, merchants, secretKeys, terminals, wallets } from '../db/schema/index';
+import {
+  auditLog,
+  encryptionKeys,
+  merchants,
+  secretKeys,
+  terminals,
+  wallets,
+  webhookSecrets,
+} from '../db/schema/index';
 import { encryptSecret } from '../ciphers/secrets';
 import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { newId } from '../ciphers/ids';
@@ -47,11 +55,9 @@ export async function createMerchant(
   const encryptionKey = newEncryptionKey();
   const webhookSecret = encryptionKey;
   return db.transaction(async (tx) => {
-    await tx.insert(merchants).values({
-      id: merchantId,
-      name: options.name,
-      webhookSecretEnc: encryptSecret(webhookSecret, masterKey),
-    });
+    const secretEnc = encryptSecret(webhookSecret, masterKey);
+    await tx.insert(merchants).values({ id: merchantId, name: options.name, webhookSecretEnc: secretEnc });
+    await tx.insert(webhookSecrets).values({ merchantId, secretEnc });
     for (const mode of MODES) {
       await tx.insert(secretKeys).values({
         merchantId,

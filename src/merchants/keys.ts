@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { auditLog, encryptionKeys, merchants, secretKeys } from '../db/schema/index';
+import { auditLog, encryptionKeys, merchants, secretKeys, webhookSecrets } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { MODES, type Mode } from '../lib/vocabulary';
@@ -37,28 +37,36 @@ export async function merchantEncryptionKeys(
   const rows = await db
     .select({ keyEnc: encryptionKeys.keyEnc })
     .from(encryptionKeys)
-    .where(
-      and(
-        eq(encryptionKeys.merchantId, merchantId),
-        or(isNull(encryptionKeys.expiresAt), gt(encryptionKeys.expiresAt, sql`now()`)),
-      ),
-    )
+    .where(and(eq(encryptionKeys.merchantId, merchantId), validNow(encryptionKeys.expiresAt)))
     .orderBy(sql`${encryptionKeys.createdAt} desc, ${encryptionKeys.id} desc`);
   return rows.map((row) => decryptSecret(row.keyEnc, masterKey));
 }
 
-export async function merchantWebhookSecret(db: Db, masterKey: string, merchantId: string): Promise<string> {
-  const [row] = await db
-    .select({ secret: merchants.webhookSecretEnc })
-    .from(merchants)
-    .where(eq(merchants.id, merchantId));
-  if (!row) throw new Error(`merchant ${merchantId} not found`);
-  return decryptSecret(row.secret, masterKey);
+/**
+ * The merchant's valid webhook secrets, newest first: one, or during a rotation's overlap the new one and
+ * those it replaces (docs/webhooks.md).
+ */
+export async function merchantWebhookSecrets(
+  db: Db,
+  masterKey: string,
+  merchantId: string,
+): Promise<string[]> {
+  const rows = await db
+    .select({ secretEnc: webhookSecrets.secretEnc })
+    .from(webhookSecrets)
+    .where(and(eq(webhookSecrets.merchantId, merchantId), validNow(webhookSecrets.expiresAt)))
+    .orderBy(sql`${webhookSecrets.createdAt} desc, ${webhookSecrets.id} desc`);
+  return rows.map((row) => decryptSecret(row.secretEnc, masterKey));
+}
+
+/** A key, secret or webhook secret not retired, or retired only at a time still to come. */
+function validNow(expiresAt: typeof webhookSecrets.expiresAt | typeof encryptionKeys.expiresAt) {
+  return or(isNull(expiresAt), gt(expiresAt, sql`now()`));
 }
 
 /**
- * Issues new secret keys (both modes) and a new encryption key. The old ones keep working for
- * `overlapHours`, then stop.
+ * Issues new secret keys (both modes), a new encryption key and with it a new webhook secret. The old ones
+ * keep working for `overlapHours`, then stop.
  */
 export async function rotateMerchantKeys(
   db: Db,
@@ -69,6 +77,8 @@ export async function rotateMerchantKeys(
   test_secret_key: string;
   live_secret_key: string;
   encryption_key: string;
+  /** What signs webhooks from now on: the new encryption key (docs/webhooks.md). */
+  webhook_secret: string;
   old_keys_expire_at: string;
 }> {
   const keys = { test: newSecretKey('test'), live: newSecretKey('live') };
@@ -80,8 +90,9 @@ export async function rotateMerchantKeys(
       .where(eq(merchants.id, merchantId));
     if (!merchant) throw new Error(`Merchant ${merchantId} not found.`);
     const expiry = sql`now() + make_interval(hours => ${overlapHours})`;
-    const retiring = (column: typeof secretKeys.expiresAt | typeof encryptionKeys.expiresAt) =>
-      or(isNull(column), gt(column, expiry));
+    const retiring = (
+      column: typeof secretKeys.expiresAt | typeof encryptionKeys.expiresAt | typeof webhookSecrets.expiresAt,
+    ) => or(isNull(column), gt(column, expiry));
     await tx
       .update(secretKeys)
       .set({ expiresAt: expiry })
@@ -96,6 +107,15 @@ export async function rotateMerchantKeys(
         .values({ merchantId, mode, keyHash: hashSecretKey(keys[mode]), keyPrefix: keys[mode].slice(0, 12) });
     }
     await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
+    // What signs webhooks rotates with what encrypts requests, over the same overlap (the webhook secret is
+    // the encryption key, as the contract's default has it).
+    await tx
+      .update(webhookSecrets)
+      .set({ expiresAt: expiry })
+      .where(and(eq(webhookSecrets.merchantId, merchantId), retiring(webhookSecrets.expiresAt)));
+    await tx
+      .insert(webhookSecrets)
+      .values({ merchantId, secretEnc: encryptSecret(encryptionKey, masterKey) });
     const [{ at }] = (await tx.execute<{ at: string }>(sql`select (${expiry})::text as at`)).rows as [
       { at: string },
     ];
@@ -106,6 +126,7 @@ export async function rotateMerchantKeys(
       test_secret_key: keys.test,
       live_secret_key: keys.live,
       encryption_key: encryptionKey,
+      webhook_secret: encryptionKey,
       old_keys_expire_at: new Date(at).toISOString(),
     };
   });

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
+import { startWebhookReceiver, verifyWebhook } from '../helpers/webhook-receiver';
+import { webhookFor } from '../helpers/hosted-pages';
 
 let env: TestEnv;
 let merchant: MerchantClient;
@@ -150,6 +152,69 @@ describe('bearer authentication on every merchant endpoint', () => {
       expect((await on(again.test_secret_key)).statusCode).toBe(200);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('webhook signing through a key rotation', () => {
+  it('signs with both secrets during the overlap, and after it, or with overlap 0, only with the new one', async () => {
+    const { rotateMerchantKeys } = await import('../../src/merchants/keys');
+    const receiver = await startWebhookReceiver();
+    try {
+      const credentials = await env.createMerchant();
+      /** Pays by card with a webhook, and checks its webhook against each secret. */
+      const paidWebhookVerifiesWith = async (client: MerchantClient, ...secrets: string[]) => {
+        const paid = await client.post('/api/v1/test/card', cardRequest({ webhook_url: receiver.url }));
+        const webhook = await webhookFor(receiver, paid.json().data.transaction_id as string);
+        return secrets.map((secret) => verifyWebhook(webhook, secret));
+      };
+      const original = credentials.webhook_secret;
+
+      // A rotation with an overlap: either secret verifies, the old one as before (hash and signature).
+      const rotated = await rotateMerchantKeys(
+        env.database.db,
+        env.config.MASTER_KEY,
+        credentials.merchant_id,
+        1,
+      );
+      const during = merchantClient(env.app, {
+        ...credentials,
+        test_secret_key: rotated.test_secret_key,
+        encryption_key: rotated.encryption_key,
+      });
+      const [oldDuring, newDuring] = await paidWebhookVerifiesWith(during, original, rotated.encryption_key);
+      expect(oldDuring).toEqual({ hash: true, signature: true });
+      expect(newDuring).toEqual({ hash: false, signature: true });
+
+      // The overlap over: only the new secret verifies.
+      await env.database.db.execute(
+        sql`update webhook_secrets set expires_at = now() where merchant_id = ${credentials.merchant_id} and expires_at is not null`,
+      );
+      const [oldAfter, newAfter] = await paidWebhookVerifiesWith(during, original, rotated.encryption_key);
+      expect(oldAfter).toEqual({ hash: false, signature: false });
+      expect(newAfter).toEqual({ hash: true, signature: true });
+
+      // A rotation with overlap 0 (a leaked key): the next webhook already verifies only with the new one.
+      const again = await rotateMerchantKeys(
+        env.database.db,
+        env.config.MASTER_KEY,
+        credentials.merchant_id,
+        0,
+      );
+      const now = merchantClient(env.app, {
+        ...credentials,
+        test_secret_key: again.test_secret_key,
+        encryption_key: again.encryption_key,
+      });
+      const [leaked, fresh] = await paidWebhookVerifiesWith(
+        now,
+        rotated.encryption_key,
+        again.encryption_key,
+      );
+      expect(leaked).toEqual({ hash: false, signature: false });
+      expect(fresh).toEqual({ hash: true, signature: true });
+    } finally {
+      await receiver.close();
     }
   });
 });

@@ -144,7 +144,9 @@ describe('npx payments', () => {
     const created = JSON.parse((await cli('merchants', 'create', '--name', 'Rotating', '--json')).stdout);
     const rotated = await cli('merchants', 'rotate-keys', '--merchant', created.merchant_id, '--json');
     expect(rotated.code).toBe(0);
-    expect(JSON.parse(rotated.stdout).test_secret_key).not.toBe(created.test_secret_key);
+    const keys = JSON.parse(rotated.stdout);
+    expect(keys.test_secret_key).not.toBe(created.test_secret_key);
+    expect(keys.webhook_secret).toBe(keys.encryption_key);
     const terminal = await cli(
       'terminals',
       'add',

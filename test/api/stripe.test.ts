@@ -5,6 +5,8 @@ import { runCliIn } from '../helpers/cli';
 import { startStripeDouble, type StripeDouble } from '../helpers/stripe';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
 import { terminals, transactions } from '../../src/db/schema/index';
+import Stripe from 'stripe';
+import { stripeAcquirer } from '../../activities/connectors/stripe';
 
 let env: TestEnv;
 let stripe: StripeDouble;
@@ -176,6 +178,72 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     expect(intentsFor(id)).toHaveLength(0);
   });
 
+  it.each([
+    // ISO 4217 minor units in, Stripe's own units out (docs.stripe.com/currencies).
+    ['USD', 1050, 1050],
+    ['JPY', 500, 500],
+    ['ISK', 500, 50_000],
+    ['KWD', 1230, 1230],
+    ['MGA', 1000, 10],
+  ])('charges %s %i (ISO minor units) as Stripe amount %i', async (currency, amount, stripeAmount) => {
+    const response = await pay('4242424242424242', { currency, amount });
+    expect(response.json(), response.body).toMatchObject({ status: 'SUCCESS' });
+    const [intent] = intentsFor(response.json().data.transaction_id as string);
+    expect(intent).toMatchObject({ amount: stripeAmount, currency: currency.toLowerCase() });
+  });
+
+  it.each([
+    ['MGA', 1050, 'Stripe takes MGA in whole units: 10.50 MGA cannot be charged exactly.'],
+    ['KWD', 1234, 'Stripe takes KWD amounts whose last decimal is 0: 1.234 KWD cannot be charged exactly.'],
+  ])('refuses %s %i before any call to Stripe, with why', async (currency, amount, message) => {
+    const before = stripe.requests.length;
+    const response = await pay('4242424242424242', { currency, amount, terminal_id: stripeTerminal });
+    expect(response.json()).toMatchObject({ status: 'FAILED', message });
+    expect(stripe.requests.length, 'nothing was sent to Stripe').toBe(before);
+  });
+
+  it('never shows SUCCESS on an authorization alone: a payment on a manual-capture account is captured', async () => {
+    stripe.captureMethod = 'manual';
+    try {
+      const response = await pay('4242424242424242');
+      expect(response.json()).toMatchObject({ status: 'SUCCESS' });
+      const id = response.json().data.transaction_id as string;
+      const [intent] = intentsFor(id);
+      // Asked for automatic capture, whatever the account's default: captured as Stripe confirmed it.
+      expect(intent).toMatchObject({ capture_method: 'automatic', status: 'succeeded' });
+
+      // A PaymentIntent Stripe only authorized (as one made before payments asked for automatic capture):
+      // captured, under its own key, before the payment shows SUCCESS.
+      const acquirer = stripeAcquirer({ apiUrl: stripe.url });
+      const terminal = {
+        terminalId: stripeTerminal,
+        credentials: { secret_key: 'sk_test_doubleDOUBLEdouble123' },
+      };
+      const created = await new Stripe(
+        'sk_test_doubleDOUBLEdouble123',
+        stripeClientOptions(stripe.url),
+      ).paymentIntents.create({
+        amount: 700,
+        currency: 'usd',
+        payment_method: 'pm_card_visa',
+        confirm: true,
+        capture_method: 'manual',
+      });
+      expect(stripe.intents.get(created.id)).toMatchObject({ status: 'requires_capture' });
+      const looked = await acquirer.lookup({
+        authorizationKey: 'legacy-key',
+        reference: created.id,
+        terminal,
+      });
+      expect(looked).toEqual({ outcome: 'approved', reference: created.id });
+      expect(stripe.intents.get(created.id)).toMatchObject({ status: 'succeeded' });
+      const captures = stripe.requests.filter((r) => r.path === `/v1/payment_intents/${created.id}/capture`);
+      expect(captures.map((r) => r.idempotencyKey)).toEqual(['legacy-key:capture']);
+    } finally {
+      stripe.captureMethod = 'automatic';
+    }
+  });
+
   it('every request Stripe got matched its API specification, and the secret key is stored encrypted', async () => {
     expect(stripe.requests.length).toBeGreaterThan(10);
     expect(stripe.violations).toEqual([]);
@@ -184,3 +252,9 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     expect(row!.credentialsEnc).not.toContain('sk_test_');
   });
 });
+
+/** Options for Stripe's own client against the double, as the connector sets them. */
+function stripeClientOptions(url: string) {
+  const api = new URL(url);
+  return { host: api.hostname, port: api.port, protocol: 'http' as const, maxNetworkRetries: 0 };
+}

@@ -17,6 +17,11 @@ export interface StripeDouble {
   complete3ds(intentId: string, approve: boolean): void;
   /** The next PaymentIntent create is processed, then its answer lost (the connection drops). */
   loseNextIntentAnswer(): void;
+  /**
+   * The account's default capture method (`automatic` unless set): with `manual`, a PaymentIntent created
+   * without its own `capture_method` is only authorized (`requires_capture`) until it is captured.
+   */
+  captureMethod: 'automatic' | 'manual';
   close(): Promise<void>;
 }
 
@@ -92,7 +97,13 @@ export async function startStripeDouble(): Promise<StripeDouble> {
         currency: form.get('currency'),
         metadata,
         payment_method: form.get('payment_method'),
-        status: card === '4000002760003184' ? 'requires_action' : 'succeeded',
+        capture_method: form.get('capture_method') ?? double.captureMethod,
+        status:
+          card === '4000002760003184'
+            ? 'requires_action'
+            : (form.get('capture_method') ?? double.captureMethod) === 'manual'
+              ? 'requires_capture'
+              : 'succeeded',
         next_action:
           card === '4000002760003184'
             ? {
@@ -103,6 +114,24 @@ export async function startStripeDouble(): Promise<StripeDouble> {
         last_payment_error: null,
       };
       intents.set(id, intent);
+      return { status: 200, body: intent };
+    }
+    const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
+    if (method === 'POST' && capture) {
+      const intent = intents.get(capture[1]!);
+      if (!intent || intent.status !== 'requires_capture')
+        return {
+          status: 400,
+          body: {
+            error: {
+              type: 'invalid_request_error',
+              code: 'payment_intent_unexpected_state',
+              message: 'This PaymentIntent could not be captured.',
+            },
+          },
+        };
+      intent.status = 'succeeded';
+      intent.amount_received = intent.amount;
       return { status: 200, body: intent };
     }
     const canceled = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
@@ -196,8 +225,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${port}`;
 
-  return {
+  const double: StripeDouble = {
     url: baseUrl,
+    captureMethod: 'automatic',
     violations,
     requests,
     intents,
@@ -218,4 +248,5 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       mock.kill('SIGTERM');
     },
   };
+  return double;
 }

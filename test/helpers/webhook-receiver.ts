@@ -51,7 +51,10 @@ export async function startWebhookReceiver(): Promise<{
   };
 }
 
-/** Checks both signatures the way a merchant would, from the raw body and the webhook secret. */
+/**
+ * Checks both signatures the way a merchant would, from the raw body and the webhook secret: the body's
+ * hash, and any of the space-separated `webhook-signature` entries (several during a key rotation).
+ */
 export function verifyWebhook(
   webhook: ReceivedWebhook,
   secret: string,
@@ -60,9 +63,13 @@ export function verifyWebhook(
   const id = String(webhook.headers['webhook-id']);
   const timestamp = String(webhook.headers['webhook-timestamp']);
   const expected = createHmac('sha256', secret).update(`${id}.${timestamp}.${webhook.body}`).digest('base64');
-  const given = String(webhook.headers['webhook-signature']).replace(/^v1,/, '');
+  const given = String(webhook.headers['webhook-signature'])
+    .split(' ')
+    .map((entry) => entry.replace(/^v1,/, ''));
   return {
     hash: hash === webhook.headers['fs-webhook-hash'],
-    signature: given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected)),
+    signature: given.some(
+      (one) => one.length === expected.length && timingSafeEqual(Buffer.from(one), Buffer.from(expected)),
+    ),
   };
 }

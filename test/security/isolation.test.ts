@@ -172,9 +172,9 @@ describe('the acquirer return URL', () => {
 describe('secrets at rest', () => {
   it('no secret key, encryption key or webhook secret is readable anywhere in the database', async () => {
     const merchant = await env.createMerchant();
-    const { merchantWebhookSecret } = await import('../../src/merchants/keys');
+    const { merchantWebhookSecrets } = await import('../../src/merchants/keys');
     const secrets = [
-      await merchantWebhookSecret(env.database.db, env.config.MASTER_KEY, merchant.merchant_id),
+      ...(await merchantWebhookSecrets(env.database.db, env.config.MASTER_KEY, merchant.merchant_id)),
       merchant.test_secret_key,
       merchant.live_secret_key,
       merchant.encryption_key,

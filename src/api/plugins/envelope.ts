@@ -23,27 +23,38 @@ export function decryptBody(options: { keysOf: (merchantId: string) => Promise<s
       });
     }
     const merchantId = request.merchant.merchantId;
-    let keys = cache.get(merchantId);
-    if (!keys) {
-      keys = await options.keysOf(merchantId);
-      cache.set(merchantId, keys);
+    const cached = cache.get(merchantId);
+    const keys = cached ?? (await options.keysOf(merchantId));
+    if (!cached) cache.set(merchantId, keys);
+    let opened = openWith(payload, keys);
+    // The keys were read a moment ago: a key issued since (a rotation) is read before the envelope is refused.
+    if (!opened && cached) {
+      const fresh = await options.keysOf(merchantId);
+      cache.set(merchantId, fresh);
+      opened = openWith(
+        payload,
+        fresh.filter((key) => !cached.includes(key)),
+      );
     }
-    for (const key of keys) {
-      const text = decryptEnvelope(payload, key);
-      if (text === undefined) continue;
-      let parsed: unknown;
-      try {
-        parsed = parseJsonExact(text);
-      } catch {
-        continue;
-      }
-      if (isPlainObject(parsed)) {
-        request.body = parsed;
-        return;
-      }
-    }
-    throw new ApiError('ENVELOPE_INVALID');
+    if (!opened) throw new ApiError('ENVELOPE_INVALID');
+    request.body = opened;
   };
+}
+
+/** The JSON object an envelope decrypts to with one of `keys`, or undefined. */
+function openWith(payload: string, keys: readonly string[]): Record<string, unknown> | undefined {
+  for (const key of keys) {
+    const text = decryptEnvelope(payload, key);
+    if (text === undefined) continue;
+    let parsed: unknown;
+    try {
+      parsed = parseJsonExact(text);
+    } catch {
+      continue;
+    }
+    if (isPlainObject(parsed)) return parsed;
+  }
+  return undefined;
 }
 
 /**

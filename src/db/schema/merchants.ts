@@ -17,7 +17,10 @@ import { MODES, TRANSACTION_KINDS } from '../../lib/vocabulary';
 export const merchants = pgTable('merchants', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
-  /** Webhook signing secret, encrypted with the master key. */
+  /**
+   * The merchant's first webhook secret, as processes of the release before `webhook_secrets` read it:
+   * written for them during a rolling deploy, read by nothing here. A later release drops it.
+   */
   webhookSecretEnc: text('webhook_secret_enc').notNull(),
   /**
    * Crypto settlement tolerance as a fiat amount (major units of the transaction's currency), converted at
@@ -62,6 +65,25 @@ export const encryptionKeys = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }),
   },
   (t) => [index('encryption_keys_merchant_idx').on(t.merchantId)],
+);
+
+/**
+ * Webhook signing secrets, encrypted with the master key (docs/webhooks.md). A rotation retires the valid
+ * ones at the end of its overlap (`expires_at`) and adds the new one: in between, webhooks carry a
+ * signature by each.
+ */
+export const webhookSecrets = pgTable(
+  'webhook_secrets',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    secretEnc: text('secret_enc').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+  },
+  (t) => [index('webhook_secrets_merchant_idx').on(t.merchantId)],
 );
 
 export const terminals = pgTable(
