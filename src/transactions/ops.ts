@@ -128,11 +128,19 @@ async function stuckWebhooks(db: Db, client: Client, scope: string, now: Date): 
   return found;
 }
 
-/** Everything ops look at for one transaction: projection, workflow, webhooks, audit trail. */
+/**
+ * Everything ops look at for one transaction: projection, workflow, webhooks, audit trail. The workflow is
+ * the run the service bound to the transaction (docs/operations.md, what binds a run), not whatever ran
+ * last under its id. For an id the service recorded nothing under, only its audit trail: the runs started
+ * there by hand and refused.
+ */
 export async function showTransaction(db: Db, client: Client, transactionId: string) {
   const row = await findTransaction(db, transactionId);
-  if (!row) return undefined;
-  const handle = client.workflow.getHandle(workflowIds.transaction(transactionId));
+  if (!row) {
+    const audit = await auditOf(db, transactionId);
+    return audit.length > 0 ? { projection: null, workflow: null, webhooks: [], audit } : undefined;
+  }
+  const handle = client.workflow.getHandle(workflowIds.transaction(transactionId), row.runId ?? undefined);
   const description = await handle.describe().catch(() => undefined);
   const events = await findWebhookEvents(db, transactionId);
   const attempts = await webhookAttemptsOf(
@@ -142,6 +150,7 @@ export async function showTransaction(db: Db, client: Client, transactionId: str
   return {
     projection: { kind: row.kind, mode: row.mode, merchant_id: row.merchantId, ...transactionBody(row) },
     workflow: description && {
+      run_id: description.runId,
       status: description.status.name,
       started: description.startTime.toISOString(),
       summary: await description.staticSummary(),
@@ -166,15 +175,19 @@ export async function showTransaction(db: Db, client: Client, transactionId: str
           error: a.error,
         })),
     })),
-    audit: (await opsTrail(db, transactionId)).map((a) => ({
-      at: a.createdAt,
-      actor: a.actor,
-      action: a.action,
-      reason: a.reason,
-      before: a.statusBefore,
-      after: a.statusAfter,
-    })),
+    audit: await auditOf(db, transactionId),
   };
+}
+
+async function auditOf(db: Db, transactionId: string) {
+  return (await opsTrail(db, transactionId)).map((a) => ({
+    at: a.createdAt,
+    actor: a.actor,
+    action: a.action,
+    reason: a.reason,
+    before: a.statusBefore,
+    after: a.statusAfter,
+  }));
 }
 
 /**

@@ -238,6 +238,33 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     ]);
   });
 
+  it('gives change below the dust limit to the fee, and records what left the address', async () => {
+    const { transaction_id: id } = await payin(600);
+    await deposit(id, '0.01');
+    await mine(CONFIRMATIONS);
+    await expect
+      .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    const connector = evmChain(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
+    // 300 satoshis of the deposit's 1,000,000 would be left: below the dust limit (546), no output.
+    const sent = await connector.send({
+      idempotencyKey: `refund:${id}:dust`,
+      transactionId: id,
+      mode: 'test',
+      network: 'BITCOIN',
+      address: faucetAddress(watched)!,
+      amount: '0.009997',
+      currency: 'BTC',
+    });
+    const tx = parseTransaction(await rpc().call<string>('getrawtransaction', [sent, 0]));
+    expect(tx.outputs).toHaveLength(1);
+    const [row] = await env.database.db.select().from(chainSends).where(eq(chainSends.txHash, sent));
+    expect(row!.feeUnits).toBe(1_000_000n - tx.outputs[0]!.amount);
+    // The fee paid the network's rate on the transaction's size, and the 300 satoshis of dust besides.
+    expect(row!.feeUnits! - 300n).toBe(999_700n - tx.outputs[0]!.amount);
+  });
+
   it('never counts a deposit in blocks a reorg replaced before it was deep enough, and counts it once re-mined', async () => {
     const { transaction_id: id } = await payin(600);
     const sent = await deposit(id, '0.01');

@@ -42,6 +42,19 @@ describe('codec endpoint for the Temporal UI', () => {
     expect(JSON.parse(data)).toEqual({ last4: '4242' });
   });
 
+  it('answers an empty list as the Temporal CLI sends it, `{}` (workflow show of an event without payloads)', async () => {
+    for (const action of ['decode', 'encode']) {
+      const response = await env.app.inject({
+        method: 'POST',
+        url: `/codec/${action}`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: {},
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toEqual({ payloads: [] });
+    }
+  });
+
   it('refuses callers without the token or with a wrong one', async () => {
     for (const headers of [{}, { authorization: 'Bearer wrong-token' }]) {
       const response = await env.app.inject({

@@ -215,6 +215,21 @@ describe('a run started by hand, as the Temporal UI or CLI starts one', () => {
       });
     }
     expect(audit.find((row) => row.transactionId === id)?.reason).toContain('Another run was started');
+    // Ops see the service's run of the paid transaction, not the refused one that ran last under its id,
+    // and the refused runs under an id the service never used.
+    const shown = await runCliIn(env, 'ops', 'show', id, '--json');
+    expect(shown.code, shown.stderr).toBe(0);
+    const paidRun = await env.database.db.select().from(transactions).where(eq(transactions.id, id));
+    expect(JSON.parse(shown.stdout).workflow).toMatchObject({
+      status: 'COMPLETED',
+      run_id: paidRun[0]!.runId,
+    });
+    const stranger = await runCliIn(env, 'ops', 'show', newId, '--json');
+    expect(stranger.code, stranger.stderr).toBe(0);
+    expect(JSON.parse(stranger.stdout)).toMatchObject({
+      projection: null,
+      audit: [{ action: 'refusedRun', actor: 'ops-eve@temporal-ui' }],
+    });
   });
 
   it('moves nothing for any kind of transaction, under its paid id or a new one, with every copied update', async () => {

@@ -3,6 +3,7 @@ import { decimalAmount, minorAmount } from '../../src/schemas/fields';
 import { JsonNumber } from '../../src/lib/json';
 import { canonicalDecimal, formatUnits, parseUnits } from '../../src/lib/units';
 import { formatMinor } from '../../src/lib/money';
+import { satsPerVbyte } from '../../src/chain/bitcoin/spend';
 
 describe('minor amounts (card and payout amount)', () => {
   it.each([
@@ -137,5 +138,25 @@ describe('the Stripe amount', () => {
     expect(exactAmount(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
     // One more is a number that would reach Stripe rounded: refused before anything is sent.
     expect(() => exactAmount(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(NotProcessedError);
+  });
+});
+
+describe("a Bitcoin node's fee rate", () => {
+  it.each([
+    ['0.00001000', 1n],
+    ['0.00012345', 13n],
+    ['1e-7', 1n],
+    ['2.5E-5', 3n],
+    ['0.0002', 20n],
+  ])('reads %s BTC per 1,000 vbytes as %s sat/vB, from its text', (feerate, sats) => {
+    expect(satsPerVbyte(feerate)).toBe(sats);
+  });
+
+  it.each(['0', '-0.0001', 'abc', ''])('takes no rate from %j', (feerate) => {
+    expect(satsPerVbyte(feerate)).toBeUndefined();
+  });
+
+  it('would have lost a small rate to its float: String(1e-7) is exponent text', () => {
+    expect(String(0.0000001)).toBe('1e-7');
   });
 });

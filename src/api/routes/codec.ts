@@ -6,10 +6,14 @@ import type { Config } from '../../platform/config';
 import { ApiError } from '../../platform/errors';
 import { payloadCodec } from '../../temporal/client';
 
+/**
+ * Temporal's JSON for a list of payloads. An empty list comes as `{}` (proto JSON leaves empty fields out,
+ * as the Temporal CLI's `workflow show` sends it for an event with no payloads).
+ */
 const Body = z.object({
-  payloads: z.array(
-    z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() }),
-  ),
+  payloads: z
+    .array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() }))
+    .default([]),
 });
 
 const toPayload = (p: z.infer<typeof Body>['payloads'][number]): Payload => ({

@@ -1,3 +1,5 @@
+import { parseJsonExact } from '../../lib/json';
+
 /**
  * A Bitcoin node's JSON-RPC, limited to the calls btcd and Bitcoin Core answer alike (`getblockcount`,
  * `getblockhash`, `getblock` as raw hex, `getrawtransaction` as raw hex, `sendrawtransaction`,
@@ -6,7 +8,8 @@
  * The URL carries the node's RPC user and password (`http://user:pass@host:port`).
  */
 export interface BitcoinRpc {
-  call<T>(method: string, params?: unknown[]): Promise<T>;
+  /** With `exact`, the answer's numbers arrive as `JsonNumber`, their text as the node wrote it. */
+  call<T>(method: string, params?: unknown[], options?: { exact?: boolean }): Promise<T>;
 }
 
 export class BitcoinRpcError extends Error {
@@ -29,7 +32,7 @@ export function bitcoinRpc(url: string, timeoutMs = 10_000): BitcoinRpc {
   const endpoint = parsed.toString();
   let id = 0;
   return {
-    async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    async call<T>(method: string, params: unknown[] = [], options: { exact?: boolean } = {}): Promise<T> {
       const response = await fetch(endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
@@ -39,7 +42,7 @@ export function bitcoinRpc(url: string, timeoutMs = 10_000): BitcoinRpc {
       const text = await response.text();
       let body: { result?: T; error?: { code?: number; message?: string } | null };
       try {
-        body = JSON.parse(text) as typeof body;
+        body = (options.exact ? parseJsonExact(text) : JSON.parse(text)) as typeof body;
       } catch {
         throw new BitcoinRpcError(`${method}: HTTP ${response.status} ${text.slice(0, 200)}`, undefined);
       }

@@ -2,7 +2,8 @@ import { and, eq, ne, sql } from 'drizzle-orm';
 import { Transaction } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
 import { chainSends, chainTransfers, depositAddresses } from '../../db/schema/index';
-import { parseUnits } from '../../lib/units';
+import { parseUnits, plainDecimal } from '../../lib/units';
+import { JsonNumber } from '../../lib/json';
 import type { ChainNode } from '../nodes';
 import { TransferRejectedError } from '../transfers';
 import { parseTransaction, type BitcoinTx } from './block';
@@ -178,8 +179,10 @@ async function signAttempt(
       });
     }
     signer.addOutput({ script: toScript, amount: sent });
+    // Change below the dust limit can be no output (nodes relay none): it goes to the fee, recorded as such.
     const left = total - request.units;
-    if (left >= DUST) signer.addOutput({ script: depositScript, amount: left });
+    const change = left >= DUST ? left : 0n;
+    if (change > 0n) signer.addOutput({ script: depositScript, amount: change });
     signer.sign(keys.depositKey(owned.hdIndex));
     signer.finalize();
     const next = await nextSendNumber(tx, node.id, owned.address);
@@ -193,6 +196,7 @@ async function signAttempt(
         nonce: next,
         rawTransaction: signer.hex,
         txHash: signer.id,
+        feeUnits: total - sent - change,
       })
       .onConflictDoNothing({ target: [chainSends.idempotencyKey, chainSends.attempt] });
   });
@@ -228,14 +232,26 @@ async function broadcast(
 async function feeRate(node: ChainNode): Promise<bigint> {
   const fallback = FALLBACK_RATE[node.bitcoin!.chain] ?? 20n;
   try {
-    const estimate = await bitcoinRpc(node.rpcUrl).call<{ feerate?: number }>('estimatesmartfee', [6]);
-    if (typeof estimate.feerate !== 'number' || estimate.feerate <= 0) return fallback;
-    // BTC per 1,000 vbytes, as decimal text so no float reaches the amount.
-    const perKvb = parseUnits(String(estimate.feerate), 8);
-    return perKvb === undefined ? fallback : (perKvb + 999n) / 1000n;
+    const estimate = await bitcoinRpc(node.rpcUrl).call<{ feerate?: unknown }>('estimatesmartfee', [6], {
+      exact: true,
+    });
+    const rate = estimate.feerate instanceof JsonNumber ? satsPerVbyte(estimate.feerate.text) : undefined;
+    return rate ?? fallback;
   } catch {
     return fallback;
   }
+}
+
+/**
+ * `estimatesmartfee`'s fee rate (BTC per 1,000 vbytes, as the node wrote the number: `0.00001000`, or `1e-7`
+ * from a node that writes exponents) in whole satoshis per vbyte, rounded up; undefined when not positive.
+ * From the number's text, so no float reaches it.
+ */
+export function satsPerVbyte(feerate: string): bigint | undefined {
+  const plain = plainDecimal(feerate);
+  const perKvb = plain === undefined ? undefined : parseUnits(plain, 8);
+  if (perKvb === undefined || perKvb <= 0n) return undefined;
+  return (perKvb + 999n) / 1000n;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -115,6 +115,11 @@ export const chainSends = pgTable(
      */
     contextSlot: bigint('context_slot', { mode: 'bigint' }),
     validUntilHeight: bigint('valid_until_height', { mode: 'bigint' }),
+    /**
+     * A Bitcoin send's network fee, in satoshis: what left its address beyond the outputs. It includes change
+     * below the dust limit, which no output can carry (docs/connectors.md, Bitcoin refunds).
+     */
+    feeUnits: bigint('fee_units', { mode: 'bigint' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

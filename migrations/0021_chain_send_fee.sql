@@ -1,0 +1,1 @@
+ALTER TABLE "chain_sends" ADD COLUMN "fee_units" bigint;
