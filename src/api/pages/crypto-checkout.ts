@@ -65,6 +65,8 @@ it has its confirmations.</p>`
 ${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}
 </dl>
 ${simulate}
+<p class="note">Pay from a wallet of your own, not from an exchange account: anything sent back (an excess,
+a late or failed payment) goes to the address that paid.</p>
 <p class="note">This page refreshes by itself as deposits arrive.</p>`,
   };
 }
