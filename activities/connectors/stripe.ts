@@ -174,10 +174,8 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
     cancel: (request) =>
       call(async () => {
         const stripe = clientFor(request.terminal);
-        // One the cardholder finished that Stripe only authorized is captured, never voided.
-        const current = await stripe.paymentIntents.retrieve(request.reference);
-        if (current.status === 'requires_capture')
-          return resultOf(await captured(stripe, current, request.authorizationKey));
+        // The workflow asked first (`lookup`, which captures one only authorized): what is still open here
+        // is closed, and a payment the cardholder finished meanwhile cannot be canceled.
         try {
           return resultOf(
             await stripe.paymentIntents.cancel(
