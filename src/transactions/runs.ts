@@ -31,6 +31,32 @@ export interface BoundRun {
 export const LEGACY_CHAIN = 'legacy';
 
 /**
+ * Transactions and payment links: one row each, bound to one run chain, in columns of the same names. What
+ * the run was started with must match what the row recorded: a transaction's whole input (rows from before
+ * inputs were kept carry none to compare), a link's expiry.
+ */
+function rowOf(
+  owner: Exclude<RunOwner, { kind: 'aftercare' }>,
+  recorded: { input?: unknown; expiresAt?: string },
+) {
+  if (owner.kind === 'transaction') {
+    const input = JSON.stringify(recorded.input ?? null);
+    return {
+      table: transactions,
+      id: owner.transactionId,
+      startedAsRecorded: sql`(${transactions.workflowInput} is null or ${transactions.workflowInput} = ${input}::jsonb)`,
+    };
+  }
+  return {
+    table: paymentLinks,
+    id: owner.linkId,
+    startedAsRecorded: recorded.expiresAt
+      ? sql`${paymentLinks.expiresAt} = ${recorded.expiresAt}::timestamptz`
+      : sql`false`,
+  };
+}
+
+/**
  * Binds the first run of a record's workflow: claims the record for `run`'s chain when no run holds it
  * yet, and only for the input the service recorded for it. `recorded` is what the run says it was started
  * with: a transaction's whole input, a link's expiry, an aftercare run's ticket. True when claimed now.
@@ -41,50 +67,26 @@ export async function claimRun(
   run: RunRef,
   recorded: { input?: unknown; expiresAt?: string; ticket?: string },
 ): Promise<boolean> {
-  const bind = { runChain: run.chain, runId: run.runId };
-  if (owner.kind === 'transaction') {
-    const input = JSON.stringify(recorded.input ?? null);
+  if (owner.kind === 'aftercare') {
+    if (!recorded.ticket) return false;
     const rows = await db
-      .update(transactions)
-      .set(bind)
+      .update(aftercareRuns)
+      .set({ runChain: run.chain, runId: run.runId })
       .where(
         and(
-          eq(transactions.id, owner.transactionId),
-          isNull(transactions.runChain),
-          // Rows from before inputs were kept carry none to compare.
-          or(isNull(transactions.workflowInput), sql`${transactions.workflowInput} = ${input}::jsonb`),
+          eq(aftercareRuns.ticket, recorded.ticket),
+          eq(aftercareRuns.transactionId, owner.transactionId),
+          isNull(aftercareRuns.runChain),
         ),
       )
-      .returning({ id: transactions.id });
+      .returning({ ticket: aftercareRuns.ticket });
     return rows.length > 0;
   }
-  if (owner.kind === 'link') {
-    if (!recorded.expiresAt) return false;
-    const rows = await db
-      .update(paymentLinks)
-      .set(bind)
-      .where(
-        and(
-          eq(paymentLinks.id, owner.linkId),
-          isNull(paymentLinks.runChain),
-          sql`${paymentLinks.expiresAt} = ${recorded.expiresAt}::timestamptz`,
-        ),
-      )
-      .returning({ id: paymentLinks.id });
-    return rows.length > 0;
-  }
-  if (!recorded.ticket) return false;
-  const rows = await db
-    .update(aftercareRuns)
-    .set(bind)
-    .where(
-      and(
-        eq(aftercareRuns.ticket, recorded.ticket),
-        eq(aftercareRuns.transactionId, owner.transactionId),
-        isNull(aftercareRuns.runChain),
-      ),
-    )
-    .returning({ ticket: aftercareRuns.ticket });
+  const row = rowOf(owner, recorded);
+  const { rows } = await db.execute(sql`
+    update ${row.table} set run_chain = ${run.chain}, run_id = ${run.runId}
+    where id = ${row.id} and run_chain is null and ${row.startedAsRecorded}
+    returning id`);
   return rows.length > 0;
 }
 
@@ -93,30 +95,22 @@ export async function claimRun(
  * has one record per run, the record of `run` (by its id, or its chain for a Reset's new run).
  */
 export async function boundRun(db: Db, owner: RunOwner, run: RunRef): Promise<BoundRun | undefined> {
-  if (owner.kind === 'transaction') {
+  if (owner.kind === 'aftercare') {
     const [row] = await db
-      .select({ chain: transactions.runChain, runId: transactions.runId, status: transactions.status })
-      .from(transactions)
-      .where(eq(transactions.id, owner.transactionId));
-    return row && { ...row, auditId: owner.transactionId };
+      .select({ chain: aftercareRuns.runChain, runId: aftercareRuns.runId })
+      .from(aftercareRuns)
+      .where(
+        and(
+          eq(aftercareRuns.transactionId, owner.transactionId),
+          or(eq(aftercareRuns.runId, run.runId), eq(aftercareRuns.runChain, run.chain)),
+        ),
+      );
+    return row && { ...row, auditId: owner.transactionId, status: 'aftercare' };
   }
-  if (owner.kind === 'link') {
-    const [row] = await db
-      .select({ chain: paymentLinks.runChain, runId: paymentLinks.runId, status: paymentLinks.status })
-      .from(paymentLinks)
-      .where(eq(paymentLinks.id, owner.linkId));
-    return row && { ...row, auditId: owner.linkId };
-  }
-  const [row] = await db
-    .select({ chain: aftercareRuns.runChain, runId: aftercareRuns.runId })
-    .from(aftercareRuns)
-    .where(
-      and(
-        eq(aftercareRuns.transactionId, owner.transactionId),
-        or(eq(aftercareRuns.runId, run.runId), eq(aftercareRuns.runChain, run.chain)),
-      ),
-    );
-  return row && { ...row, auditId: owner.transactionId, status: 'aftercare' };
+  const row = rowOf(owner, {});
+  const { rows } = await db.execute<{ chain: string | null; runId: string | null; status: string }>(sql`
+    select run_chain as chain, run_id as "runId", status from ${row.table} where id = ${row.id}`);
+  return rows[0] && { ...rows[0], auditId: row.id };
 }
 
 /**
@@ -125,38 +119,19 @@ export async function boundRun(db: Db, owner: RunOwner, run: RunRef): Promise<Bo
  * another chain holds it.
  */
 export async function moveRun(db: Db, owner: RunOwner, run: RunRef): Promise<boolean> {
-  const bind = { runChain: run.chain, runId: run.runId };
-  if (owner.kind === 'transaction') {
+  if (owner.kind === 'aftercare') {
     const rows = await db
-      .update(transactions)
-      .set(bind)
-      .where(
-        and(
-          eq(transactions.id, owner.transactionId),
-          or(isNull(transactions.runChain), eq(transactions.runChain, run.chain)),
-        ),
-      )
-      .returning({ id: transactions.id });
+      .update(aftercareRuns)
+      .set({ runId: run.runId })
+      .where(and(eq(aftercareRuns.transactionId, owner.transactionId), eq(aftercareRuns.runChain, run.chain)))
+      .returning({ ticket: aftercareRuns.ticket });
     return rows.length > 0;
   }
-  if (owner.kind === 'link') {
-    const rows = await db
-      .update(paymentLinks)
-      .set(bind)
-      .where(
-        and(
-          eq(paymentLinks.id, owner.linkId),
-          or(isNull(paymentLinks.runChain), eq(paymentLinks.runChain, run.chain)),
-        ),
-      )
-      .returning({ id: paymentLinks.id });
-    return rows.length > 0;
-  }
-  const rows = await db
-    .update(aftercareRuns)
-    .set({ runId: run.runId })
-    .where(and(eq(aftercareRuns.transactionId, owner.transactionId), eq(aftercareRuns.runChain, run.chain)))
-    .returning({ ticket: aftercareRuns.ticket });
+  const row = rowOf(owner, {});
+  const { rows } = await db.execute(sql`
+    update ${row.table} set run_chain = ${run.chain}, run_id = ${run.runId}
+    where id = ${row.id} and (run_chain is null or run_chain = ${run.chain})
+    returning id`);
   return rows.length > 0;
 }
 
