@@ -552,10 +552,69 @@ async function untilIdle(handle: WorkflowHandle): Promise<void> {
   }
 }
 
+/**
+ * Runs one scenario within a budget of real time (a scenario takes under a second on the whole; one that
+ * outlasts it is stuck), and when it does not end says where: its steps so far, and where its workflow and
+ * the runs started by hand under it were.
+ */
+async function runWatched(
+  s: Scenario,
+  merchant: MerchantCredentials,
+  started: Awaited<ReturnType<typeof start>>,
+): Promise<Ran> {
+  const traced: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void whereIs([started.handle.workflowId, ...forgedIds(traced)]).then((where) =>
+        reject(
+          new Error(
+            `${started.handle.workflowId} did not end within ${SCENARIO_BUDGET_MS / 1000} s of real time:\n` +
+              `${JSON.stringify(s)}\n${traced.join('\n')}\n${where}`,
+          ),
+        ),
+      );
+    }, SCENARIO_BUDGET_MS);
+  });
+  try {
+    return await Promise.race([runScenario(s, merchant, started, traced), stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The ids of the runs a scenario started by hand, from its trace. */
+const forgedIds = (traced: string[]) => traced.flatMap((line) => /forging (\S+)/.exec(line)?.[1] ?? []);
+
+const SCENARIO_BUDGET_MS = Number(process.env.MONEY_PROPERTY_SCENARIO_BUDGET_MS ?? 180_000);
+
+/** The latest run under each id, event by event, with what it had in flight. */
+async function whereIs(ids: string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const id of ids) {
+    const handle = ts.env.client.workflow.getHandle(id);
+    const described = await handle.describe().catch(() => undefined);
+    lines.push(
+      `${id} run ${described?.runId ?? '?'} ${described?.status.name ?? '?'}; workflow task in flight: ` +
+        `${Boolean(described?.raw.pendingWorkflowTask)}; activities in flight: ` +
+        `${(described?.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name} (attempt ${a.attempt})`).join(', ')}`,
+    );
+    const history = await handle.fetchHistory().catch(() => undefined);
+    for (const e of history?.events ?? [])
+      lines.push(
+        `  ${e.eventId} ${e.eventType} ${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}` +
+          `${e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? ''}` +
+          `${e.timerStartedEventAttributes ? ` timer ${String(e.timerStartedEventAttributes.startToFireTimeout?.seconds)} s` : ''}`,
+      );
+  }
+  return lines.join('\n');
+}
+
 async function runScenario(
   s: Scenario,
   merchant: MerchantCredentials,
   started: Awaited<ReturnType<typeof start>>,
+  traced: string[],
 ): Promise<Ran> {
   const { handle, input } = started;
   const id = input.transactionId;
@@ -567,7 +626,9 @@ async function runScenario(
     return units > 0n || share === 0 ? units : 1n;
   };
   const trace = (what: string) => {
-    if (process.env.MONEY_PROPERTY_TRACE) console.log(`${new Date().toISOString()} ${id} ${s.kind} ${what}`);
+    const line = `${new Date().toISOString()} ${id} ${s.kind} ${what}`;
+    traced.push(line);
+    if (process.env.MONEY_PROPERTY_TRACE) console.log(line);
   };
   trace('start');
   // The first answer is asked for as the API does, but not waited on: a client waiting on an update stops
@@ -620,7 +681,9 @@ async function runScenario(
         );
       expect(['closed', NOT_AN_OPS_ACTION], `a forged ${forgedUpdate.name}`).toContain(refused);
     } else if (step.kind === 'forgedStart') {
-      await forgeRun(handle, `PAforged${forgedRuns}x${id.slice(2)}`);
+      const forgedId = `PAforged${forgedRuns}x${id.slice(2)}`;
+      trace(`forging ${forgedId}`);
+      await forgeRun(handle, forgedId);
     } else if (step.kind === 'copiedProof') {
       const { updates } = await copyRun(ts.env.client, ts.config, id, handle.firstExecutionRunId);
       // The updates that carry a proof (ops updates carry none: sent again by name, they are ops' again).
@@ -647,7 +710,10 @@ async function runScenario(
   const result = (await handle.result()) as FirstAnswer;
   trace(`result ${result.status}`);
   // Started again by hand under the paid id, now that it closed (a third of the time: each costs a run).
-  if (s.steps.length % 3 === 0) await forgeRun(handle, id);
+  if (s.steps.length % 3 === 0) {
+    trace(`forging ${id} again`);
+    await forgeRun(handle, id);
+  }
   if (s.kind === 'payin' || s.kind === 'offramp') {
     for (const [i, share] of s.afterClose.entries()) {
       const hash = `late${i}`;
@@ -815,7 +881,7 @@ describe('money invariants under random interleavings (time-skipping, fast-check
         for (const s of scenarios) {
           if (runs.length >= CONCURRENCY) await Promise.all(runs.slice(-CONCURRENCY));
           const merchant = await newMerchant(s);
-          runs.push(runScenario(s, merchant, await start(s, merchant)));
+          runs.push(runWatched(s, merchant, await start(s, merchant)));
         }
         for (const ran of await Promise.all(runs)) await check(ran);
         await checkForgedRuns();
