@@ -1,6 +1,6 @@
 import { findMerchantBySecretKey, merchantEncryptionKeys } from '../merchants/keys';
 import { createApmPayment, createCardPayment, createHostedCardPayment } from '../transactions/card';
-import { createCardPayout } from '../transactions/payout';
+import { createCardPayout, estimatePayout } from '../transactions/payout';
 import { createPayin } from '../transactions/payin';
 import { createRamp } from '../transactions/ramp';
 import { lookupTransaction } from '../transactions/lookup';
@@ -8,7 +8,7 @@ import { listTransactions, listWalletTransactions } from '../transactions/lists'
 import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webhook-events';
 import { requestAftercare } from '../transactions/aftercare';
 import { createLink, listTemplates } from '../transactions/links';
-import { estimatePayout, listWallets } from '../wallets/wallets';
+import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../crypto/catalogue';
 import { simulateDeposit } from '../chain/test-deposits';
 import type { Db } from '../db/client';

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { PayoutRequest } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
+import type { Db } from '../db/client';
 import { findWallet } from '../wallets/wallets';
 import { feeFor } from '../merchants/fees';
 import { createTransaction, type Created } from './create';
@@ -55,4 +56,19 @@ export async function createCardPayout(
       hostedPageUrl: hostedPageUrl(config, merchant.mode, 'payout/verification', transactionId),
     }),
   });
+}
+
+/**
+ * What a payout of `amount` (minor units) would take from a wallet: the amount plus the merchant's payout
+ * fee, and the wallet's available balance. The wallet must be one of the merchant's of this mode.
+ */
+export async function estimatePayout(
+  db: Db,
+  merchant: MerchantScope,
+  request: { wallet_id: string; amount: bigint },
+): Promise<{ required: bigint; fee: bigint; balance: bigint }> {
+  const wallet = await findWallet(db, merchant, request.wallet_id);
+  if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
+  const fee = await feeFor(db, merchant, 'payout', wallet.currency, request.amount);
+  return { required: request.amount + fee, fee, balance: wallet.available };
 }

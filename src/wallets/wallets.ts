@@ -2,8 +2,6 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { wallets } from '../db/schema/index';
 import type { Mode } from '../lib/vocabulary';
-import { feeFor } from '../merchants/fees';
-import { fieldError } from '../platform/errors';
 
 export type WalletRow = typeof wallets.$inferSelect;
 
@@ -55,19 +53,4 @@ export async function findWalletFor(
     .orderBy(asc(wallets.createdAt))
     .limit(1);
   return wallet;
-}
-
-/**
- * What a payout of `amount` (minor units) would take from a wallet: the amount plus the merchant's payout
- * fee, and the wallet's available balance. The wallet must be one of the merchant's of this mode.
- */
-export async function estimatePayout(
-  db: Db,
-  merchant: Scope,
-  request: { wallet_id: string; amount: bigint },
-): Promise<{ required: bigint; fee: bigint; balance: bigint }> {
-  const wallet = await findWallet(db, merchant, request.wallet_id);
-  if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
-  const fee = await feeFor(db, merchant, 'payout', wallet.currency, request.amount);
-  return { required: request.amount + fee, fee, balance: wallet.available };
 }
