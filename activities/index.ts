@@ -15,7 +15,7 @@ import { cryptoActivities } from './crypto';
 import { opsActivities } from './ops';
 import { aftercareActivities } from './aftercare';
 import { sandboxChain } from './connectors/sandbox-chain';
-import { evmChain } from './connectors/evm-chain';
+import { nodeChains } from './connectors/node-chains';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
@@ -189,7 +189,7 @@ function buildActivities({
           if (operation) metrics.ledgerOperations.inc({ operation });
         }),
     ),
-    ...cryptoActivities(db, evmChain(db, config.MASTER_KEY, sandboxChain())),
+    ...cryptoActivities(db, nodeChains(db, config.MASTER_KEY, sandboxChain())),
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
     ...linkActivities(db),

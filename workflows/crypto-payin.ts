@@ -2,7 +2,7 @@ import type { CryptoPayinInput, FirstAnswer, PayinDetails } from '../src/contrac
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { ledger } from './activities';
-import { DepositWatcher } from './deposits';
+import { DepositTally } from './deposit-tally';
 import { openDeposits } from './deposit-window';
 import { attempt } from './failures';
 import { TransactionStateMachine } from './state';
@@ -18,26 +18,26 @@ export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer>
   const { crypto } = input;
   // Takes deposits from the first moment, before the run is bound (an update that finds no handler in
   // the activation it arrives in is refused).
-  const watcher = new DepositWatcher(input.transactionId, crypto, machine);
+  const tally = new DepositTally(input.transactionId, crypto, machine);
   return runTransaction(machine, async () => {
     const { settings, address, expiresAt } = await openDeposits(input);
     const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,
       crypto_network: crypto.cryptoNetwork,
-      crypto_payment_status: watcher.status,
+      crypto_payment_status: tally.status,
       crypto_amount: formatUnits(BigInt(crypto.expectedUnits), crypto.decimals),
-      crypto_paid_amount: formatUnits(watcher.paidUnits, crypto.decimals),
+      crypto_paid_amount: formatUnits(tally.paidUnits, crypto.decimals),
       deposit_address: address,
       expires_at: expiresAt,
-      ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
+      ...(tally.refunded ? { refund_amount: tally.refunded } : {}),
     });
-    watcher.open(settings, details);
+    tally.open(settings, details);
 
     await machine.move('REDIRECT', 'Redirect the customer to redirect_url to pay in crypto.', {
       redirectUrl: input.hostedPageUrl,
       details: details(),
     });
-    await watcher.conclude(async (settlement) => {
+    await tally.conclude(async (settlement) => {
       const credit = settledFiat(
         settlement.status,
         settlement.paidUnits,

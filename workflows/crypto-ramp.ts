@@ -2,7 +2,7 @@ import type { CryptoRampInput, FirstAnswer, RampDetails } from '../src/contracts
 import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { chain } from './activities';
-import { DepositWatcher } from './deposits';
+import { DepositTally } from './deposit-tally';
 import { openDeposits } from './deposit-window';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
@@ -15,11 +15,11 @@ export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input, 'ramp');
   // An OFFRAMP takes deposits from the first moment, before the run is bound (an update that finds no
   // handler in the activation it arrives in is refused).
-  const watcher =
+  const tally =
     input.transactionType === 'OFFRAMP'
-      ? new DepositWatcher(input.transactionId, input.crypto, machine)
+      ? new DepositTally(input.transactionId, input.crypto, machine)
       : undefined;
-  return runTransaction(machine, () => (watcher ? offramp(input, machine, watcher) : onramp(input, machine)));
+  return runTransaction(machine, () => (tally ? offramp(input, machine, tally) : onramp(input, machine)));
 }
 
 function quotedDetails(input: CryptoRampInput): RampDetails {
@@ -76,7 +76,7 @@ async function onramp(input: CryptoRampInput, machine: TransactionStateMachine):
 async function offramp(
   input: CryptoRampInput,
   machine: TransactionStateMachine,
-  watcher: DepositWatcher,
+  tally: DepositTally,
 ): Promise<void> {
   const { crypto } = input;
   const quoted = quotedDetails(input);
@@ -84,14 +84,14 @@ async function offramp(
   let payoutReference: string | undefined;
   const details = (): RampDetails => ({
     ...quoted,
-    crypto_payment_status: watcher.status,
-    crypto_paid_amount: formatUnits(watcher.paidUnits, crypto.decimals),
+    crypto_payment_status: tally.status,
+    crypto_paid_amount: formatUnits(tally.paidUnits, crypto.decimals),
     deposit_address: address,
     expires_at: expiresAt,
-    ...(watcher.refunded ? { refund_amount: watcher.refunded } : {}),
+    ...(tally.refunded ? { refund_amount: tally.refunded } : {}),
     ...(payoutReference ? { fiat_payout_reference: payoutReference } : {}),
   });
-  watcher.open(settings, details);
+  tally.open(settings, details);
   await machine.move('REDIRECT', 'Redirect the customer to redirect_url to send the crypto.', {
     redirectUrl: input.hostedPageUrl,
     details: details(),
@@ -99,7 +99,7 @@ async function offramp(
 
   // The customer is paid for what counted, at the locked rate; an overpayment's kept excess stays with
   // the merchant, so it adds nothing to the fiat paid out.
-  await watcher.conclude(async (settlement) => {
+  await tally.conclude(async (settlement) => {
     const fiat = settledFiat(settlement.status, settlement.paidUnits, crypto, false);
     payoutReference = await chain.payoutFiat({
       transactionId: input.transactionId,

@@ -28,7 +28,7 @@ import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
 import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
 import { SolanaKeys, isSolanaAddress } from './solana/keys';
 import { clusterOf, solanaRpc } from './solana/rpc';
-import { TOKEN_PROGRAM, slotMark } from './solana/reader';
+import { TOKEN_PROGRAM, slotMark } from './solana/accounts';
 
 export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
 

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
-import type { Address } from 'viem';
 import type { Db } from '../db/client';
 import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index';
 import type { Logger } from '../platform/log';
@@ -10,10 +9,10 @@ import { findTransaction } from '../transactions/lookup';
 import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits';
 import type { DepositDisposition } from '../contracts';
 import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
-import { watchedChainNodeIds, chainNodeById, erc20Abi, rpc, type ChainNode } from './nodes';
+import { watchedChainNodeIds, chainNodeById, type ChainNode } from './nodes';
 import { isDepositOnlyNetwork } from '../crypto/networks';
-import { bitcoinReader } from './bitcoin/reader';
-import { solanaReader } from './solana/reader';
+import type { ChainReader, Seen } from './family';
+import { readerOf } from './families';
 
 /** How far back the watcher reads again when the chain lost the block it read last. */
 const REWIND_BLOCKS = 128n;
@@ -36,60 +35,9 @@ export interface WatcherOptions {
 /** Deposits one tick hands over at most per node; the rest wait for the next tick. */
 const HAND_OVER_BATCH = 200;
 
-/** A transfer into a deposit address, from a confirmed block. */
-export interface Seen {
-  txHash: string;
-  block: bigint;
-  /** The sender; '' when the reader finds it only for the transfers that pay a deposit address. */
-  from: string;
-  to: string;
-  /** The asset's catalogue code. */
-  code: string;
-  units: bigint;
-}
-
-/** How the watcher reads one family of chains (docs/connectors.md). */
-export interface ChainReader {
-  /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
-  batchBlocks: bigint;
-  head(): Promise<bigint>;
-  /** The hash of the block at `height`. */
-  hashAt(height: bigint): Promise<string>;
-  /** Every transfer in blocks `from` to `to`, both included. */
-  transfers(from: bigint, to: bigint): Promise<Seen[]>;
-  /** Whether a transfer that pays a deposit address stands, and who sent it when `from` is ''. */
-  settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
-}
-
-function evmReader(node: ChainNode): ChainReader {
-  const client = rpc(node.rpcUrl);
-  return {
-    batchBlocks: 500n,
-    head: () => client.getBlockNumber({ cacheTime: 0 }),
-    hashAt: async (height) => (await client.getBlock({ blockNumber: height })).hash,
-    transfers: async (from, to) => [
-      ...(await tokenTransfers(node, from, to)),
-      ...(await nativeTransfers(node, from, to)),
-    ],
-    async settle(transfer) {
-      // A native transfer counts only if its transaction succeeded; a token's log exists only then.
-      if (transfer.code !== node.nativeCoin) return { stands: true };
-      const receipt = await client.getTransactionReceipt({ hash: transfer.txHash as `0x${string}` });
-      return { stands: receipt.status === 'success' };
-    },
-  };
-}
-
-const readerOf = (node: ChainNode, db: Db): ChainReader =>
-  node.family === 'bitcoin'
-    ? bitcoinReader(node, db)
-    : node.family === 'solana'
-      ? solanaReader(node, db)
-      : evmReader(node);
-
 /**
- * Watches every registered EVM node for transfers into deposit addresses (ERC-20 `Transfer` logs and
- * native transfers) and hands each one, once it has the node's number of confirmations, to its
+ * Watches every registered node, through its family's reader (families.ts), for transfers into deposit
+ * addresses and hands each one, once it has the node's number of confirmations, to its
  * transaction's workflow: the same settlement path the sandbox chain's deposits take. Only blocks that
  * deep are ever read, so a reorg shallower than the confirmation depth never reaches the service. Any
  * number of worker processes may run this: a lease in `chain_nodes` gives each node one watcher at a
@@ -218,53 +166,6 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
         and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
       );
   });
-}
-
-async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
-  const client = rpc(node.rpcUrl);
-  const seen: Seen[] = [];
-  for (const [code, contract] of Object.entries(node.tokens)) {
-    const logs = await client.getLogs({
-      address: contract as Address,
-      event: erc20Abi[0],
-      fromBlock,
-      toBlock,
-    });
-    for (const log of logs) {
-      // A zero-value transfer pays nothing (and costs an attacker one transaction's gas): not a deposit.
-      if (log.removed || !log.args.to || !log.args.from || !log.args.value) continue;
-      seen.push({
-        txHash: log.transactionHash,
-        block: log.blockNumber ?? fromBlock,
-        from: log.args.from.toLowerCase(),
-        to: log.args.to.toLowerCase(),
-        code,
-        units: log.args.value,
-      });
-    }
-  }
-  return seen;
-}
-
-async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
-  const client = rpc(node.rpcUrl);
-  const seen: Seen[] = [];
-  if (!node.nativeCoin) return seen;
-  for (let number = fromBlock; number <= toBlock; number++) {
-    const block = await client.getBlock({ blockNumber: number, includeTransactions: true });
-    for (const tx of block.transactions) {
-      if (!tx.to || tx.value === 0n) continue;
-      seen.push({
-        txHash: tx.hash,
-        block: number,
-        from: tx.from.toLowerCase(),
-        to: tx.to.toLowerCase(),
-        code: node.nativeCoin,
-        units: tx.value,
-      });
-    }
-  }
-  return seen;
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   ledgerEntries,
   merchants,
 } from '../../src/db/schema/index';
-import { evmChain } from '../../activities/connectors/evm-chain';
+import { nodeChains } from '../../activities/connectors/node-chains';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 
 /**
@@ -193,7 +193,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     await expect
       .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
       .toBe('SUCCESS');
-    const connector = evmChain(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
     const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
     const send = (key: string, amount: string) =>
       connector.send({
@@ -245,7 +245,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     await expect
       .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
       .toBe('SUCCESS');
-    const connector = evmChain(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
     const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
     // 300 satoshis of the deposit's 1,000,000 would be left: below the dust limit (546), no output.
     const sent = await connector.send({

@@ -17,7 +17,7 @@ import {
   ledgerEntries,
   merchants,
 } from '../../src/db/schema/index';
-import { evmChain } from '../../activities/connectors/evm-chain';
+import { nodeChains } from '../../activities/connectors/node-chains';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 import { rpc } from '../../src/chain/nodes';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
@@ -370,7 +370,7 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
 
   it('sends once per idempotency key: a retried or concurrent send gets the first transfer, not a second', async () => {
     const { transaction_id: id } = await payin(merchant, 10);
-    const connector = evmChain(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
     const send = () =>
       connector.send({
         idempotencyKey: `refund:${id}:retried`,

@@ -7,7 +7,7 @@ import {
   getTransferCheckedInstruction,
 } from '@solana-program/token';
 import { SolanaKeys, isSolanaAddress, slip10Ed25519 } from '../../src/chain/solana/keys';
-import { associatedTokenAccount } from '../../src/chain/solana/reader';
+import { associatedTokenAccount } from '../../src/chain/solana/accounts';
 import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/instructions';
 import { clusterOf } from '../../src/chain/solana/rpc';
 

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { chainSends, depositAddresses } from '../../db/schema/index';
 import type { ChainNode } from '../nodes';
-import type { ChainReader, Seen } from '../watcher';
+import type { ChainReader, Seen } from '../family';
 import { COINBASE_INPUT, parseBlock, parseTransaction } from './block';
 import { bitcoinRpc } from './rpc';
 

@@ -8,7 +8,7 @@ import {
 import type { ChainNode } from '../nodes';
 import { TransferRejectedError } from '../transfers';
 import { signedTransaction, tokenPayment } from './instructions';
-import { associatedTokenAccount } from './reader';
+import { associatedTokenAccount } from './accounts';
 import { solanaRpc } from './rpc';
 
 /** The test faucet of a Solana node, and what it holds of `code`. */

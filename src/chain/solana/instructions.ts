@@ -14,7 +14,7 @@ import {
   type Instruction,
   type TransactionSigner,
 } from '@solana/kit';
-import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM, associatedTokenAccount } from './reader';
+import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM, associatedTokenAccount } from './accounts';
 
 const SYSTEM_PROGRAM = address('11111111111111111111111111111111');
 

@@ -25,7 +25,7 @@ import type { Db } from '../../db/client';
 import { findCryptoAsset } from '../../crypto/catalogue';
 import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
 import { paceChain } from '../local';
-import { associatedTokenAccount } from './reader';
+import { associatedTokenAccount } from './accounts';
 import { createAssociatedTokenAccountIdempotent, signedTransaction, tokenPayment } from './instructions';
 import { solanaRpc } from './rpc';
 

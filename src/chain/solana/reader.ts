@@ -1,18 +1,10 @@
 import { sql } from 'drizzle-orm';
-import {
-  address,
-  getAddressEncoder,
-  getProgramDerivedAddress,
-  type Address,
-  type Signature,
-} from '@solana/kit';
+import type { Address, Signature } from '@solana/kit';
 import type { Db } from '../../db/client';
 import type { ChainNode } from '../nodes';
-import type { ChainReader, Seen } from '../watcher';
+import type { ChainReader, Seen } from '../family';
 import { solanaRpc } from './rpc';
-
-export const TOKEN_PROGRAM = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
-export const ASSOCIATED_TOKEN_PROGRAM = address('ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL');
+import { associatedTokenAccount, slotMark } from './accounts';
 
 /**
  * How long after its transaction closed a deposit address is still read: a late deposit is refunded or
@@ -23,23 +15,6 @@ export const LATE_DEPOSIT_DAYS = 7;
 const PAGE = 1000;
 /** Everything is read at `finalized`: a finalized slot is never rolled back. */
 const commitment = 'finalized';
-
-const ataCache = new Map<string, Address>();
-
-/** The associated token account of `owner` for `mint`: the account wallets pay an SPL token into. */
-export async function associatedTokenAccount(owner: string, mint: string): Promise<Address> {
-  const key = `${owner}:${mint}`;
-  let ata = ataCache.get(key);
-  if (!ata) {
-    const encoder = getAddressEncoder();
-    [ata] = await getProgramDerivedAddress({
-      programAddress: ASSOCIATED_TOKEN_PROGRAM,
-      seeds: [encoder.encode(address(owner)), encoder.encode(TOKEN_PROGRAM), encoder.encode(address(mint))],
-    });
-    ataCache.set(key, ata);
-  }
-  return ata;
-}
 
 /**
  * Reads a Solana node for the watcher through its JSON-RPC, by address rather than by block: a mainnet
@@ -76,11 +51,6 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     // Only successful transactions are read, and their sender comes with them.
     settle: async () => ({ stands: true }),
   };
-}
-
-/** What the watcher's cursor keeps of a slot: the cluster it was read on, and the slot. */
-export async function slotMark(url: string, slot: bigint): Promise<string> {
-  return `${await solanaRpc(url).getGenesisHash().send()}:${slot}`;
 }
 
 /** The deposit owners of a node whose transaction is open or closed less than LATE_DEPOSIT_DAYS ago. */

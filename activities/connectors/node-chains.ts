@@ -18,13 +18,13 @@ import { parseUnits } from '../../src/lib/units';
 import type { ChainConnector, FiatPayouts } from './types';
 
 /**
- * Crypto on real nodes speaking Ethereum's JSON-RPC (src/chain), for the networks and modes that have one
- * registered (`payments chains add`); the sandbox chain for every other network, behind the same
- * interface. A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay on
+ * Crypto on the registered nodes of every family (src/chain: EVM networks, TRON, Bitcoin, Solana), for
+ * the networks and modes that have one (`payments chains add`); the sandbox chain for every other network,
+ * behind the same interface (its connector name in answers stays `evm-chain`, docs/api.md). A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay on
  * the sandbox chain in test mode and are refused in live. A SOLANA node watches SPL tokens; refunds leave
  * from the deposit's token account, on-ramp sends from the treasury's (docs/connectors.md).
  */
-export function evmChain(
+export function nodeChains(
   db: Db,
   masterKey: string,
   sandbox: ChainConnector & FiatPayouts,

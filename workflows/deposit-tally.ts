@@ -39,12 +39,13 @@ const RESET_RUNS_COUNT_RECORDED_DEPOSITS = 'reset-runs-count-recorded-deposits';
 export type SettlementOutcome = void | { refused: string };
 
 /**
- * Watches a transaction's deposit address. Every deposit arrives as an update and is accounted exactly
- * once, decided the moment it arrives: counted towards the payment while the window is open and the
- * payment incomplete, otherwise refunded to its sender (or held for ops when there is no sender). The
- * workflow's own record of transaction hashes makes a repeated deposit count once.
+ * A transaction's tally of the deposits to its address: the chain watcher (src/chain/watcher.ts) reads
+ * the chains, this decides in the workflow what each deposit is. Every deposit arrives as an update and
+ * is accounted exactly once, decided the moment it arrives: counted towards the payment while the window
+ * is open and the payment incomplete, otherwise refunded to its sender (or held for ops when there is no
+ * sender). The workflow's own record of transaction hashes makes a repeated deposit count once.
  */
-export class DepositWatcher {
+export class DepositTally {
   private readonly seen = new Set<string>();
   private readonly counted: Received[] = [];
   private paid = 0n;
@@ -71,7 +72,7 @@ export class DepositWatcher {
     this.expected = BigInt(expectation.expectedUnits);
     this.returns = new DepositReturns(transactionId, expectation);
     setInternalHandler(machine.proofs, depositUpdate, (deposit: Deposit) => this.receive(deposit), {
-      description: 'a deposit the chain watcher saw confirmed on the deposit address.',
+      description: 'a deposit the chain tally saw confirmed on the deposit address.',
       validator: (deposit: Deposit) => {
         if (!/^\d+$/.test(deposit.units) || BigInt(deposit.units) <= 0n)
           throw refusal('A deposit must be positive.');
@@ -88,7 +89,7 @@ export class DepositWatcher {
   }
 
   private get opened() {
-    if (!this.terms) throw new Error('DepositWatcher used before open()');
+    if (!this.terms) throw new Error('DepositTally used before open()');
     return this.terms;
   }
 
@@ -170,7 +171,7 @@ export class DepositWatcher {
     });
     await this.machine.record({ details: this.details() });
     // The deposit that completes the payment answers with the settled outcome, unless its sender waits on
-    // nothing but the accounting (the chain watcher, which serves every customer of its node).
+    // nothing but the accounting (the chain tally, which serves every customer of its node).
     const settled = this.complete && deposit.answer !== 'accounted';
     return receipt('counted', settled ? await this.machine.finalAnswer() : undefined);
   }
