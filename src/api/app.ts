@@ -3,6 +3,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type RouteOptions,
   type FastifyRequest,
 } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -89,6 +90,28 @@ const refuseLiveOnTestRoutes: Hook = async (request) => {
   if (request.routeOptions.config.reference?.testOnly && request.merchant?.mode !== 'test')
     throw new ApiError('ROUTE_NOT_FOUND');
 };
+
+/** A route's own hooks of one kind, as a list. */
+const hooksOf = <H>(hooks: H | H[] | undefined): H[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+
+/**
+ * Installs on a merchant route what its declaration says (src/schemas/endpoints): the key check unless it
+ * is `open`, and how its body comes (`encrypted`: the envelope only; `either`: the envelope or plain
+ * JSON). A route file holds its handler and nothing its declaration already says.
+ */
+function installDeclaredHooks(app: FastifyInstance, route: RouteOptions): void {
+  const reference = route.config?.reference;
+  if (!reference) return;
+  if (!reference.open) route.onRequest = [app.authenticate, ...hooksOf(route.onRequest)];
+  const decrypt =
+    reference.body === 'encrypted'
+      ? app.decryptBody
+      : reference.body === 'either'
+        ? app.decryptBodyIfEnveloped
+        : undefined;
+  if (decrypt) route.preValidation = [decrypt, ...hooksOf(route.preValidation)];
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -216,6 +239,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   for (const routes of merchantRoutes) {
     await app.register(async (scope) => {
+      scope.addHook('onRoute', (route) => installDeclaredHooks(app, route));
       scope.addHook('onRequest', refuseBadParams);
       scope.addHook('preValidation', refuseLiveOnTestRoutes);
       await routes(scope.withTypeProvider<ApiTypeProvider>(), routeDeps);

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { TransactionKind } from '../lib/vocabulary';
 import type { Reference } from '../schemas/endpoints';
 
-/** A route's `config`: the plugins, the metrics and the reference read it (src/schemas/endpoints.ts). */
+/** A route's `config`: the plugins, the metrics and the reference read it (src/schemas/endpoints). */
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** How the API reference documents the route; pages, the codec and the docs have none. */

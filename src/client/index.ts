@@ -177,7 +177,7 @@ export class PaymentsClient {
   }
 
   /**
-   * One call of an endpoint as the service declares it (src/schemas/endpoints.ts): its method, its path
+   * One call of an endpoint as the service declares it (src/schemas/endpoints): its method, its path
    * with the key's mode and `params` filled in, and a body in the envelope wherever the endpoint takes
    * one (a bigint amount is written as the exact integer it is).
    */

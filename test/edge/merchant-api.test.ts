@@ -158,6 +158,44 @@ describe('the merchant API at its edge', () => {
     expect(calls.listWallets).toBeUndefined();
   });
 
+  it('installs on every route what its declaration says: the key, and the envelope or plain JSON', async () => {
+    // No route file names these hooks (src/api/app.ts installs them from src/schemas/endpoints).
+    const { app, calls } = await start();
+    const declared = Object.values(endpoints).filter(
+      (e): e is (typeof endpoints)[keyof typeof endpoints] =>
+        typeof e === 'object' && e !== null && 'config' in e && e.url !== '/metrics',
+    );
+    expect(declared.length).toBeGreaterThan(20);
+    const url = (e: { url: string }) =>
+      e.url.replace(':mode-', 'test-').replace(':mode', 'test').replace(/:\w+/g, 'PAx1');
+    const checked = { keyed: 0, encrypted: 0, either: 0 };
+    for (const e of declared) {
+      const reference = e.config.reference as { open?: boolean; body?: string };
+      const send = (headers: Record<string, string>, payload?: object) =>
+        app.inject({ method: e.method, url: url(e), headers, ...(payload ? { payload } : {}) });
+      const body = e.method === 'POST' ? {} : undefined;
+      if (!reference.open) {
+        expectRefusal(await send({}, body), 401, 'Authentication token is missing.');
+        checked.keyed += 1;
+      } else expect((await send({}, body)).statusCode, e.url).not.toBe(401);
+      if (reference.body === 'encrypted') {
+        // Plain JSON where the declaration says the envelope: refused before validation.
+        expectRefusal(await send(auth(), { order_id: 'plain' }), 422, 'The payload field is required.');
+        checked.encrypted += 1;
+      }
+      if (reference.body === 'either') {
+        // Plain JSON taken as it is: refused by validation for its fields, never for a missing envelope.
+        const answer = await send(auth(), { order_id: 'plain' });
+        expect(answer.json().errors?.payload, e.url).toBeUndefined();
+        checked.either += 1;
+      }
+    }
+    expect(checked).toEqual({ keyed: 21, encrypted: 7, either: 4 });
+    // Only the key and its rate limit were looked at: no request reached a domain service.
+    const edge = ['findMerchantBySecretKey', 'tokenBuckets'];
+    expect(Object.keys(calls).filter((name) => !edge.includes(name))).toEqual([]);
+  });
+
   it('keeps the test-only endpoints out of live mode, and answers a wrong method with 405', async () => {
     const { app, calls } = await start({ requestAftercare: async () => cardCreated().body });
     const chargeback = await app.inject({

@@ -40,7 +40,7 @@ interface RouteSchema {
 
 /**
  * @fastify/swagger's `transform`: a route's operation, from the schemas and `config.reference` it is
- * declared with (src/schemas/endpoints.ts). Routes without a reference (pages, the codec, these docs) are left out.
+ * declared with (src/schemas/endpoints). Routes without a reference (pages, the codec, these docs) are left out.
  * What the plugin would rewrite (parameters, body, answers) travels under `x-` keys, which it copies as
  * they are, and `finishDocument` puts them in place.
  */

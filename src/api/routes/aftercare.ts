@@ -7,10 +7,8 @@ import * as endpoints from '../../schemas/endpoints';
  * settled transactions, in plain JSON as the vendor SDK sends them or in the envelope (docs/api.md).
  */
 export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  const hooks = { onRequest: app.authenticate, preValidation: app.decryptBodyIfEnveloped };
   app.route({
     ...endpoints.refundTransaction,
-    ...hooks,
     handler: async (request) => {
       const { transaction_id, reason, amount } = request.body;
       return deps.services.requestAftercare(deps.transactions, request.merchant, 'refund', {
@@ -22,7 +20,6 @@ export async function aftercareRoutes(app: Api, deps: RouteDeps): Promise<void> 
   });
   app.route({
     ...endpoints.simulateChargeback,
-    ...hooks,
     handler: async (request) => {
       return deps.services.requestAftercare(deps.transactions, request.merchant, 'chargeback', {
         ...request.body,

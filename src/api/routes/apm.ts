@@ -7,8 +7,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createApmPayment,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) =>
       replyCreated(
         reply,

@@ -6,8 +6,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createCardPayment,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) =>
       replyCreated(
         reply,

@@ -7,7 +7,6 @@ export async function cryptoDepositRoutes(app: Api, deps: RouteDeps): Promise<vo
   const depositDeps = { db: deps.db, temporal: deps.temporal, masterKey: deps.config.MASTER_KEY };
   app.route({
     ...endpoints.simulateDeposit,
-    onRequest: app.authenticate,
     handler: async (request) =>
       deps.services.simulateDeposit(depositDeps, request.merchant, request.params.id, request.body),
   });

@@ -5,7 +5,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function currencyRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.listPayinCurrencies,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const data = await deps.services.listPayinCurrencies(
         deps.db,

@@ -7,8 +7,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function hostedCardRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createHostedCardPayment,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) =>
       replyCreated(
         reply,

@@ -9,7 +9,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.listPaymentTemplates,
-    onRequest: app.authenticate,
     handler: async (request) => ({
       message: 'Payment templates retrieved successfully.',
       data: await deps.services.listTemplates(deps.db, request.merchant),
@@ -18,8 +17,6 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
 
   app.route({
     ...endpoints.createPaymentLink,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBodyIfEnveloped,
     handler: async (request) => {
       const url = await deps.services.createLink(deps.transactions, request.merchant, request.body);
       return { message: 'Payment link created successfully.', data: url };
@@ -28,8 +25,6 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
 
   app.route({
     ...endpoints.createCryptoPaymentLink,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBodyIfEnveloped,
     handler: async (request) => {
       const input = request.body;
       const { transaction_type, fiat_currency, crypto_currency, fiat_amount, crypto_amount } = input;

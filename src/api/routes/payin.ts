@@ -6,8 +6,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createPayin,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) =>
       replyCreated(reply, await deps.services.createPayin(deps.transactions, request.merchant, request.body)),
   });

@@ -7,8 +7,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createPayout,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) => {
       refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
       return replyCreated(

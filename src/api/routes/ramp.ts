@@ -6,8 +6,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function rampRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createRamp,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request, reply) =>
       replyCreated(reply, await deps.services.createRamp(deps.transactions, request.merchant, request.body)),
   });

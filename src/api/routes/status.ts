@@ -7,7 +7,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.getTransactionStatus,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
@@ -18,7 +17,6 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
   // The vendor SDK's `Payout.payout_status`: the same body, for payouts only.
   app.route({
     ...endpoints.getPayoutStatus,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
       if (!row || row.kind !== 'payout') throw new ApiError('TRANSACTION_NOT_FOUND');

@@ -7,7 +7,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.listWallets,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const rows = await deps.services.listWallets(deps.db, request.merchant);
       return {
@@ -28,8 +27,6 @@ export async function walletRoutes(app: Api, deps: RouteDeps): Promise<void> {
   // (the SDK's `esitimate_fee`, its spelling of the fields kept). Minor units, as the payout's amount.
   app.route({
     ...endpoints.estimatePayout,
-    onRequest: app.authenticate,
-    preValidation: app.decryptBody,
     handler: async (request) => {
       refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
       const estimate = await deps.services.estimatePayout(deps.db, request.merchant, request.body);

@@ -9,7 +9,6 @@ import * as endpoints from '../../schemas/endpoints';
 export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.listWebhookEvents,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const { delivered, limit, ...query } = request.query;
       return deps.services.listWebhookEvents(deps.db, deps.config.MASTER_KEY, request.merchant, {
@@ -22,7 +21,6 @@ export async function webhookEventRoutes(app: Api, deps: RouteDeps): Promise<voi
 
   app.route({
     ...endpoints.redeliverWebhookEvent,
-    onRequest: app.authenticate,
     handler: async (request) => {
       const event = await deps.services.redeliverMerchantEvent(
         deps,
