@@ -1,3 +1,4 @@
+import { TtlCache } from '../lib/ttl-cache';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import {
@@ -116,4 +117,20 @@ export async function createMerchant(
 export async function merchantExists(db: Db, merchantId: string): Promise<boolean> {
   const [row] = await db.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, merchantId));
   return row !== undefined;
+}
+
+/** Merchant names, as the lists' `user` and the hosted pages show them: they change rarely. */
+const names = new TtlCache<string, string>(60_000, 10_000);
+
+/** The merchant's name ('' for an id that names none), read at most once a minute per process. */
+export async function merchantName(db: Db, merchantId: string): Promise<string> {
+  const known = names.get(merchantId);
+  if (known !== undefined) return known;
+  const [owner] = await db
+    .select({ name: merchants.name })
+    .from(merchants)
+    .where(eq(merchants.id, merchantId));
+  const name = owner?.name ?? '';
+  names.set(merchantId, name);
+  return name;
 }

@@ -1,3 +1,4 @@
+import { merchantName } from '../merchants/accounts';
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client';
@@ -6,7 +7,6 @@ import {
   chainNodes,
   depositAddresses,
   ledgerEntries,
-  merchants,
   terminals,
   transactions,
   wallets,
@@ -183,21 +183,6 @@ export async function cachedCount(
   const n = counted?.n ?? 0;
   counts.set(key, n);
   return n;
-}
-
-/** Merchant names, for the lists' `user`: they change rarely, and a page need not read them each time. */
-const names = new TtlCache<string, string>(60_000, 10_000);
-
-async function merchantName(db: Db, merchantId: string): Promise<string> {
-  const known = names.get(merchantId);
-  if (known !== undefined) return known;
-  const [owner] = await db
-    .select({ name: merchants.name })
-    .from(merchants)
-    .where(eq(merchants.id, merchantId));
-  const name = owner?.name ?? '';
-  names.set(merchantId, name);
-  return name;
 }
 
 /**

@@ -11,7 +11,6 @@ import {
   expiredPage,
   issueCsrf,
   limitPageRate,
-  merchantName,
   notFoundPage,
   originOf,
   sendOnward,
@@ -19,6 +18,7 @@ import {
   underLabel,
   verifyCsrf,
 } from './hosted';
+import { merchantName } from '../../merchants/accounts';
 import { escapeHtml, renderPage } from './layout';
 
 const CardForm = z.object(cardFields(true)).superRefine(checkCardExpiry);

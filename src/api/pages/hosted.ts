@@ -1,8 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { merchants } from '../../db/schema/index';
 import { ApiError } from '../../platform/errors';
 import { escapeHtml, newNonce, renderPage } from './layout';
 import type { TransactionRow } from '../../transactions/view';
@@ -153,15 +150,6 @@ export function sendOnward(reply: FastifyReply, row: TransactionRow): FastifyRep
   }
   const back = merchantReturnUrl(row);
   return back ? reply.redirect(back, 303) : finalStatePage(reply, row);
-}
-
-/** The merchant's name, as its hosted pages show it. */
-export async function merchantName(db: Db, merchantId: string): Promise<string> {
-  const [merchant] = await db
-    .select({ name: merchants.name })
-    .from(merchants)
-    .where(eq(merchants.id, merchantId));
-  return merchant?.name ?? '';
 }
 
 /**

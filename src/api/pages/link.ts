@@ -3,15 +3,8 @@ import type { PageDeps } from '../deps';
 import { findLink } from '../../transactions/links';
 import { closedReason, linkForm, useLink, type FoundLink, type LinkField } from '../../transactions/link-use';
 import { formatMinor } from '../../lib/money';
-import {
-  expiredPage,
-  issueCsrf,
-  limitPageRate,
-  merchantName,
-  sendPage,
-  underLabel,
-  verifyCsrf,
-} from './hosted';
+import { expiredPage, issueCsrf, limitPageRate, sendPage, underLabel, verifyCsrf } from './hosted';
+import { merchantName } from '../../merchants/accounts';
 import { escapeHtml, renderPage } from './layout';
 
 /** How the page asks for each field: its label and the browser's autocomplete hint. */
