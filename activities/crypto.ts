@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { isFinal } from '../src/contracts';
 import { finalAlready } from './authority';
@@ -32,7 +33,10 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
    * A deposit goes back only as its transaction's run decided while it could: one the payment counted is
    * given back only before the transaction is final (a failure's refunds, an overpayment's excess), and a
    * deposit counted is never refunded as one that arrived late. Otherwise the run is one a Reset started,
-   * going another way than the run it replaced, and ends with the final state (nothing is sent).
+   * going another way than the run it replaced, and ends with the final state (nothing is sent). A final
+   * status this very run wrote does not stop it: a workflow task whose completion the server refused (an
+   * update arrived while it ran) may have projected its end already, and its retry, which sees the update,
+   * decides again (workflows/projection.ts).
    */
   const refundable = async (input: { transactionId: string; txHash: string; countedInPayment: boolean }) => {
     const [recorded] = await db
@@ -44,7 +48,9 @@ export function cryptoActivities(db: Db, chain: ChainConnector & FiatPayouts) {
     const countedBefore = recorded?.counted === true;
     if (!input.countedInPayment && !countedBefore) return;
     const row = await findTransaction(db, input.transactionId);
-    if (row && isFinal(row.status)) throw finalAlready({ status: row.status, message: row.message });
+    const runId = Context.current().info.workflowExecution?.runId;
+    if (row && isFinal(row.status) && row.statusRunId !== runId)
+      throw finalAlready({ status: row.status, message: row.message });
     if (!input.countedInPayment)
       throw ApplicationFailure.nonRetryable(
         `deposit ${input.txHash} was counted in payment ${input.transactionId}: it is not refunded as a late one`,

@@ -27,6 +27,8 @@ export class Projection {
   private versionBase = 0;
   private versionStep = 0;
   private writes: Promise<void> = Promise.resolve();
+  /** The final state another run wrote, once taken: no write of this run's replaces what may be told. */
+  private adopted = false;
 
   constructor(private readonly transactionId: string) {}
 
@@ -37,6 +39,7 @@ export class Projection {
   /** Takes the state the row already holds (final, written by the run a Reset replaced), writing nothing. */
   adopt(state: FirstAnswer): void {
     this.projected = state;
+    this.adopted = true;
   }
 
   /**
@@ -52,7 +55,8 @@ export class Projection {
         ...state,
         ...placement,
       });
-      this.projected = state;
+      // A write under way when the run adopted another run's end does not take it back.
+      if (!this.adopted) this.projected = state;
     });
     this.writes = write.catch(() => undefined);
     return write;
