@@ -1,4 +1,4 @@
-import { condition, patched } from '@temporalio/workflow';
+import { condition, deprecatePatch } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
   APM_CONNECTOR_METHODS,
@@ -23,7 +23,7 @@ const NO_METHOD = 'This payment method is not available.';
 /**
  * The provider is asked before a payment fails: after a lost answer to the start or to the customer's
  * answer, and when the customer's time runs out or ops stop it (a payment still open is closed there).
- * Histories from before replay without the questions (README, "Changing a workflow safely").
+ * Deprecated (docs/architecture.md, retiring a patch).
  */
 const APM_ASKED_BEFORE_FAILING = 'apm-asked-before-failing';
 
@@ -95,8 +95,7 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       descriptor: terminal.descriptor,
       details: { payment_method: chosen },
     };
-    // Histories from before the provider was asked before a payment failed replay without the questions.
-    const asks = patched(APM_ASKED_BEFORE_FAILING);
+    deprecatePatch(APM_ASKED_BEFORE_FAILING);
     machine.waiting.on('step', `Open the payment at ${terminal.connector}`);
     const started = await attempt(() =>
       connector.startApm({
@@ -111,7 +110,7 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
     let opened: { reference: string; redirectUrl?: string };
     if (started.kind === 'done') {
       opened = started.value;
-    } else if (started.kind === 'unknown' && asks) {
+    } else if (started.kind === 'unknown') {
       // The provider may have opened the payment though its answer was lost: it is asked, never guessed.
       const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
       if (known.outcome !== 'started') {
@@ -139,10 +138,6 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
     );
     if (answer === 'timeout' || answer === 'stopped') {
       const why = answer === 'stopped' ? machine.stopReason! : 'Transaction abandoned.';
-      if (!asks) {
-        await machine.move('FAILED', why, { redirectUrl: null });
-        return;
-      }
       // Whatever the customer did at the provider meanwhile is asked, and a payment still open is closed.
       await end(machine, await closePayment(machine, { ...call, reference: opened.reference }, why), why, {
         redirectUrl: null,
@@ -166,22 +161,15 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
         await machine.move('FAILED', completed.message);
         return;
       }
-      if (asks) {
-        const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
-        if (known.outcome !== 'started') {
-          await end(machine, known, 'The payment could not be processed.');
-          return;
-        }
-        if (machine.stopReason !== undefined || Date.now() >= answerDeadline) {
-          const why = machine.stopReason ?? 'Transaction abandoned.';
-          await end(machine, await closePayment(machine, { ...call, reference: opened.reference }, why), why);
-          return;
-        }
-      } else if (completed.kind === 'notProcessed') {
-        await machine.move('FAILED', 'The payment could not be processed.');
+      const known = await ask(machine, terminal.connector, () => lookup.lookupApm(call));
+      if (known.outcome !== 'started') {
+        await end(machine, known, 'The payment could not be processed.');
         return;
-      } else {
-        await machine.outcomeUnknown();
+      }
+      if (machine.stopReason !== undefined || Date.now() >= answerDeadline) {
+        const why = machine.stopReason ?? 'Transaction abandoned.';
+        await end(machine, await closePayment(machine, { ...call, reference: opened.reference }, why), why);
+        return;
       }
       await machine.waiting.backoff(
         Math.min(5_000 * 2 ** round, 10 * 60_000),

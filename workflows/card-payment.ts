@@ -8,12 +8,12 @@ import {
   type HostedDecision,
   type Lookup,
 } from '../src/contracts';
-import { condition, patched } from '@temporalio/workflow';
+import { condition, deprecatePatch } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import type { AuthorizeOutcome, SentAuthorization } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
 import type { TerminalChoice } from '../activities/projection';
-import { connector, lookup, quickConnector, store } from './activities';
+import { lookup, quickConnector, store } from './activities';
 import { attempt, refusal, type Outcome } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
@@ -21,25 +21,24 @@ import { ask, askUntilKnown } from './unknown-outcome';
 
 /**
  * Connector calls run as local activities, so the first answer leaves with the first workflow task.
- * Histories from before the change replay with remote ones (README, "Changing a workflow safely").
+ * Deprecated: no workflow from before it can be open (docs/architecture.md, retiring a patch).
  */
 const LOCAL_CONNECTOR_CALLS = 'card-connector-calls-run-locally';
 
-/** The connector calls of one card payment: local ones, or remote in histories from before. */
-type Calls = typeof connector;
+/** The connector calls of one card payment. */
+type Calls = typeof quickConnector;
 
 /**
  * A stop request met before an authorization asks the acquirer about exactly the authorizations the card
  * vault says this payment sent (a lost attempt of the task may have made them), instead of every terminal
- * left in the routing order. Histories from before replay with the old question (README, "Changing a
- * workflow safely").
+ * left in the routing order. Deprecated (docs/architecture.md, retiring a patch).
  */
 const LOST_AUTHORIZATIONS_FROM_THE_VAULT = 'card-lost-authorizations-from-the-vault';
 
 /**
  * A 3-D Secure challenge unanswered in time or stopped by ops is asked about and closed at the acquirer
  * before the payment fails, and a return from the acquirer's own page only makes the workflow ask the
- * acquirer. Histories from before replay with the old challenge (README, "Changing a workflow safely").
+ * acquirer. Deprecated (docs/architecture.md, retiring a patch).
  */
 const CHALLENGE_CLOSED_AT_THE_ACQUIRER = 'challenge-closed-at-the-acquirer';
 
@@ -60,8 +59,8 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
   const machine = new TransactionStateMachine(input, 'card');
   return runTransaction(machine, async () => {
     if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
-    const local = patched(LOCAL_CONNECTOR_CALLS);
-    const calls: Calls = local ? quickConnector : connector;
+    deprecatePatch(LOCAL_CONNECTOR_CALLS);
+    const calls: Calls = quickConnector;
     const terminals = await store.listTerminals({
       merchantId: input.merchantId,
       mode: input.mode,
@@ -75,13 +74,11 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     try {
       for (const [rank, terminal] of terminals.entries()) {
         if (machine.stopReason) {
-          if (!local) break;
-          routed = patched(LOST_AUTHORIZATIONS_FROM_THE_VAULT)
-            ? await firstKnown(
-                machine,
-                await store.sentAuthorizations({ transactionId: input.transactionId }),
-              )
-            : await findLostAuthorization(machine, input, terminals.slice(rank));
+          deprecatePatch(LOST_AUTHORIZATIONS_FROM_THE_VAULT);
+          routed = await firstKnown(
+            machine,
+            await store.sentAuthorizations({ transactionId: input.transactionId }),
+          );
           break;
         }
         const result = await authorize(machine, calls, input, terminal, rank, notProcessed);
@@ -128,9 +125,8 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
           redirectUrl: routed.value.redirectUrl ?? input.hostedPageUrl,
         },
       );
-      const ended = patched(CHALLENGE_CLOSED_AT_THE_ACQUIRER)
-        ? await challenge(machine, calls, input, challenged)
-        : await challengeUntilFirstAnswer(machine, calls, input, challenged);
+      deprecatePatch(CHALLENGE_CLOSED_AT_THE_ACQUIRER);
+      const ended = await challenge(machine, calls, input, challenged);
       if (ended === 'approved') await machine.move('SUCCESS', 'Transaction processed successfully.');
       else await machine.move('FAILED', ended.declined);
     }
@@ -271,29 +267,6 @@ function learn(
 }
 
 /**
- * A stop request met before an authorization, in histories from before the vault was asked: an attempt of
- * this workflow task that was lost (a worker crash) may have authorized at these terminals before the
- * request arrived, though this history shows no call: each is asked in routing order, as the lost attempt
- * would have called it, until one knows the payment.
- */
-async function findLostAuthorization(
-  machine: TransactionStateMachine,
-  input: CardPaymentInput,
-  terminals: TerminalChoice[],
-): Promise<Routed | undefined> {
-  for (const terminal of terminals) {
-    const request = {
-      connector: terminal.connector,
-      terminalId: terminal.terminalId,
-      authorizationKey: connectorKeys.authorization(input.transactionId, terminal.terminalId),
-    };
-    const outcome = learn(await ask(machine, terminal.connector, () => lookup.lookupAuthorization(request)));
-    if (outcome.kind === 'done' || outcome.kind === 'failed') return { ...outcome, terminal };
-  }
-  return undefined;
-}
-
-/**
  * The 3-D Secure challenge, until the acquirer settles it or its time runs out. The customer answers on
  * our checkout page (the answer is sent to the acquirer until it lands) or on the acquirer's own page,
  * whence a return to our URL only makes the workflow ask the acquirer: an early or forged visit finds the
@@ -387,62 +360,6 @@ async function closeChallenge(
     await machine.waiting.backoff(
       Math.min(5_000 * 2 ** round, 10 * 60_000),
       `${request.connector} has not closed the 3-D Secure challenge (round ${round + 1})`,
-    );
-  }
-}
-
-/**
- * The challenge as it was before it was closed at the acquirer (histories from before): unanswered or
- * stopped, it fails at once; answered, the answer is sent until the authorization shows its result.
- */
-async function challengeUntilFirstAnswer(
-  machine: TransactionStateMachine,
-  calls: Calls,
-  input: CardPaymentInput,
-  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
-): Promise<ChallengeEnd> {
-  const answer = await machine.awaitDecision(
-    input.challengeTimeoutSeconds * 1000,
-    'Waiting for the 3-D Secure answer',
-  );
-  if (answer === 'timeout') return { declined: 'Transaction abandoned.' };
-  if (answer === 'stopped') return { declined: machine.stopReason! };
-  return completeChallenge(machine, calls, input, routed, answer);
-}
-
-/**
- * Sends the customer's 3DS answer to the acquirer until the authorization shows its result: when the
- * answer is lost or refused, the authorization is looked up, and sent again while it still awaits it.
- */
-async function completeChallenge(
-  machine: TransactionStateMachine,
-  calls: Calls,
-  input: CardPaymentInput,
-  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
-  decision: HostedDecision,
-): Promise<ChallengeEnd> {
-  const authorizationKey = connectorKeys.authorization(input.transactionId, routed.terminal.terminalId);
-  const request = {
-    connector: routed.terminal.connector,
-    terminalId: routed.terminal.terminalId,
-    authorizationKey,
-    reference: routed.authorization.reference,
-  };
-  const step = `Send the 3-D Secure answer (${decision}) to ${request.connector}`;
-  for (let round = 0; ; round++) {
-    machine.waiting.on('step', step);
-    const result = await attempt(() =>
-      calls.completeChallenge.executeWithOptions({ summary: step }, [{ ...request, decision }]),
-    );
-    if (result.kind === 'done') return 'approved';
-    if (result.kind === 'failed') return { declined: result.message };
-    const known = await askUntilKnown(machine, request.connector, () => lookup.lookupAuthorization(request));
-    if (known.outcome === 'approved') return 'approved';
-    if (known.outcome === 'declined') return { declined: known.message };
-    if (known.outcome === 'not_found') return { declined: 'The payment could not be processed.' };
-    await machine.waiting.backoff(
-      Math.min(5_000 * 2 ** round, 10 * 60_000),
-      `${request.connector} has not taken the 3-D Secure answer (round ${round + 1})`,
     );
   }
 }

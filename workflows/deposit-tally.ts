@@ -1,4 +1,4 @@
-import { condition, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, deprecatePatch, patched, workflowInfo } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
   depositUpdate,
@@ -23,8 +23,7 @@ export interface Settlement {
 /**
  * A deposit that arrives before the window opens (the transaction is still opening its address: a first
  * answer that came back PENDING under load lets a test-mode deposit in that early) waits for the window
- * and counts. Before, it was refunded as "after the window closed"; the fault suite found it. Histories
- * from before the change replay without it (README, "Changing a workflow safely").
+ * and counts. Deprecated (docs/architecture.md, retiring a patch).
  */
 const EARLY_DEPOSITS_WAIT = 'early-deposits-wait-for-the-window';
 
@@ -142,7 +141,8 @@ export class DepositTally {
     if (this.seen.has(deposit.txHash)) return receipt('duplicate');
     this.seen.add(deposit.txHash);
     if (!this.terms) await condition(() => this.terms !== undefined);
-    if (!this.counting && !this.closed && patched(EARLY_DEPOSITS_WAIT)) {
+    if (!this.counting && !this.closed) {
+      deprecatePatch(EARLY_DEPOSITS_WAIT);
       await condition(() => this.counting || this.closed || this.machine.stopReason !== undefined);
     }
     const received: Received = {

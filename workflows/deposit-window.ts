@@ -1,11 +1,11 @@
-import { patched } from '@temporalio/workflow';
+import { deprecatePatch } from '@temporalio/workflow';
 import type { CryptoExpectation, TransactionRef } from '../src/contracts';
-import { chain, store } from './activities';
+import { store } from './activities';
 
 /**
  * The deposit address is opened by a local activity (it is kept per transaction, so a task run again gets
- * the same one), and the first answer leaves with the first workflow task. Histories from before the
- * change replay with the remote activity (README, "Changing a workflow safely").
+ * the same one), and the first answer leaves with the first workflow task. Deprecated
+ * (docs/architecture.md, retiring a patch).
  */
 const LOCAL_DEPOSIT_ADDRESS = 'deposit-address-opened-locally';
 
@@ -16,7 +16,8 @@ export async function openDeposits(input: TransactionRef & { crypto: CryptoExpec
     merchantId: input.merchantId,
     cryptoCurrency: crypto.cryptoCurrency,
   });
-  const address = await (patched(LOCAL_DEPOSIT_ADDRESS) ? store : chain).openDepositAddress({
+  deprecatePatch(LOCAL_DEPOSIT_ADDRESS);
+  const address = await store.openDepositAddress({
     transactionId: input.transactionId,
     network: crypto.cryptoNetwork,
     mode: input.mode,

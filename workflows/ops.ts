@@ -1,5 +1,12 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, currentUpdateInfo, patched, setHandler, startChild } from '@temporalio/workflow';
+import {
+  ParentClosePolicy,
+  currentUpdateInfo,
+  deprecatePatch,
+  patched,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
 import {
   alreadyFinal,
   forceFailUpdate,
@@ -114,9 +121,11 @@ export function installOpsHandlers(machine: OpsMachine): void {
         actor: actorOf(input),
       });
       // With no event to send, the request is still on the trail (a redelivery audits the runs it starts);
-      // histories from before replay without it.
-      if (runs.length === 0 && patched(EMPTY_REDELIVERY_AUDITED))
+      // EMPTY_REDELIVERY_AUDITED is deprecated (docs/architecture.md, retiring a patch).
+      if (runs.length === 0) {
+        deprecatePatch(EMPTY_REDELIVERY_AUDITED);
         await audit('redeliverWebhooks', input, machine.current().status);
+      }
       for (const run of runs) {
         try {
           await startChild(webhookDelivery, {

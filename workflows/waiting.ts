@@ -1,4 +1,4 @@
-import { condition, patched, setCurrentDetails } from '@temporalio/workflow';
+import { condition, deprecatePatch, setCurrentDetails } from '@temporalio/workflow';
 import type { WaitingFor } from '../src/contracts';
 
 /**
@@ -13,8 +13,7 @@ export function clock(at: number, now = Date.now()): string {
 
 /**
  * A stop request no longer ends a backoff that waits for a connector: the stop is honoured once the
- * connector's answer is known. Histories from before replay with the old wait (README, "Changing a
- * workflow safely").
+ * connector's answer is known. Deprecated (docs/architecture.md, retiring a patch).
  */
 const STOP_WAITS_FOR_THE_CONNECTOR = 'stop-waits-for-the-connector';
 
@@ -64,7 +63,8 @@ export class Waiting {
     const deadline = Date.now() + ms;
     this.on('retry', `${detail}; next try at ${clock(deadline)}`);
     this.retry = false;
-    const stoppable = options.stoppable === true || !patched(STOP_WAITS_FOR_THE_CONNECTOR);
+    if (options.stoppable !== true) deprecatePatch(STOP_WAITS_FOR_THE_CONNECTOR);
+    const stoppable = options.stoppable === true;
     await condition(() => this.retry || (stoppable && this.stopped()), ms, { summary: detail });
     this.retry = false;
   }

@@ -4,6 +4,7 @@ import {
   allHandlersFinished,
   condition,
   currentUpdateInfo,
+  deprecatePatch,
   patched,
   setCurrentDetails,
   setHandler,
@@ -23,8 +24,8 @@ import { RETRY_AUDITED_FIRST, clock } from './waiting';
 import { refusal } from './failures';
 
 /**
- * Records the delivery in the attempt's own write instead of a separate step. Workflows started before
- * this change replay without it (README, "Changing a workflow safely").
+ * Records the delivery in the attempt's own write instead of a separate step. Deprecated
+ * (docs/architecture.md, retiring a patch).
  */
 const DELIVERY_RECORDED_WITH_ATTEMPT = 'webhook-delivery-recorded-with-attempt';
 
@@ -71,7 +72,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
       },
     },
   );
-  const recordsDelivery = patched(DELIVERY_RECORDED_WITH_ATTEMPT);
+  deprecatePatch(DELIVERY_RECORDED_WITH_ATTEMPT);
   /** Waits before the attempt after `attempt`; false when the window would close first. */
   const pause = async (attempt: number, error: string): Promise<boolean> => {
     const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
@@ -104,14 +105,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
         eventId: input.eventId,
         run: input.run,
         attempt,
-        ...(recordsDelivery ? { recordDelivery: true } : {}),
+        recordDelivery: true,
       },
     ]);
     // Histories recorded before the attempt reported its error carry a plain boolean.
     const delivered = typeof outcome === 'boolean' ? outcome : outcome.delivered;
     if (delivered) {
-      if (!recordsDelivery)
-        await webhook.finishWebhookEvent({ eventId: input.eventId, status: 'delivered', run: input.run });
       setCurrentDetails(`Delivered on attempt ${attempt}.`);
       await condition(allHandlersFinished);
       return 'delivered';
