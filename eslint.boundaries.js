@@ -12,7 +12,7 @@ export const layers = [
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
   ['client', ['src/client']],
-  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/crypto', 'src/sandbox']],
+  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/coins', 'src/sandbox']],
   // The chain adapters: nodes, the watcher, transfers. Above the domain, which never imports them.
   ['adapters', ['src/chain']],
   ['api', ['src/api']],

@@ -9,11 +9,11 @@ import {
   shownAddress,
   type ChainNode,
 } from '../../src/chain/nodes';
-import { isDepositOnlyNetwork, nodeWatchesCurrency } from '../../src/crypto/networks';
+import { isDepositOnlyNetwork, nodeWatchesCurrency } from '../../src/coins/networks';
 import { sendFromTreasury } from '../../src/chain/transfers';
 import { sendFromDeposits } from '../../src/chain/bitcoin/spend';
 import { sendOnSolana } from '../../src/chain/solana/send';
-import { findCryptoAsset } from '../../src/crypto/catalogue';
+import { findCryptoAsset } from '../../src/coins/catalogue';
 import { parseUnits } from '../../src/lib/units';
 import type { ChainConnector, FiatPayouts } from './types';
 

@@ -17,7 +17,7 @@ import { ApiError } from '../platform/errors';
 import { createApiMetrics } from '../platform/metrics';
 import { traceRequests } from './tracing';
 import { parseJsonExact, stringifyExact } from '../lib/json';
-import { sandboxRates } from '../crypto/rates';
+import { sandboxRates } from '../coins/rates';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors';
 import { authenticate } from './plugins/auth';
 import { decryptBody, decryptBodyIfEnveloped } from './plugins/envelope';

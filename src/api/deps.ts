@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import type { Logger } from '../platform/log';
-import type { RateSource } from '../crypto/rates';
+import type { RateSource } from '../coins/rates';
 import type { TransactionDeps } from '../transactions/deps';
 import type { EdgeServices, TokenBuckets } from './services';
 

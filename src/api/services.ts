@@ -9,7 +9,7 @@ import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webho
 import { requestAftercare } from '../transactions/aftercare';
 import { createLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
-import { listPayinCurrencies } from '../crypto/catalogue';
+import { listPayinCurrencies } from '../coins/catalogue';
 import { simulateDeposit } from '../chain/test-deposits';
 import type { Db } from '../db/client';
 import { RateLimiter, type BucketSettings, type RateLimitDecision } from './rate-limit';

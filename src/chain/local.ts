@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
-import { findCryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset } from '../coins/catalogue';
 import { addChainNode, activeChainNode, nodeAddress, rpc } from './nodes';
 import type { Mode } from '../lib/vocabulary';
 

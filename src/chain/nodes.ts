@@ -22,7 +22,7 @@ import {
   TOKEN_LOG_NETWORKS,
   UTXO_NETWORKS,
   isNodeNetwork,
-} from '../crypto/networks';
+} from '../coins/networks';
 import { fromTronAddress, toTronAddress } from './tron-address';
 import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
 import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
@@ -30,7 +30,7 @@ import { SolanaKeys, isSolanaAddress } from './solana/keys';
 import { clusterOf, solanaRpc } from './solana/rpc';
 import { TOKEN_PROGRAM, slotMark } from './solana/accounts';
 
-export { EVM_NATIVE_COINS, isWatched } from '../crypto/networks';
+export { EVM_NATIVE_COINS, isWatched } from '../coins/networks';
 
 /** BIP-44 coin type of a network's keys: TRON's own, Ethereum's for every EVM network. */
 const coinTypeOf = (network: string) => (network === 'TRON' ? 195 : 60);

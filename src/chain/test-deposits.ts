@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import type { Address } from 'viem';
 import type { Db } from '../db/client';
 import { depositAddresses } from '../db/schema/index';
-import { findCryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset } from '../coins/catalogue';
 import { formatUnits, parseUnits } from '../lib/units';
 import {
   activeChainNode,
@@ -16,7 +16,7 @@ import {
 } from './nodes';
 import { faucetAddress, payFromBitcoinFaucet } from './bitcoin/faucet';
 import { payFromSolanaFaucet, solanaFaucet } from './solana/faucet';
-import { nodeWatchesCurrency } from '../crypto/networks';
+import { nodeWatchesCurrency } from '../coins/networks';
 import { sendOnce, TransferRejectedError } from './transfers';
 import type { Client } from '@temporalio/client';
 import {

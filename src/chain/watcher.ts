@@ -4,13 +4,13 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
 import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index';
 import type { Logger } from '../platform/log';
-import { findCryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset } from '../coins/catalogue';
 import { findTransaction } from '../transactions/lookup';
 import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits';
 import type { DepositDisposition } from '../contracts';
 import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
 import { watchedChainNodeIds, chainNodeById, type ChainNode } from './nodes';
-import { isDepositOnlyNetwork } from '../crypto/networks';
+import { isDepositOnlyNetwork } from '../coins/networks';
 import type { ChainReader, Seen } from './family';
 import { readerOf } from './families';
 

@@ -16,7 +16,7 @@ import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './le
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/local';
 import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
-import { findCryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset } from '../coins/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from '../chain/bitcoin/local';
 import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from '../chain/solana/local';
 import { withoutCredentials } from '../chain/bitcoin/rpc';

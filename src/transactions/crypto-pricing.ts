@@ -1,12 +1,12 @@
 import type { Db } from '../db/client';
 import { fieldError } from '../platform/errors';
-import { findCryptoAsset, networksOf, type CryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset, networksOf, type CryptoAsset } from '../coins/catalogue';
 import { currencyExponent } from '../lib/currencies';
 import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
 import type { CryptoExpectation } from '../contracts';
-import type { RateSource } from '../crypto/rates';
-import { LIVE_REFUSED_NETWORKS, isWatched } from '../crypto/networks';
+import type { RateSource } from '../coins/rates';
+import { LIVE_REFUSED_NETWORKS, isWatched } from '../coins/networks';
 import type { MerchantScope, TransactionDeps } from './deps';
 
 /** Minutes an ONRAMP customer has to pay, and an OFFRAMP or payin customer to deposit (docs/api.md). */

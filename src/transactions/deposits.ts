@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
-import { findCryptoAsset } from '../crypto/catalogue';
+import { findCryptoAsset } from '../coins/catalogue';
 import { depositUpdate, type DepositDisposition } from '../contracts';
 import { sendUpdate } from '../temporal/client';
 import { parseUnits } from '../lib/units';

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
 import type { Logger } from '../platform/log';
-import type { RateSource } from '../crypto/rates';
+import type { RateSource } from '../coins/rates';
 import type { Resolver } from '../net/address-policy';
 import type { Mode } from '../lib/vocabulary';
 

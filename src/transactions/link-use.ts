@@ -5,7 +5,7 @@ import { linkUsedUpdate, workflowIds } from '../contracts';
 import { sendInternalUpdate } from '../temporal/client';
 import { ApiError } from '../platform/errors';
 import { currencyExponent, isFiatCurrency } from '../lib/currencies';
-import { networksOf } from '../crypto/catalogue';
+import { networksOf } from '../coins/catalogue';
 import { parseUnits } from '../lib/units';
 import type { Db } from '../db/client';
 import { parseInput } from '../platform/validation';

@@ -4,7 +4,7 @@ import type { Db } from '../db/client';
 import { paymentLinks, paymentTemplates, transactions, type CryptoLinkTerms } from '../db/schema/index';
 import { checkCryptoLimits, checkDecimals, checkLimits, pricedFiat, resolveAsset } from './crypto-pricing';
 import { findWalletFor } from '../wallets/wallets';
-import { networksOf } from '../crypto/catalogue';
+import { networksOf } from '../coins/catalogue';
 import { newId } from '../ciphers/ids';
 import { workflowIds, type Mode, type WorkflowSignatures } from '../contracts';
 import { ApiError, fieldError } from '../platform/errors';

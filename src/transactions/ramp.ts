@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { RampRequest as RampSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
-import { EVM_NATIVE_COINS } from '../crypto/networks';
+import { EVM_NATIVE_COINS } from '../coins/networks';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';

@@ -22,7 +22,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import type { Db } from '../../db/client';
-import { findCryptoAsset } from '../../crypto/catalogue';
+import { findCryptoAsset } from '../../coins/catalogue';
 import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
 import { paceChain } from '../local';
 import { associatedTokenAccount } from './accounts';
