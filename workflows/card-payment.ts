@@ -1,3 +1,4 @@
+/** The card payment workflow: routing through the merchant's terminals (its 3-D Secure challenge: card-challenge.ts). */
 import {
   cardEnteredUpdate,
   connectorKeys,
@@ -5,7 +6,6 @@ import {
   type CardEntered,
   type CardPaymentInput,
   type FirstAnswer,
-  type HostedDecision,
   type Lookup,
 } from '../src/contracts';
 import { condition, deprecatePatch } from '@temporalio/workflow';
@@ -18,15 +18,13 @@ import { attempt, refusal, type Outcome } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 import { ask, askUntilKnown } from './unknown-outcome';
+import { challenge, type Calls } from './card-challenge';
 
 /**
  * Connector calls run as local activities, so the first answer leaves with the first workflow task.
  * Deprecated: no workflow from before it can be open (docs/architecture.md, retiring a patch).
  */
 const LOCAL_CONNECTOR_CALLS = 'card-connector-calls-run-locally';
-
-/** The connector calls of one card payment. */
-type Calls = typeof quickConnector;
 
 /**
  * A stop request met before an authorization asks the acquirer about exactly the authorizations the card
@@ -46,9 +44,6 @@ const CHALLENGE_CLOSED_AT_THE_ACQUIRER = 'challenge-closed-at-the-acquirer';
 type Routed = { terminal: TerminalChoice } & (
   { kind: 'done'; value: AuthorizeOutcome } | { kind: 'failed'; message: string }
 );
-
-/** What ends a 3-D Secure challenge. */
-type ChallengeEnd = 'approved' | { declined: string };
 
 /**
  * A card payment: route through the merchant's terminals (a call the acquirer certainly did not process
@@ -264,102 +259,4 @@ function learn(
   if (known.outcome === 'declined')
     return { kind: 'failed', message: known.message, type: failureTypes.declined };
   return { kind: 'done', value: known };
-}
-
-/**
- * The 3-D Secure challenge, until the acquirer settles it or its time runs out. The customer answers on
- * our checkout page (the answer is sent to the acquirer until it lands) or on the acquirer's own page,
- * whence a return to our URL only makes the workflow ask the acquirer: an early or forged visit finds the
- * challenge still open and the wait goes on. Unanswered in time, or stopped by ops, the challenge is asked
- * about and closed at the acquirer before the payment fails: a cardholder who finished at the acquirer
- * meanwhile has paid, and the payment settles.
- */
-async function challenge(
-  machine: TransactionStateMachine,
-  calls: Calls,
-  input: CardPaymentInput,
-  routed: { terminal: TerminalChoice; authorization: AuthorizeOutcome },
-): Promise<ChallengeEnd> {
-  const request = {
-    connector: routed.terminal.connector,
-    terminalId: routed.terminal.terminalId,
-    authorizationKey: connectorKeys.authorization(input.transactionId, routed.terminal.terminalId),
-    reference: routed.authorization.reference,
-  };
-  const onAcquirerPage =
-    routed.authorization.outcome === 'challenge' && routed.authorization.redirectUrl !== undefined;
-  const deadline = Date.now() + input.challengeTimeoutSeconds * 1000;
-  for (;;) {
-    const left = deadline - Date.now();
-    const answer =
-      left > 0 ? await machine.awaitDecision(left, 'Waiting for the 3-D Secure answer') : 'timeout';
-    if (answer === 'timeout' || answer === 'stopped') break;
-    // The acquirer's page decides there; what comes back to us is only the cardholder's return.
-    const decision: HostedDecision = onAcquirerPage ? 'approve' : answer;
-    for (let round = 0; ; round++) {
-      const heard = await answerChallenge(machine, calls, request, decision, onAcquirerPage);
-      if (heard !== 'open') return heard;
-      if (onAcquirerPage || Date.now() >= deadline) break;
-      await machine.waiting.backoff(
-        Math.min(5_000 * 2 ** round, 10 * 60_000, deadline - Date.now()),
-        `${request.connector} has not taken the 3-D Secure answer (round ${round + 1})`,
-      );
-    }
-  }
-  return closeChallenge(machine, request, machine.stopReason ?? 'Transaction abandoned.');
-}
-
-/** Sends the customer's answer (or, after the acquirer's own page, asks for it): open while unfinished. */
-async function answerChallenge(
-  machine: TransactionStateMachine,
-  calls: Calls,
-  request: { connector: string; terminalId: string; authorizationKey: string; reference: string },
-  decision: HostedDecision,
-  onAcquirerPage: boolean,
-): Promise<ChallengeEnd | 'open'> {
-  const step = onAcquirerPage
-    ? `Ask ${request.connector} for the 3-D Secure result`
-    : `Send the 3-D Secure answer (${decision}) to ${request.connector}`;
-  machine.waiting.on('step', step);
-  const result = await attempt(() =>
-    calls.completeChallenge.executeWithOptions({ summary: step }, [{ ...request, decision }]),
-  );
-  if (result.kind === 'done') return result.value.outcome === 'approved' ? 'approved' : 'open';
-  if (result.kind === 'failed') return { declined: result.message };
-  // The acquirer's page is not finished: the cardholder may still finish it before the deadline.
-  if (result.kind === 'notProcessed' && onAcquirerPage) return 'open';
-  const known = await ask(machine, request.connector, () => lookup.lookupAuthorization(request));
-  if (known.outcome === 'approved') return 'approved';
-  if (known.outcome === 'declined') return { declined: known.message };
-  if (known.outcome === 'not_found') return { declined: 'The payment could not be processed.' };
-  return 'open';
-}
-
-/**
- * Ends a challenge nobody answered in time (or that ops stopped): the acquirer is asked where it stands,
- * and a challenge still open is closed there, so the cardholder can no longer complete it. One the
- * cardholder completed first settles; anything else fails with `why`.
- */
-async function closeChallenge(
-  machine: TransactionStateMachine,
-  request: { connector: string; terminalId: string; authorizationKey: string; reference: string },
-  why: string,
-): Promise<ChallengeEnd> {
-  for (let round = 0; ; round++) {
-    const known = await ask(machine, request.connector, () => lookup.lookupAuthorization(request));
-    if (known.outcome === 'approved') return 'approved';
-    if (known.outcome === 'declined') return { declined: known.message };
-    if (known.outcome === 'not_found') return { declined: why };
-    const step = `Close the 3-D Secure challenge at ${request.connector}`;
-    machine.waiting.on('step', step);
-    const closed = await attempt(() =>
-      lookup.cancelAuthorization.executeWithOptions({ summary: step }, [request]),
-    );
-    if (closed.kind === 'done' && closed.value.outcome === 'approved') return 'approved';
-    if (closed.kind === 'done' && closed.value.outcome === 'declined') return { declined: why };
-    await machine.waiting.backoff(
-      Math.min(5_000 * 2 ** round, 10 * 60_000),
-      `${request.connector} has not closed the 3-D Secure challenge (round ${round + 1})`,
-    );
-  }
 }
