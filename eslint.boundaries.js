@@ -14,7 +14,8 @@ export const layers = [
   ['client', ['src/client']],
   ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/coins', 'src/sandbox']],
   // The chain adapters: nodes, the watcher, transfers. Above the domain, which never imports them.
-  ['adapters', ['src/chain']],
+  // Test deposits (test mode's faucets and deposits on the local chains) build on the chain adapters.
+  ['adapters', ['src/chain', 'src/test-deposits']],
   ['api', ['src/api']],
   ['cli', ['src/cli']],
   ['process', ['src/process', 'src/dev']],

@@ -10,7 +10,7 @@ import { requestAftercare } from '../transactions/aftercare';
 import { createLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../coins/catalogue';
-import { simulateDeposit } from '../chain/test-deposits';
+import { simulateDeposit } from '../test-deposits';
 import type { Db } from '../db/client';
 import { RateLimiter, type BucketSettings, type RateLimitDecision } from './rate-limit';
 

@@ -14,11 +14,11 @@ import { startEmbeddedPostgres, type LocalPostgres } from './postgres';
 import { startTemporalDevServer, waitForPort, type LocalTemporal } from './temporal';
 import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
-import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from '../chain/local';
+import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from './chains/anvil';
 import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
 import { findCryptoAsset } from '../coins/catalogue';
-import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from '../chain/bitcoin/local';
-import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from '../chain/solana/local';
+import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from './chains/btcd';
+import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from './chains/litesvm';
 import { withoutCredentials } from '../chain/bitcoin/rpc';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 

@@ -11,11 +11,11 @@ import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins
 import { freePort } from '../../src/dev/postgres';
 import { chainNodeById } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
-import { setUpLocalBitcoin, startBtcd } from '../../src/chain/bitcoin/local';
+import { setUpLocalBitcoin, startBtcd } from '../../src/dev/chains/btcd';
 import { bitcoinRpc } from '../../src/chain/bitcoin/rpc';
 import { parseTransaction } from '../../src/chain/bitcoin/block';
-import { faucetAddress } from '../../src/chain/bitcoin/faucet';
-import type { LocalNode } from '../../src/chain/local';
+import { faucetAddress } from '../../src/test-deposits/bitcoin-faucet';
+import type { LocalNode } from '../../src/dev/chains/anvil';
 import {
   chainSends,
   chainTransfers,

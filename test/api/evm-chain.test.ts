@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { createWalletClient, erc20Abi as erc20, http, keccak256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { ANVIL_KEYS } from '../../src/chain/local';
+import { ANVIL_KEYS } from '../../src/dev/chains/anvil';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { startLocalChain, type LocalChain } from '../helpers/chain';
 import { runCliIn } from '../helpers/cli';

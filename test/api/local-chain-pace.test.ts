@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
-import { ANVIL_KEYS, anvilBinary, paceBlocks, startAnvil, type LocalNode } from '../../src/chain/local';
+import { ANVIL_KEYS, anvilBinary, paceBlocks, startAnvil, type LocalNode } from '../../src/dev/chains/anvil';
 import { rpc } from '../../src/chain/nodes';
-import { LocalSolanaNode, mintTestToken, paceSolanaBlocks, randomSigner } from '../../src/chain/solana/local';
+import { LocalSolanaNode, mintTestToken, paceSolanaBlocks, randomSigner } from '../../src/dev/chains/litesvm';
 
 const DEPTH = 2;
 const customer = privateKeyToAccount(ANVIL_KEYS.customer).address;

@@ -6,7 +6,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { merchantClient, payinRequest, type MerchantClient } from '../helpers/merchant-client';
 import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
-import { LocalSolanaNode, fundTreasury, mintTestToken, randomSigner } from '../../src/chain/solana/local';
+import { LocalSolanaNode, fundTreasury, mintTestToken, randomSigner } from '../../src/dev/chains/litesvm';
 import { sendOnSolana, signSolanaSend } from '../../src/chain/solana/send';
 import { addChainNode, chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
@@ -23,7 +23,7 @@ import {
 
 /**
  * SOLANA on its real runtime: LiteSVM with the SPL token and associated token programs, behind the
- * JSON-RPC calls the watcher makes in production (src/chain/solana/local.ts). USDT is an SPL mint at
+ * JSON-RPC calls the watcher makes in production (src/dev/chains/litesvm.ts). USDT is an SPL mint at
  * the catalogue's 6 decimals; deposits are token transfers into the deposit owner's associated token
  * account, from the node's test faucet or from a customer's own wallet.
  */

@@ -14,7 +14,7 @@ import { decimalAmount } from '../../schemas/fields';
 import { formatUnits, parseUnits } from '../../lib/units';
 import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';
-import { testDeposit } from '../../chain/test-deposits';
+import { testDeposit } from '../../test-deposits';
 import type { TransactionRow } from '../../transactions/view';
 
 const detail = (row: TransactionRow, key: string): string => {

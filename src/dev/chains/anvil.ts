@@ -12,10 +12,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Db } from '../db/client';
-import { findCryptoAsset } from '../coins/catalogue';
-import { addChainNode, activeChainNode, nodeAddress, rpc } from './nodes';
-import type { Mode } from '../lib/vocabulary';
+import type { Db } from '../../db/client';
+import { findCryptoAsset } from '../../coins/catalogue';
+import { addChainNode, activeChainNode, nodeAddress, rpc } from '../../chain/nodes';
+import type { Mode } from '../../lib/vocabulary';
 
 /** Anvil's default accounts (its public test mnemonic): 0 deploys and funds, 1 is the test customer. */
 export const ANVIL_KEYS = {

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { Transaction, getAddress } from '@scure/btc-signer';
-import type { Db } from '../../db/client';
-import { chainSends } from '../../db/schema/index';
-import type { ChainNode } from '../nodes';
-import { TransferRejectedError } from '../transfers';
-import { parseBlock } from './block';
-import { bitcoinRpc, BitcoinRpcError } from './rpc';
+import type { Db } from '../db/client';
+import { chainSends } from '../db/schema/index';
+import type { ChainNode } from '../chain/nodes';
+import { TransferRejectedError } from '../chain/transfers';
+import { parseBlock } from '../chain/bitcoin/block';
+import { bitcoinRpc, BitcoinRpcError } from '../chain/bitcoin/rpc';
 
 /** Blocks before a coinbase output may be spent. */
 const COINBASE_MATURITY = 100;

@@ -13,11 +13,11 @@ import {
   rpc,
   shownAddress,
   type ChainNode,
-} from './nodes';
-import { faucetAddress, payFromBitcoinFaucet } from './bitcoin/faucet';
-import { payFromSolanaFaucet, solanaFaucet } from './solana/faucet';
+} from '../chain/nodes';
+import { faucetAddress, payFromBitcoinFaucet } from './bitcoin-faucet';
+import { payFromSolanaFaucet, solanaFaucet } from './solana-faucet';
 import { nodeWatchesCurrency } from '../coins/networks';
-import { sendOnce, TransferRejectedError } from './transfers';
+import { sendOnce, TransferRejectedError } from '../chain/transfers';
 import type { Client } from '@temporalio/client';
 import {
   assetOf,

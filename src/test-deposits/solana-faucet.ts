@@ -5,11 +5,11 @@ import {
   isSolanaError,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
 } from '@solana/kit';
-import type { ChainNode } from '../nodes';
-import { TransferRejectedError } from '../transfers';
-import { signedTransaction, tokenPayment } from './instructions';
-import { associatedTokenAccount } from './accounts';
-import { solanaRpc } from './rpc';
+import type { ChainNode } from '../chain/nodes';
+import { TransferRejectedError } from '../chain/transfers';
+import { signedTransaction, tokenPayment } from '../chain/solana/instructions';
+import { associatedTokenAccount } from '../chain/solana/accounts';
+import { solanaRpc } from '../chain/solana/rpc';
 
 /** The test faucet of a Solana node, and what it holds of `code`. */
 export async function solanaFaucet(node: ChainNode, code: string) {

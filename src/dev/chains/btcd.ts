@@ -9,10 +9,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getAddress } from '@scure/btc-signer';
 import type { Db } from '../../db/client';
-import { activeChainNode, addChainNode, retireChainNodesAt, type ChainNode } from '../nodes';
-import { paceChain, type LocalNode } from '../local';
-import { BitcoinKeys } from './keys';
-import { bitcoinRpc } from './rpc';
+import { activeChainNode, addChainNode, retireChainNodesAt, type ChainNode } from '../../chain/nodes';
+import { paceChain, type LocalNode } from './anvil';
+import { BitcoinKeys } from '../../chain/bitcoin/keys';
+import { bitcoinRpc } from '../../chain/bitcoin/rpc';
 
 /** The regtest faucet's private key: public knowledge, like anvil's test accounts; regtest coins only. */
 export const REGTEST_FAUCET_KEY = 'd1f1b3c3a0a4e0b5f6a7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3';

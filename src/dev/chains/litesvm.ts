@@ -23,11 +23,11 @@ import {
 } from '@solana-program/token';
 import type { Db } from '../../db/client';
 import { findCryptoAsset } from '../../coins/catalogue';
-import { activeChainNode, addChainNode, retireChainNodesAt } from '../nodes';
-import { paceChain } from '../local';
-import { associatedTokenAccount } from './accounts';
-import { createAssociatedTokenAccountIdempotent, signedTransaction, tokenPayment } from './instructions';
-import { solanaRpc } from './rpc';
+import { activeChainNode, addChainNode, retireChainNodesAt } from '../../chain/nodes';
+import { paceChain } from './anvil';
+import { associatedTokenAccount } from '../../chain/solana/accounts';
+import { createAssociatedTokenAccountIdempotent, signedTransaction, tokenPayment } from '../../chain/solana/instructions';
+import { solanaRpc } from '../../chain/solana/rpc';
 
 /** Blockhashes a transaction may name, as on Solana: those of the last 151 blocks (its own height + 150). */
 const RECENT_BLOCKHASHES = 151;
