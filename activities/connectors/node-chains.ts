@@ -1,20 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../src/db/client';
 import { chainSends, depositAddresses, depositAddressIndex } from '../../src/db/schema/index';
-import {
-  activeChainNode,
-  assetOnNode,
-  chainNodeById,
-  nodeAddress,
-  shownAddress,
-  type ChainNode,
-} from '../../src/chain/nodes';
-import { isDepositOnlyNetwork, nodeWatchesCurrency } from '../../src/coins/networks';
-import { sendFromTreasury } from '../../src/chain/transfers';
-import { sendFromDeposits } from '../../src/chain/bitcoin/spend';
-import { sendOnSolana } from '../../src/chain/solana/send';
-import { findCryptoAsset } from '../../src/coins/catalogue';
-import { parseUnits } from '../../src/lib/units';
+import { activeChainNode, chainNodeById, shownAddress, type ChainNode } from '../../src/chain/nodes';
+import { familyOf } from '../../src/chain/families';
+import { nodeWatchesCurrency } from '../../src/coins/networks';
 import type { ChainConnector, FiatPayouts } from './types';
 
 /**
@@ -72,68 +61,8 @@ export function nodeChains(
         (await depositNode(db, masterKey, request.transactionId)) ??
         (await activeChainNode(db, masterKey, request.mode, request.network));
       if (!node) return sandbox.send(request);
-      if (node.bitcoin) {
-        const units = parseUnits(request.amount, 8);
-        if (units === undefined) throw new Error(`cannot send ${request.amount} BTC: not a valid amount`);
-        const paidIn = await depositNode(db, masterKey, request.transactionId);
-        // No treasury on Bitcoin: what is sent back spends the deposits. An on-ramp has none to spend.
-        if (!paidIn) {
-          if (request.mode === 'test') return sandbox.send(request);
-          throw new Error(
-            `cannot send ${request.amount} BTC for ${request.transactionId}: the service sends on ${node.network} only from a transaction's own deposits`,
-          );
-        }
-        return sendFromDeposits(db, node, {
-          idempotencyKey: request.idempotencyKey,
-          transactionId: request.transactionId,
-          to: request.address,
-          units,
-        });
-      }
-      if (node.solana) {
-        const found = await findCryptoAsset(db, request.currency, request.network);
-        const units = found ? parseUnits(request.amount, found.decimals) : undefined;
-        if (!found || units === undefined) {
-          throw new Error(`cannot send ${request.amount} ${request.currency} on SOLANA: not a valid amount`);
-        }
-        return sendOnSolana(db, node, {
-          idempotencyKey: request.idempotencyKey,
-          transactionId: request.transactionId,
-          to: request.address,
-          code: request.currency,
-          units,
-          decimals: found.decimals,
-        });
-      }
-      if (isDepositOnlyNetwork(node.network)) {
-        if (request.mode === 'test') return sandbox.send(request);
-        // Not reached by refunds: live deposits there carry no sender to refund to, so they are held for
-        // ops (src/chain/watcher.ts). An on-ramp send (live ramps need ALLOW_SANDBOX_IN_LIVE) stops here:
-        // nothing was signed, and the activity retries with this message for ops, who send by hand.
-        throw new Error(
-          `cannot send ${request.amount} ${request.currency} on ${node.network}: the service watches ${node.network} for deposits only and does not sign its transactions`,
-        );
-      }
-      const asset = assetOnNode(node, request.currency);
-      const found = await findCryptoAsset(db, request.currency, request.network);
-      const units = found ? parseUnits(request.amount, found.decimals) : undefined;
-      const to = nodeAddress(node.network, request.address);
-      if (!asset || units === undefined || !to) {
-        // Nothing was signed. The activity stays retrying with this message, for ops, until the node's
-        // registration is mended (a token contract missing) or the transaction is cancelled.
-        throw new Error(
-          `cannot send ${request.amount} ${request.currency} to ${request.address} on ${node.network}: ${
-            !asset
-              ? `node ${node.id} has no contract for ${request.currency}`
-              : 'not a valid amount or address'
-          }`,
-        );
-      }
-      return sendFromTreasury(db, node, request.idempotencyKey, {
-        to,
-        units,
-        asset,
-      });
+      const sent = await familyOf(node).send(db, node, request);
+      return sent === 'sandbox' ? sandbox.send(request) : sent;
     },
 
     payout: (request) => sandbox.payout(request),

@@ -1,9 +1,10 @@
 /**
- * What a family of chains gives the service (docs/architecture.md, chain families): today the reader the
- * watcher scans its nodes with. Each family lives in its own folder (evm/, bitcoin/, solana/) and is
+ * What a family of chains gives the service (docs/architecture.md, chain families): the reader the watcher
+ * scans its nodes with, and the sender the chain connector signs refunds and on-ramp sends with. Each family lives in its own folder (evm/, bitcoin/, solana/) and is
  * registered once, in families.ts.
  */
 import type { Db } from '../db/client';
+import type { Mode } from '../lib/vocabulary';
 import type { ChainNode } from './nodes';
 
 /** A transfer into a deposit address, from a confirmed block. */
@@ -31,8 +32,25 @@ export interface ChainReader {
   settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
 }
 
-/** One family of chains, as the watcher uses it. */
+/** A send the service signs: a deposit given back, or an on-ramp's crypto. Keyed: a retry sends once. */
+export interface ChainSend {
+  idempotencyKey: string;
+  transactionId: string;
+  mode: Mode;
+  network: string;
+  address: string;
+  /** Exact decimal text, in the asset's units. */
+  amount: string;
+  currency: string;
+}
+
+/** One family of chains, as the watcher and the chain connector use it. */
 export interface ChainFamily {
   /** The reader of one of the family's nodes. */
   reader(node: ChainNode, db: Db): ChainReader;
+  /**
+   * Sends on one of the family's nodes and answers the transaction's hash; or `sandbox` when the family
+   * signs nothing of the kind there and test mode lets the sandbox chain stand in (live mode throws).
+   */
+  send(db: Db, node: ChainNode, request: ChainSend): Promise<string | 'sandbox'>;
 }

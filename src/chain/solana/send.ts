@@ -11,6 +11,9 @@ import {
 import type { Db } from '../../db/client';
 import { chainSends, depositAddresses } from '../../db/schema/index';
 import type { ChainNode } from '../nodes';
+import type { ChainSend } from '../family';
+import { findCryptoAsset } from '../../coins/catalogue';
+import { parseUnits } from '../../lib/units';
 import { TransferRejectedError } from '../transfers';
 import { signedTransaction, tokenPayment } from './instructions';
 import { isSolanaAddress } from './keys';
@@ -271,5 +274,22 @@ export async function signSolanaSend(
         validUntilHeight: lifetime.lastValidBlockHeight,
       })
       .onConflictDoNothing({ target: [chainSends.idempotencyKey, chainSends.attempt] });
+  });
+}
+
+/** The family's sender (src/chain/family.ts): an SPL token send of `request.amount`, signed once per key. */
+export async function solanaSend(db: Db, node: ChainNode, request: ChainSend): Promise<string> {
+  const found = await findCryptoAsset(db, request.currency, request.network);
+  const units = found ? parseUnits(request.amount, found.decimals) : undefined;
+  if (!found || units === undefined) {
+    throw new Error(`cannot send ${request.amount} ${request.currency} on SOLANA: not a valid amount`);
+  }
+  return sendOnSolana(db, node, {
+    idempotencyKey: request.idempotencyKey,
+    transactionId: request.transactionId,
+    to: request.address,
+    code: request.currency,
+    units,
+    decimals: found.decimals,
   });
 }
