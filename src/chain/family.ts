@@ -1,7 +1,7 @@
 /**
  * What a family of chains gives the service (docs/architecture.md, chain families): the reader the watcher
- * scans its nodes with, and the sender the chain connector signs refunds and on-ramp sends with. Each family lives in its own folder (evm/, bitcoin/, solana/) and is
- * registered once, in families.ts.
+ * scans its nodes with, and the sender the chain connector signs refunds and on-ramp sends with. Each
+ * family lives in its own folder (evm/, bitcoin/, solana/) and is registered once, in families.ts.
  */
 import type { Db } from '../db/client';
 import type { Mode } from '../lib/vocabulary';
