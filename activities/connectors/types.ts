@@ -7,6 +7,7 @@
  * never a second charge or payout, and `lookup` must find the request by it after an answer was lost.
  */
 import type { Mode } from '../../src/lib/vocabulary';
+import type { ChainSend } from '../../src/chain/family';
 import type { Lookup } from './errors';
 
 /** The connector interface every card acquirer implements. */
@@ -125,7 +126,7 @@ export type PayoutResult =
 
 /**
  * The chain-facing connector: deposit addresses, sends and refunds. `mode` picks the network's node for
- * that mode (a real EVM node when one is registered, the sandbox chain otherwise).
+ * that mode (a registered node of its family when there is one, the sandbox chain otherwise).
  */
 export interface ChainConnector {
   /** The transaction's deposit address on `network`; the same one on every call, never another's. */
@@ -140,15 +141,7 @@ export interface ChainConnector {
    * Sends crypto; the same idempotency key always gives the same transaction hash, whatever retries.
    * `transactionId` sends from the node that watched the transaction's deposits, when it had any.
    */
-  send(request: {
-    idempotencyKey: string;
-    transactionId: string;
-    mode: Mode;
-    network: string;
-    address: string;
-    amount: string;
-    currency: string;
-  }): Promise<string>;
+  send(request: ChainSend): Promise<string>;
 }
 
 /** The fiat side of an off-ramp: pays the customer once the crypto has settled. */
