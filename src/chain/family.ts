@@ -5,7 +5,7 @@
  */
 import type { Db } from '../db/client';
 import type { Mode } from '../lib/vocabulary';
-import type { ChainNode } from './nodes';
+import type { ChainNode, ChainNodeSpec } from './nodes';
 
 /** A transfer into a deposit address, from a confirmed block. */
 export interface Seen {
@@ -53,4 +53,22 @@ export interface ChainFamily {
    * signs nothing of the kind there and test mode lets the sandbox chain stand in (live mode throws).
    */
   send(db: Db, node: ChainNode, request: ChainSend): Promise<string | 'sandbox'>;
+  /**
+   * Checks a node being registered for one of the family's networks (it answers, serves the chain its mode
+   * needs, has what the catalogue offers there) and records it (`insertNode`), after the checks every
+   * family shares (src/chain/registration.ts).
+   */
+  register(
+    db: Db,
+    masterKey: string,
+    spec: ChainNodeSpec,
+    keys: { seedHex: string; native: string },
+  ): Promise<RegisteredNode>;
+}
+
+/** A node just registered: its id, the treasury ops fund (none on Bitcoin), and the block it watches from. */
+export interface RegisteredNode {
+  id: string;
+  treasury: string | null;
+  watchingFrom: bigint;
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import {
-  BaseError,
   createPublicClient,
   http,
   isAddress,
@@ -12,28 +11,21 @@ import {
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
-import { chainNodes, cryptoAssets } from '../db/schema/index';
+import { chainNodes } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 import { ChainKeys } from './keys';
-import {
-  EVM_NATIVE_COINS,
-  SOLANA_NETWORKS,
-  TOKEN_LOG_NETWORKS,
-  UTXO_NETWORKS,
-  isNodeNetwork,
-} from '../coins/networks';
+import { EVM_NATIVE_COINS, SOLANA_NETWORKS, UTXO_NETWORKS } from '../coins/networks';
 import { fromTronAddress, toTronAddress } from './tron-address';
-import { BitcoinKeys, bitcoinChainOf, type BitcoinChain } from './bitcoin/keys';
-import { bitcoinRpc, withoutCredentials } from './bitcoin/rpc';
-import { SolanaKeys, isSolanaAddress } from './solana/keys';
-import { clusterOf, solanaRpc } from './solana/rpc';
-import { TOKEN_PROGRAM, slotMark } from './solana/accounts';
+import { BitcoinKeys, type BitcoinChain } from './bitcoin/keys';
+import { withoutCredentials } from '../lib/urls';
+import { SolanaKeys } from './solana/keys';
 
 export { EVM_NATIVE_COINS, isWatched } from '../coins/networks';
 
 /** BIP-44 coin type of a network's keys: TRON's own, Ethereum's for every EVM network. */
-const coinTypeOf = (network: string) => (network === 'TRON' ? 195 : 60);
+/** The SLIP-44 coin type an EVM-family node derives its keys with (TRON's own, else Ethereum's). */
+export const coinTypeOf = (network: string) => (network === 'TRON' ? 195 : 60);
 
 /** An address as a merchant or customer sees it on `network`: TRON's T-address, else the hex. */
 export function shownAddress(network: string, hex: string): string {
@@ -171,247 +163,8 @@ export interface ChainNodeSpec {
   faucetKey?: string;
 }
 
-/**
- * Registers the node that watches `network` for `mode`, replacing the one there was (its deposit
- * addresses keep pointing at their transactions). Checks what can be checked first: the node answers,
- * every catalogue asset of the network is its native coin or a token contract with the catalogue's
- * decimals. Watching starts at the node's current confirmed tip.
- */
-export async function addChainNode(
-  db: Db,
-  masterKey: string,
-  spec: ChainNodeSpec,
-): Promise<{ id: string; treasury: string | null; watchingFrom: bigint }> {
-  if (!isNodeNetwork(spec.network)) {
-    throw new ChainNodeError(
-      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS), ...Object.keys(SOLANA_NETWORKS)].join(', ')}).`,
-    );
-  }
-  const native =
-    EVM_NATIVE_COINS[spec.network] ??
-    TOKEN_LOG_NETWORKS[spec.network]?.nativeCoin ??
-    UTXO_NETWORKS[spec.network]?.nativeCoin ??
-    SOLANA_NETWORKS[spec.network]!.nativeCoin;
-  if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
-    throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
-  }
-  if (spec.faucetKey && spec.mode !== 'test') {
-    throw new ChainNodeError('A faucet key is for test mode only: live deposits come from customers.');
-  }
-  const seedHex = spec.seedHex ?? randomBytes(32).toString('hex');
-  if (!/^(?:[0-9a-f]{2}){16,64}$/i.test(seedHex)) {
-    throw new ChainNodeError('The seed must be 16 to 64 bytes of hex.');
-  }
-  if (UTXO_NETWORKS[spec.network]) return addBitcoinNode(db, masterKey, spec, seedHex);
-  if (SOLANA_NETWORKS[spec.network]) return addSolanaNode(db, masterKey, spec, seedHex, native);
-  const tokens: Record<string, string> = {};
-  for (const [code, contract] of Object.entries(spec.tokens)) {
-    if (code === native) {
-      throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
-    }
-    const hex = nodeAddress(spec.network, contract);
-    if (!hex) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
-    tokens[code] = hex;
-  }
-
-  const client = rpc(spec.rpcUrl);
-  const head = await client.getBlockNumber().catch((error: unknown) => {
-    const reason = error instanceof BaseError ? error.shortMessage : String(error);
-    throw new ChainNodeError(`The node at ${spec.rpcUrl} does not answer: ${reason}`);
-  });
-  const assets = await db
-    .select({ code: cryptoAssets.code, decimals: cryptoAssets.decimals })
-    .from(cryptoAssets)
-    .where(eq(cryptoAssets.network, spec.network));
-  const offered = new Set(assets.map((a) => a.code));
-  for (const code of Object.keys(tokens)) {
-    if (!offered.has(code)) {
-      throw new ChainNodeError(
-        `The catalogue offers no ${code} on ${spec.network} (it offers ${[...offered].join(', ')}).`,
-      );
-    }
-  }
-  for (const asset of assets) {
-    if (asset.code === native) continue;
-    const contract = tokens[asset.code] as Address | undefined;
-    if (!contract) {
-      throw new ChainNodeError(
-        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=${spec.network === 'TRON' ? 'T' : '0x'}...).`,
-      );
-    }
-    const decimals = await client
-      .readContract({ address: contract, abi: erc20Abi, functionName: 'decimals' })
-      .catch(() => undefined);
-    if (decimals !== asset.decimals) {
-      throw new ChainNodeError(
-        `${asset.code} at ${contract} has ${decimals ?? 'no'} decimals on this node; the catalogue says ${asset.decimals}.`,
-      );
-    }
-  }
-
-  const deep = head - BigInt(spec.confirmations - 1);
-  const watchingFrom = deep > 0n ? deep : 0n;
-  const tip = await client.getBlock({ blockNumber: watchingFrom });
-  const id = await insertNode(db, masterKey, spec, {
-    seedHex,
-    tokens,
-    watchingFrom,
-    tipHash: tip.hash,
-    chainName: null,
-  });
-  const treasury = new ChainKeys(seedHex, coinTypeOf(spec.network)).treasury().address;
-  return { id, treasury: shownAddress(spec.network, treasury), watchingFrom };
-}
-
-/**
- * A Bitcoin node: it must answer, serve mainnet in live mode and a test chain in test mode, and take no
- * tokens. There is no treasury: a refund spends the deposit's own outputs.
- */
-async function addBitcoinNode(db: Db, masterKey: string, spec: ChainNodeSpec, seedHex: string) {
-  if (Object.keys(spec.tokens).length > 0) {
-    throw new ChainNodeError(`${spec.network} has no tokens here: leave --token out.`);
-  }
-  const client = bitcoinRpc(spec.rpcUrl);
-  const where = withoutCredentials(spec.rpcUrl);
-  const info = await client.call<{ chain: string }>('getblockchaininfo').catch((error: unknown) => {
-    throw new ChainNodeError(
-      `The node at ${where} does not answer: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  });
-  const chain = bitcoinChainOf(info.chain);
-  if (!chain) throw new ChainNodeError(`The node at ${where} serves an unknown chain (${info.chain}).`);
-  if ((spec.mode === 'live') !== (chain === 'main')) {
-    throw new ChainNodeError(
-      spec.mode === 'live'
-        ? `A live ${spec.network} node must serve mainnet; the one at ${where} serves ${info.chain}.`
-        : `A test-mode ${spec.network} node must serve a test chain or regtest, not mainnet.`,
-    );
-  }
-  if (spec.faucetKey && !/^(?:0x)?[0-9a-f]{64}$/i.test(spec.faucetKey)) {
-    throw new ChainNodeError('The faucet key must be a 32-byte private key in hex.');
-  }
-  const head = BigInt(await client.call<number>('getblockcount'));
-  // Senders and refunds read transactions by id: the node needs its transaction index.
-  if (head > 0n) {
-    const first = await client.call<{ tx: string[] }>('getblock', [
-      await client.call<string>('getblockhash', [1]),
-      1,
-    ]);
-    const indexed = await client.call<string>('getrawtransaction', [first.tx[0], 0]).then(
-      () => true,
-      () => false,
-    );
-    if (!indexed) {
-      throw new ChainNodeError(
-        `The node at ${where} keeps no transaction index: start it with -txindex (btcd: --txindex).`,
-      );
-    }
-  }
-  const deep = head - BigInt(spec.confirmations - 1);
-  const watchingFrom = deep > 0n ? deep : 0n;
-  const tipHash = await client.call<string>('getblockhash', [Number(watchingFrom)]);
-  const id = await insertNode(db, masterKey, spec, {
-    seedHex,
-    tokens: {},
-    watchingFrom,
-    tipHash,
-    chainName: chain,
-  });
-  return { id, treasury: null, watchingFrom };
-}
-
-/**
- * A Solana node: it must answer, serve mainnet-beta in live mode and any other cluster in test mode (by
- * its genesis hash), and have a mint with the catalogue's decimals for every token the catalogue offers
- * on SOLANA. Its treasury pays the fees of every send and makes on-ramp sends.
- */
-async function addSolanaNode(
-  db: Db,
-  masterKey: string,
-  spec: ChainNodeSpec,
-  seedHex: string,
-  native: string,
-) {
-  const client = solanaRpc(spec.rpcUrl);
-  const where = withoutCredentials(spec.rpcUrl);
-  const genesis = await client
-    .getGenesisHash()
-    .send()
-    .catch((error: unknown) => {
-      throw new ChainNodeError(
-        `The node at ${where} does not answer: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
-  const cluster = clusterOf(genesis);
-  if ((spec.mode === 'live') !== (cluster === 'mainnet-beta')) {
-    throw new ChainNodeError(
-      spec.mode === 'live'
-        ? `A live ${spec.network} node must serve mainnet-beta; the one at ${where} serves ${cluster}.`
-        : `A test-mode ${spec.network} node must serve devnet, testnet or a local cluster, not mainnet-beta.`,
-    );
-  }
-  if (spec.faucetKey && !/^(?:0x)?[0-9a-f]{64}$/i.test(spec.faucetKey)) {
-    throw new ChainNodeError('The faucet key must be a 32-byte ed25519 private key in hex.');
-  }
-  const assets = await db
-    .select({ code: cryptoAssets.code, decimals: cryptoAssets.decimals })
-    .from(cryptoAssets)
-    .where(eq(cryptoAssets.network, spec.network));
-  const offered = new Set(assets.map((a) => a.code));
-  for (const [code, mint] of Object.entries(spec.tokens)) {
-    if (code === native) {
-      throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
-    }
-    if (!offered.has(code)) {
-      throw new ChainNodeError(
-        `The catalogue offers no ${code} on ${spec.network} (it offers ${[...offered].join(', ')}).`,
-      );
-    }
-    if (!isSolanaAddress(mint)) throw new ChainNodeError(`${code}: ${mint} is not a mint address.`);
-  }
-  for (const asset of assets) {
-    if (asset.code === native) continue;
-    const mint = spec.tokens[asset.code];
-    if (!mint) {
-      throw new ChainNodeError(
-        `The catalogue offers ${asset.code} on ${spec.network}: give its mint (--token ${asset.code}=<base58 mint>).`,
-      );
-    }
-    // The classic token program's: associated token accounts are derived with it (a Token-2022 mint's
-    // deposits would go to other accounts, never read).
-    const account = await client
-      .getAccountInfo(mint as never, { encoding: 'base64' })
-      .send()
-      .catch(() => undefined);
-    if (account?.value && account.value.owner !== TOKEN_PROGRAM) {
-      throw new ChainNodeError(
-        `${asset.code} at ${mint} belongs to program ${account.value.owner}, not the SPL token program (${TOKEN_PROGRAM}).`,
-      );
-    }
-    const supply = await client
-      .getTokenSupply(mint as never)
-      .send()
-      .catch(() => undefined);
-    if (supply?.value.decimals !== asset.decimals) {
-      throw new ChainNodeError(
-        `${asset.code} at ${mint} has ${supply?.value.decimals ?? 'no'} decimals on this node (is it a mint?); the catalogue says ${asset.decimals}.`,
-      );
-    }
-  }
-  const head = await client.getSlot({ commitment: 'finalized' }).send();
-  const deep = head - BigInt(spec.confirmations - 1);
-  const watchingFrom = deep > 0n ? deep : 0n;
-  const id = await insertNode(db, masterKey, spec, {
-    seedHex,
-    tokens: { ...spec.tokens },
-    watchingFrom,
-    tipHash: await slotMark(spec.rpcUrl, watchingFrom),
-    chainName: cluster,
-  });
-  return { id, treasury: new SolanaKeys(seedHex).treasuryAddress(), watchingFrom };
-}
-
-async function insertNode(
+/** Records a registered node as the active one of its network and mode (the one before it retired). */
+export async function insertNode(
   db: Db,
   masterKey: string,
   spec: ChainNodeSpec,

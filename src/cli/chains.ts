@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { addChainNode, ChainNodeError, listChainNodes, retireChainNode } from '../chain/nodes';
+import { ChainNodeError, listChainNodes, retireChainNode } from '../chain/nodes';
+import { addChainNode } from '../chain/registration';
 import { isMode } from '../lib/vocabulary';
 import type { Command } from './context';
 import { CliError } from './errors';

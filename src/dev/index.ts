@@ -19,7 +19,7 @@ import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
 import { findCryptoAsset } from '../coins/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from './chains/btcd';
 import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from './chains/litesvm';
-import { withoutCredentials } from '../chain/bitcoin/rpc';
+import { withoutCredentials } from '../lib/urls';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);

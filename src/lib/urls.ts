@@ -8,3 +8,16 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** The URL without its user and password, for lists and logs. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}

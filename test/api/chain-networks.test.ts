@@ -15,7 +15,8 @@ import {
   ledgerEntries,
   merchants,
 } from '../../src/db/schema/index';
-import { addChainNode, erc20Abi, rpc } from '../../src/chain/nodes';
+import { erc20Abi, rpc } from '../../src/chain/nodes';
+import { addChainNode } from '../../src/chain/registration';
 import { fromTronAddress, toTronAddress } from '../../src/chain/tron-address';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 

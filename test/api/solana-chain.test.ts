@@ -8,7 +8,8 @@ import { merchantClient, payinRequest, type MerchantClient } from '../helpers/me
 import { createPayin, cryptoStatus, testDeposit } from '../helpers/crypto-payins';
 import { LocalSolanaNode, fundTreasury, mintTestToken, randomSigner } from '../../src/dev/chains/litesvm';
 import { sendOnSolana, signSolanaSend } from '../../src/chain/solana/send';
-import { addChainNode, chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
+import { chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
+import { addChainNode } from '../../src/chain/registration';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';

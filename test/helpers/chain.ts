@@ -2,7 +2,13 @@ import pino from 'pino';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
-import { ANVIL_KEYS, anvilBinary, setUpLocalChain, startAnvil, type LocalNode } from '../../src/dev/chains/anvil';
+import {
+  ANVIL_KEYS,
+  anvilBinary,
+  setUpLocalChain,
+  startAnvil,
+  type LocalNode,
+} from '../../src/dev/chains/anvil';
 import { chainNodeById, erc20Abi, rpc } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import type { TestEnv } from './env';

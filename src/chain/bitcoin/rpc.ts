@@ -53,16 +53,3 @@ export function bitcoinRpc(url: string, timeoutMs = 10_000): BitcoinRpc {
     },
   };
 }
-
-/** The URL without its user and password, for lists and logs. */
-export function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.username && !parsed.password) return url;
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return url;
-  }
-}

@@ -14,7 +14,8 @@ import { createWalletClient, http, parseEther, type Abi, type Address, type Hex 
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../../db/client';
 import { findCryptoAsset } from '../../coins/catalogue';
-import { addChainNode, activeChainNode, nodeAddress, rpc } from '../../chain/nodes';
+import { activeChainNode, nodeAddress, rpc } from '../../chain/nodes';
+import { addChainNode } from '../../chain/registration';
 import type { Mode } from '../../lib/vocabulary';
 
 /** Anvil's default accounts (its public test mnemonic): 0 deploys and funds, 1 is the test customer. */

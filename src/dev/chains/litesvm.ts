@@ -23,10 +23,15 @@ import {
 } from '@solana-program/token';
 import type { Db } from '../../db/client';
 import { findCryptoAsset } from '../../coins/catalogue';
-import { activeChainNode, addChainNode, retireChainNodesAt } from '../../chain/nodes';
+import { activeChainNode, retireChainNodesAt } from '../../chain/nodes';
+import { addChainNode } from '../../chain/registration';
 import { paceChain } from './anvil';
 import { associatedTokenAccount } from '../../chain/solana/accounts';
-import { createAssociatedTokenAccountIdempotent, signedTransaction, tokenPayment } from '../../chain/solana/instructions';
+import {
+  createAssociatedTokenAccountIdempotent,
+  signedTransaction,
+  tokenPayment,
+} from '../../chain/solana/instructions';
 import { solanaRpc } from '../../chain/solana/rpc';
 
 /** Blockhashes a transaction may name, as on Solana: those of the last 151 blocks (its own height + 150). */
