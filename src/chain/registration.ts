@@ -8,6 +8,7 @@ import {
   UTXO_NETWORKS,
   isNodeNetwork,
 } from '../coins/networks';
+import type { RegisteredNode } from './family';
 import { familyOfNetwork } from './families';
 import { ChainNodeError, type ChainNodeSpec } from './nodes';
 
@@ -17,11 +18,7 @@ import { ChainNodeError, type ChainNodeSpec } from './nodes';
  * every catalogue asset of the network is its native coin or a token contract with the catalogue's
  * decimals. Watching starts at the node's current confirmed tip.
  */
-export async function addChainNode(
-  db: Db,
-  masterKey: string,
-  spec: ChainNodeSpec,
-): Promise<{ id: string; treasury: string | null; watchingFrom: bigint }> {
+export async function addChainNode(db: Db, masterKey: string, spec: ChainNodeSpec): Promise<RegisteredNode> {
   if (!isNodeNetwork(spec.network)) {
     throw new ChainNodeError(
       `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS), ...Object.keys(SOLANA_NETWORKS)].join(', ')}).`,

@@ -3,55 +3,42 @@
  * back to its sender once its transaction's row is final.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { ApplicationFailure } from '@temporalio/common';
 import { cryptoActivities } from '../../activities/crypto';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
-import { createDatabase, type Database } from '../../src/db/client';
 import { cryptoDeposits, transactions } from '../../src/db/schema/index';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { failureTypes } from '../../src/contracts';
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
-import { createTestDatabase } from '../helpers/env';
+import { databaseForFile } from '../helpers/env';
 import { insertRampTransaction } from '../helpers/fixtures';
 import { activityEnvironment } from '../helpers/mock-activity';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 
-let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
-let database: Database;
+const db = databaseForFile(2);
 let merchant: MerchantCredentials;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = createDatabase(testDb.url, 2);
-  merchant = await createMerchant(database.db, randomBytes(32).toString('hex'), {
+  merchant = await createMerchant(db().db, randomBytes(32).toString('hex'), {
     name: 'Refunds',
     wallets: [{ currency: 'USD', amount: 0n }],
     terminals: SANDBOX_TERMINALS,
   });
 });
-afterAll(async () => {
-  await database?.close();
-  await testDb?.drop();
-});
 
 /** The activity as a run of `runId` runs it. */
 const asRun = (transactionId: string, runId: string) =>
-  new MockActivityEnvironment(
-    { workflowExecution: { workflowId: transactionId, runId } },
-    { logger: new DefaultLogger('ERROR') },
-  );
+  activityEnvironment({ workflowExecution: { workflowId: transactionId, runId } });
 
 /** An off-ramp whose deposit was counted, then made FAILED by the run `wroteFinal`. */
 async function failedWithACountedDeposit(wroteFinal: string) {
-  const { transactionId } = await insertRampTransaction(database.db, merchant, 'OFFRAMP');
-  const activities = cryptoActivities(database.db, sandboxChain());
+  const { transactionId } = await insertRampTransaction(db().db, merchant, 'OFFRAMP');
+  const activities = cryptoActivities(db().db, sandboxChain());
   const deposit = { transactionId, txHash: `0x${randomBytes(32).toString('hex')}`, amount: '40' };
   await activityEnvironment().run(activities.recordDeposit, { ...deposit, sender: 'TSender' });
-  await database.db
-    .update(transactions)
+  await db()
+    .db.update(transactions)
     .set({ status: 'FAILED', message: 'Stopped by ops.', statusRunId: wroteFinal })
     .where(eq(transactions.id, transactionId));
   const refund = {
@@ -71,8 +58,8 @@ describe('refunding a counted deposit once the transaction is final', () => {
   it('goes ahead when the run refunding it wrote the final status (a retried workflow task decides again)', async () => {
     const { activities, refund, transactionId } = await failedWithACountedDeposit('run-a');
     const hash = await asRun(transactionId, 'run-a').run(activities.refundDeposit, refund);
-    const [row] = await database.db
-      .select()
+    const [row] = await db()
+      .db.select()
       .from(cryptoDeposits)
       .where(eq(cryptoDeposits.transactionId, transactionId));
     expect(row).toMatchObject({ disposition: 'refunded', refundTxHash: hash, countedInPayment: true });
@@ -88,8 +75,8 @@ describe('refunding a counted deposit once the transaction is final', () => {
       );
     expect(failure?.type).toBe(failureTypes.alreadyFinal);
     expect(failure?.details?.[0]).toEqual({ status: 'FAILED', message: 'Stopped by ops.' });
-    const [row] = await database.db
-      .select()
+    const [row] = await db()
+      .db.select()
       .from(cryptoDeposits)
       .where(eq(cryptoDeposits.transactionId, transactionId));
     expect(row).toMatchObject({ disposition: 'counted', refundTxHash: null });

@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../helpers/env';
-import { createDatabase, type Database } from '../../src/db/client';
+import { describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client';
+import { databaseForFile } from '../helpers/env';
 import { LocalRateLimiter, RateLimiter } from '../../src/api/rate-limit';
 
-let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
-let database: Database;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = createDatabase(testDb.url, 8);
-});
-afterAll(async () => {
-  await database?.close();
-  await testDb?.drop();
-});
+const db = databaseForFile(8);
 
 const allowedOf = (decisions: { allowed: boolean }[]) => decisions.filter((d) => d.allowed).length;
 
@@ -21,7 +11,7 @@ describe('the shared rate limiter', () => {
   it('lets no more than the burst through across processes, however many requests race', async () => {
     // Three "processes" (limiters over the same table), a burst of 100 and almost no refill.
     const settings = { ratePerSecond: 0.001, burst: 100 };
-    const limiters = [1, 2, 3].map(() => new RateLimiter(database.db, settings));
+    const limiters = [1, 2, 3].map(() => new RateLimiter(db().db, settings));
     const decisions = await Promise.all(
       Array.from({ length: 300 }, (_, i) => limiters[i % 3]!.take('key:shared')),
     );
@@ -38,7 +28,7 @@ describe('the shared rate limiter', () => {
     const counted = {
       execute: (query: Parameters<Database['db']['execute']>[0]) => {
         writes += 1;
-        return database.db.execute(query);
+        return db().db.execute(query);
       },
     } as unknown as Database['db'];
     const limiter = new RateLimiter(counted, { ratePerSecond: 1000, burst: 1000 });
@@ -48,8 +38,8 @@ describe('the shared rate limiter', () => {
   });
 
   it('keeps exact per-request accounting for a small burst', async () => {
-    const a = new RateLimiter(database.db, { ratePerSecond: 0.001, burst: 3 });
-    const b = new RateLimiter(database.db, { ratePerSecond: 0.001, burst: 3 });
+    const a = new RateLimiter(db().db, { ratePerSecond: 0.001, burst: 3 });
+    const b = new RateLimiter(db().db, { ratePerSecond: 0.001, burst: 3 });
     const order = [a, b, a, b, a];
     const decisions = [];
     for (const limiter of order) decisions.push(await limiter.take('key:small'));

@@ -4,29 +4,18 @@
  * also under steps racing each other.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { applyLedgerEntry, creditWallet } from '../../src/wallets/ledger';
-import { createDatabase, type Database } from '../../src/db/client';
 import { ledgerEntries, wallets } from '../../src/db/schema/index';
 import { createMerchant } from '../../src/merchants/accounts';
-import { createTestDatabase } from '../helpers/env';
+import { databaseForFile } from '../helpers/env';
 
-let testDb: Awaited<ReturnType<typeof createTestDatabase>>;
-let database: Database;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = createDatabase(testDb.url, 8);
-});
-afterAll(async () => {
-  await database?.close();
-  await testDb?.drop();
-});
+const db = databaseForFile(8);
 
 /** A new wallet holding `amount` minor units (credited through the ledger). */
 async function walletWith(amount: bigint): Promise<string> {
-  const merchant = await createMerchant(database.db, randomBytes(32).toString('hex'), {
+  const merchant = await createMerchant(db().db, randomBytes(32).toString('hex'), {
     name: 'Ledger',
     wallets: [{ currency: 'USD', amount }],
     terminals: [],
@@ -36,34 +25,34 @@ async function walletWith(amount: bigint): Promise<string> {
 
 /** The wallet's balance and the sum of its entries. */
 async function books(walletId: string): Promise<{ available: bigint; entries: bigint }> {
-  const [wallet] = await database.db.select().from(wallets).where(eq(wallets.id, walletId));
-  const entries = await database.db.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, walletId));
+  const [wallet] = await db().db.select().from(wallets).where(eq(wallets.id, walletId));
+  const entries = await db().db.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, walletId));
   return { available: wallet!.available, entries: entries.reduce((sum, e) => sum + e.amount, 0n) };
 }
 
 describe('the wallet ledger', () => {
   it('takes each (wallet, reference, step) once', async () => {
     const walletId = await walletWith(0n);
-    expect(await creditWallet(database.db, walletId, 'PAone', 500n)).toBe('applied');
-    expect(await creditWallet(database.db, walletId, 'PAone', 500n)).toBe('duplicate');
+    expect(await creditWallet(db().db, walletId, 'PAone', 500n)).toBe('applied');
+    expect(await creditWallet(db().db, walletId, 'PAone', 500n)).toBe('duplicate');
     expect(await books(walletId)).toEqual({ available: 500n, entries: 500n });
   });
 
   it('refuses a step that would take the balance below zero, and writes nothing for it', async () => {
     const walletId = await walletWith(300n);
     const reserve = { walletId, reference: 'PApayout', step: 'reserve' as const, amount: -301n };
-    expect(await applyLedgerEntry(database.db, reserve)).toBe('insufficient');
+    expect(await applyLedgerEntry(db().db, reserve)).toBe('insufficient');
     // Refused, so not taken: the same step with an amount the wallet holds goes through.
-    expect(await applyLedgerEntry(database.db, { ...reserve, amount: -300n })).toBe('applied');
+    expect(await applyLedgerEntry(db().db, { ...reserve, amount: -300n })).toBe('applied');
     expect(await books(walletId)).toEqual({ available: 0n, entries: 0n });
   });
 
   it('takes no credit or reserve on an inactive wallet, but releases and settles what it reserved', async () => {
     const walletId = await walletWith(1_000n);
     const step = (s: 'reserve' | 'release' | 'credit', amount: bigint, reference = 'PAheld') =>
-      applyLedgerEntry(database.db, { walletId, reference, step: s, amount });
+      applyLedgerEntry(db().db, { walletId, reference, step: s, amount });
     expect(await step('reserve', -400n)).toBe('applied');
-    await database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, walletId));
+    await db().db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, walletId));
     expect(await step('credit', 100n, 'PAcredit')).toBe('inactive');
     expect(await step('reserve', -100n, 'PAother')).toBe('inactive');
     expect(await step('release', 400n)).toBe('applied');
@@ -74,7 +63,7 @@ describe('the wallet ledger', () => {
     const walletId = await walletWith(1_000n);
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        applyLedgerEntry(database.db, { walletId, reference: `PArace${i}`, step: 'reserve', amount: -300n }),
+        applyLedgerEntry(db().db, { walletId, reference: `PArace${i}`, step: 'reserve', amount: -300n }),
       ),
     );
     expect(outcomes.filter((o) => o === 'applied')).toHaveLength(3);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import pino from 'pino';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
@@ -51,6 +51,24 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
       await client.end();
     },
   };
+}
+
+/**
+ * A fresh database for the test file that calls it (at its top level), opened before its tests and
+ * dropped after them: for tests of the domain and the activities that need no Temporal. Answers a getter.
+ */
+export function databaseForFile(poolSize = 8): () => Database {
+  let testDb: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let database: Database | undefined;
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    database = createDatabase(testDb.url, poolSize);
+  });
+  afterAll(async () => {
+    await database?.close();
+    await testDb?.drop();
+  });
+  return () => database!;
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {

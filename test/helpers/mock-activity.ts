@@ -3,8 +3,9 @@ import { DefaultLogger } from '@temporalio/worker';
 
 /**
  * Where a test runs an activity by hand (what a lost workflow task would have run). Its expected failures
- * (a refused or lost connector call) are the point of the test, so only errors are logged.
+ * (a refused or lost connector call) are the point of the test, so only errors are logged. `info` sets
+ * the activity's context (which workflow run it runs for).
  */
-export function activityEnvironment(): MockActivityEnvironment {
-  return new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+export function activityEnvironment(info?: ConstructorParameters<typeof MockActivityEnvironment>[0]) {
+  return new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
 }
