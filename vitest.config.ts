@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-runtime.ts'],
     pool: 'forks',
+    // Files share their worker's module cache (imports once per worker, not per file): a file leaves no
+    // state behind that another could see (test/helpers/env.ts gives each its own database and queue).
+    isolate: false,
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,

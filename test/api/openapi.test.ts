@@ -1,4 +1,3 @@
-import type { FastifyContextConfig } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -26,23 +25,6 @@ import { OPENAPI_FILE, openApiFileText } from '../../scripts/openapi';
  * The OpenAPI document (openapi.json, served at /docs): current, valid, naming every route the app
  * serves, and true to what the API answers.
  */
-
-// Every route the app registers, seen as it is registered: Fastify keeps no list to ask afterwards.
-const registered = vi.hoisted(
-  () => [] as { method: string; url: string; route: { config?: FastifyContextConfig } }[],
-);
-vi.mock('fastify', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('fastify')>();
-  const recording = ((options: Parameters<typeof actual.default>[0]) => {
-    const app = actual.default(options);
-    // The route's options as Fastify keeps them: hooks after this one may still add to its config.
-    app.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) registered.push({ method, url: route.url, route });
-    });
-    return app;
-  }) as typeof actual.default;
-  return { ...actual, default: recording };
-});
 
 /** This reference's own pages and files. */
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
@@ -90,7 +72,7 @@ const pathSamples = (path: string) =>
 
 describe('the document and the routes', () => {
   const served = () =>
-    registered
+    env.app.servedRoutes
       .filter(({ method, url }) => method !== 'HEAD' && method !== 'OPTIONS' && !isDocs(url))
       .map(({ method, url, route }) => ({
         method,

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, errorCatalogue, type ErrorCode } from '../../platform/errors';
 
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -55,15 +55,32 @@ export function answerFrameworkError(
   void reply.status(apiError.status).send({ message: apiError.message });
 }
 
+/** A route the app serves, as it was registered: its method, its path pattern and its options. */
+export interface ServedRoute {
+  method: string;
+  url: string;
+  pattern: RegExp;
+  /** The route's options as Fastify keeps them: hooks registered later may still add to its config. */
+  route: RouteOptions;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered after the error handling, in order (Fastify keeps no list to ask). */
+    servedRoutes: readonly ServedRoute[];
+  }
+}
+
 /** The one place errors become HTTP answers (docs/api.md, errors). Nothing internal leaks in a 5xx. */
 export function registerErrorHandling(app: FastifyInstance): void {
   // Every route registered from here on, as a path pattern and its method: a URL the service serves, asked
   // with a method it does not take, is 405 with the methods it does take in `Allow` (RFC 9110), not 404.
-  const served: { pattern: RegExp; method: string }[] = [];
+  const served: ServedRoute[] = [];
+  app.decorate('servedRoutes', served);
   app.addHook('onRoute', (route) => {
     const literal = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const pattern = new RegExp(`^${literal.replace(/:\w+/g, '[^/]+?').replace(/\\\*/g, '.*')}$`);
-    for (const method of [route.method].flat()) served.push({ pattern, method });
+    for (const method of [route.method].flat()) served.push({ method, url: route.url, pattern, route });
   });
   /** A request no route took: 405 for a URL the service serves under other methods, else 404. */
   const unmatched = (request: FastifyRequest, reply: FastifyReply) => {
