@@ -1,11 +1,4 @@
-import { createDatabase, runMigrations, type Database } from '../db/client';
-import { commands as merchantCommands } from './merchants';
-import { commands as terminalCommands } from './terminals';
-import { commands as walletCommands } from './wallets';
-import { commands as chainCommands } from './chains';
-import { commands as webhookCommands } from './webhooks';
-import { commands as opsCommands } from './ops';
-import { commands as templateCommands } from './templates';
+import type { Database } from '../db/client';
 import { cliConfig, print, type CliContext, type Command } from './context';
 import { CliError } from './errors';
 import { merchantTools } from './merchant-tools';
@@ -53,20 +46,24 @@ Merchant tools (no configuration needed):
 Reads the same configuration as the service: DATABASE_URL and MASTER_KEY (PAYLOAD_KEYS and
 TEMPORAL_ADDRESS for commands that reach Temporal), or the running \`npm run dev\` instance when unset.`;
 
-const groups: Record<string, Record<string, Command>> = {
-  merchants: merchantCommands,
-  terminals: terminalCommands,
-  wallets: walletCommands,
-  chains: chainCommands,
-  webhooks: webhookCommands,
-  ops: opsCommands,
-  templates: templateCommands,
-  db: {
+type Commands = Record<string, Command>;
+
+/** Each group's commands, loaded when the group is asked for: a call imports what its command needs only. */
+const groups: Record<string, () => Promise<Commands>> = {
+  merchants: async () => (await import('./merchants')).commands,
+  terminals: async () => (await import('./terminals')).commands,
+  wallets: async () => (await import('./wallets')).commands,
+  chains: async () => (await import('./chains')).commands,
+  webhooks: async () => (await import('./webhooks')).commands,
+  ops: async () => (await import('./ops')).commands,
+  templates: async () => (await import('./templates')).commands,
+  db: async () => ({
     async migrate(ctx) {
+      const { runMigrations } = await import('../db/client');
       await runMigrations(ctx.database.pool);
       ctx.print({ migrated: true }, false);
     },
-  },
+  }),
 };
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -92,7 +89,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       return 1;
     }
   }
-  const command = group ? groups[group]?.[name ?? ''] : undefined;
+  const commands = group ? await groups[group]?.() : undefined;
+  const command = commands?.[name ?? ''];
   const help = argv.includes('--help') || argv.includes('-h');
   if (!command || help) {
     process.stderr.write(`${USAGE}\n`);
@@ -102,6 +100,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   let client: import('@temporalio/client').Client | undefined;
   try {
     const config = cliConfig(env);
+    const { createDatabase } = await import('../db/client');
     database = createDatabase(config.DATABASE_URL, 2);
     const ctx: CliContext = {
       config,
