@@ -10,9 +10,11 @@
  * authorized at the next terminal, by an attempt the history never saw, with the terminals changed before
  * the retry). It runs them on the time-skipping server with the real workflows and activities, and checks
  * the money invariants after every run. `MONEY_PROPERTY_RUNS` sets how many batches of ten run (default 50:
- * 500 transactions); `MONEY_PROPERTY_SEED` and `MONEY_PROPERTY_PATH` start again at the batch a failure
- * names; `MONEY_PROPERTY_TRACE` prints each step.
+ * 500 transactions), shared among `MONEY_PROPERTY_LANES` lanes (default 3), each its own server, worker and
+ * database, lane i from seed + i; `MONEY_PROPERTY_SEED` (the failing lane's) and `MONEY_PROPERTY_PATH`
+ * start again at the batch a failure names, in one lane; `MONEY_PROPERTY_TRACE` prints each step.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { asc, eq, like } from 'drizzle-orm';
@@ -80,6 +82,8 @@ const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
  */
 const CONCURRENCY = Number(process.env.MONEY_PROPERTY_CONCURRENCY ?? 1);
 const RUNS = Number(process.env.MONEY_PROPERTY_RUNS ?? 50);
+/** Lanes side by side; one when a failing batch is replayed (its seed is the lane's own). */
+const LANES = Number(process.env.MONEY_PROPERTY_LANES ?? (process.env.MONEY_PROPERTY_PATH ? 1 : 3));
 
 // ---- scenarios ---------------------------------------------------------------------------------------
 
@@ -282,33 +286,54 @@ const batch = fc.array(scenario, { minLength: BATCH, maxLength: BATCH });
 // ---- environment -------------------------------------------------------------------------------------
 
 const plans = new Map<string, FaultPlan>();
-let ts: TimeSkippingEnv;
-let checked = 0;
+
+/**
+ * One lane of the property: its own time-skipping server, worker and database, running its batches one
+ * transaction after another. Lanes run side by side (a lane waits on its server most of the time).
+ */
+interface Lane {
+  ts: TimeSkippingEnv;
+  /** The Temporal UI: the same server and codec, none of the service's keys. */
+  ui: Client;
+  checked: number;
+  forgedRuns: number;
+  /** The merchant whose wallet the runs started by hand name. */
+  victim?: MerchantCredentials;
+}
+const lanes: Lane[] = [];
+const current = new AsyncLocalStorage<Lane>();
+/** The lane the calling scenario runs in. */
+const lane = () => current.getStore()!;
+const ts = () => lane().ts;
+const db = () => ts().database.db;
+const ui = () => lane().ui;
 
 beforeAll(async () => {
-  ts = await startTimeSkipping(
-    {},
-    (database) => {
-      const connectors = faultyConnectors(database.db, plans);
-      return {
-        cardConnectors: { 'sandbox-acquirer': connectors.card },
-        payoutConnectors: { 'sandbox-payouts': connectors.payout },
-        afterPayoutStep: connectors.afterPayoutStep,
-      };
-    },
-    // No workflow cache: every workflow task replays the history from the start, as a worker that was
-    // restarted before each step would. (Stopping a worker mid-run strands the sticky tasks of its
-    // workflows on the Java time-skipping server, which never gives them to another worker.)
-    { maxCachedWorkflows: Number(process.env.MONEY_PROPERTY_CACHE ?? 0) },
+  const started = await Promise.all(
+    Array.from({ length: LANES }, () =>
+      startTimeSkipping(
+        {},
+        (database) => {
+          const connectors = faultyConnectors(database.db, plans);
+          return {
+            cardConnectors: { 'sandbox-acquirer': connectors.card },
+            payoutConnectors: { 'sandbox-payouts': connectors.payout },
+            afterPayoutStep: connectors.afterPayoutStep,
+          };
+        },
+        // No workflow cache: every workflow task replays the history from the start, as a worker that was
+        // restarted before each step would. (Stopping a worker mid-run strands the sticky tasks of its
+        // workflows on the Java time-skipping server, which never gives them to another worker.)
+        { maxCachedWorkflows: Number(process.env.MONEY_PROPERTY_CACHE ?? 0) },
+      ),
+    ),
   );
-});
-afterAll(() => ts?.close());
-
-const db = () => ts.database.db;
-let uiClient: Client | undefined;
-/** The Temporal UI: the same server and codec, none of the service's keys. */
-const ui = () =>
-  (uiClient ??= new Client({ connection: ts.env.connection, dataConverter: dataConverter(ts.config) }));
+  for (const env of started) {
+    const ui = new Client({ connection: env.env.connection, dataConverter: dataConverter(env.config) });
+    lanes.push({ ts: env, ui, checked: 0, forgedRuns: 0 });
+  }
+}, 300_000);
+afterAll(() => Promise.all(lanes.map((l) => l.ts.close())));
 
 // ---- running one scenario ----------------------------------------------------------------------------
 
@@ -333,7 +358,7 @@ async function newMerchant(s: Scenario): Promise<MerchantCredentials> {
       descriptor: 'SANDBOX*P2',
     });
   }
-  return createMerchant(db(), ts.config.MASTER_KEY, {
+  return createMerchant(db(), ts().config.MASTER_KEY, {
     name: 'Property merchant',
     wallets: [{ currency: 'USD', amount: balance }],
     terminals,
@@ -364,15 +389,15 @@ async function applyPolicies(s: CryptoScenario, merchant: MerchantCredentials): 
 }
 
 async function start(s: Scenario, merchant: MerchantCredentials) {
-  const key = ts.config.MASTER_KEY;
+  const key = ts().config.MASTER_KEY;
   const run = async <T extends { transactionId: string }>(
     workflow: (input: T) => Promise<unknown>,
     input: T,
   ) => ({
     input,
-    handle: await ts.env.client.workflow.start(workflow, {
+    handle: await ts().env.client.workflow.start(workflow, {
       workflowId: input.transactionId,
-      taskQueue: ts.taskQueue,
+      taskQueue: ts().taskQueue,
       args: [input],
     }),
   });
@@ -422,7 +447,7 @@ async function loseTask(lost: LostTask, input: CardPaymentInput, merchant: Merch
   if (lost.sent === 'nothing') return;
   const activities = activitiesOutsideAnyRun({
     db: db(),
-    config: ts.config,
+    config: ts().config,
     cardConnectors: { 'sandbox-acquirer': faultyConnectors(db(), plans).card },
   });
   const terminals = await activities.listTerminals({
@@ -463,7 +488,7 @@ async function sendDeposit(id: string, units: bigint, hash: string, withSender: 
   const [row] = await db().select().from(transactions).where(eq(transactions.id, id));
   const details = row!.details as { crypto?: string; crypto_currency?: string };
   const decimals = (details.crypto ?? details.crypto_currency) === 'BTC' ? 8 : 6;
-  await submitDeposit(db(), ts.env.client, row!, {
+  await submitDeposit(db(), ts().env.client, row!, {
     amount: formatUnits(units, decimals),
     txHash: hash,
     ...(withSender ? { sender: `sender-${hash}` } : {}),
@@ -494,26 +519,23 @@ async function within<T>(handle: WorkflowHandle, what: string, promise: Promise<
   }
 }
 
-let forgedRuns = 0;
-let victim: MerchantCredentials | undefined;
-
 /**
  * Starts the transaction's workflow again by hand, as the Temporal UI or CLI can, under `workflowId`: its
  * input copied from the history and changed (another merchant's wallet, a thousand times the amount), then
  * sends it every update copied from the transaction's history. The run fails at its first step.
  */
 async function forgeRun(handle: WorkflowHandleWithFirstExecutionRunId, workflowId: string): Promise<void> {
-  victim ??= await createMerchant(db(), ts.config.MASTER_KEY, {
+  lane().victim ??= await createMerchant(db(), ts().config.MASTER_KEY, {
     name: 'Forger',
     wallets: [{ currency: 'USD', amount: 0n }],
     terminals: SANDBOX_TERMINALS,
     liveSandbox: true,
   });
-  const copied = await copyRun(ts.env.client, ts.config, handle.workflowId, handle.firstExecutionRunId);
-  const changed = changedInput(copied.input, victim.wallets[0]!.wallet_id);
+  const copied = await copyRun(ts().env.client, ts().config, handle.workflowId, handle.firstExecutionRunId);
+  const changed = changedInput(copied.input, lane().victim!.wallets[0]!.wallet_id);
   const forged = await ui().workflow.start(copied.type, {
     workflowId,
-    taskQueue: ts.taskQueue,
+    taskQueue: ts().taskQueue,
     args: [workflowId === handle.workflowId ? changed : { ...changed, transactionId: workflowId }],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
   });
@@ -526,11 +548,12 @@ async function forgeRun(handle: WorkflowHandleWithFirstExecutionRunId, workflowI
   expect((failure as ApplicationFailure | undefined)?.type, `a run started by hand under ${workflowId}`).toBe(
     failureTypes.notTheServiceRun,
   );
-  forgedRuns += 1;
+  lane().forgedRuns += 1;
 }
 
 /** Nothing reached the forger's wallet, and every forged run is on the audit trail. */
 async function checkForgedRuns(): Promise<void> {
+  const victim = lane().victim;
   if (victim) {
     const walletId = victim.wallets[0]!.wallet_id;
     const [wallet] = await db().select().from(wallets).where(eq(wallets.id, walletId));
@@ -538,7 +561,7 @@ async function checkForgedRuns(): Promise<void> {
     expect(await db().select().from(ledgerEntries).where(eq(ledgerEntries.walletId, walletId))).toEqual([]);
   }
   const audited = await db().select().from(opsActions).where(eq(opsActions.action, 'refusedRun'));
-  expect(audited.length, 'every run started by hand is on the audit trail').toBe(forgedRuns);
+  expect(audited.length, 'every run started by hand is on the audit trail').toBe(lane().forgedRuns);
 }
 
 /**
@@ -595,7 +618,7 @@ const SCENARIO_BUDGET_MS = Number(process.env.MONEY_PROPERTY_SCENARIO_BUDGET_MS 
 async function whereIs(ids: string[]): Promise<string> {
   const lines: string[] = [];
   for (const id of ids) {
-    const handle = ts.env.client.workflow.getHandle(id);
+    const handle = ts().env.client.workflow.getHandle(id);
     const described = await handle.describe().catch(() => undefined);
     lines.push(
       `${id} run ${described?.runId ?? '?'} ${described?.status.name ?? '?'}; workflow task in flight: ` +
@@ -686,11 +709,11 @@ async function runScenario(
         );
       expect(['closed', NOT_AN_OPS_ACTION], `a forged ${forgedUpdate.name}`).toContain(refused);
     } else if (step.kind === 'forgedStart') {
-      const forgedId = `PAforged${forgedRuns}x${id.slice(2)}`;
+      const forgedId = `PAforged${lane().forgedRuns}x${id.slice(2)}`;
       trace(`forging ${forgedId}`);
       await forgeRun(handle, forgedId);
     } else if (step.kind === 'copiedProof') {
-      const { updates } = await copyRun(ts.env.client, ts.config, id, handle.firstExecutionRunId);
+      const { updates } = await copyRun(ts().env.client, ts().config, id, handle.firstExecutionRunId);
       // The updates that carry a proof (ops updates carry none: sent again by name, they are ops' again).
       const proven = updates.filter((u) => (INTERNAL_UPDATES as readonly string[]).includes(u.name));
       for (const update of proven) {
@@ -706,7 +729,7 @@ async function runScenario(
       }
     } else if (step.kind === 'restart') {
       await untilIdle(handle);
-      await ts.restartWorker();
+      await ts().restartWorker();
     } else {
       await new Promise((resolve) => setTimeout(resolve, step.ms));
     }
@@ -875,34 +898,48 @@ async function check(ran: Ran): Promise<void> {
   if (s.kind === 'card') await checkCard(ran);
   if (s.kind === 'payout') await checkPayout(ran, s);
   if (s.kind === 'payin' || s.kind === 'offramp') await checkCrypto(ran, s);
-  checked += 1;
+  lane().checked += 1;
 }
 
 describe('money invariants under random interleavings (time-skipping, fast-check)', () => {
   it(`hold for ${RUNS * BATCH} generated transactions`, { timeout: 30 * 60_000 }, async () => {
     const seed = Number(process.env.MONEY_PROPERTY_SEED ?? Date.now() % 2 ** 31);
-    console.log(`money invariants: seed ${seed} (MONEY_PROPERTY_SEED replays it)`);
-    await fc.assert(
-      fc.asyncProperty(batch, async (scenarios) => {
-        const runs: Promise<Ran>[] = [];
-        for (const s of scenarios) {
-          if (runs.length >= CONCURRENCY) await Promise.all(runs.slice(-CONCURRENCY));
-          const merchant = await newMerchant(s);
-          runs.push(runWatched(s, merchant, await start(s, merchant)));
-        }
-        for (const ran of await Promise.all(runs)) await check(ran);
-        await checkForgedRuns();
+    const property = fc.asyncProperty(batch, async (scenarios) => {
+      const runs: Promise<Ran>[] = [];
+      for (const s of scenarios) {
+        if (runs.length >= CONCURRENCY) await Promise.all(runs.slice(-CONCURRENCY));
+        const merchant = await newMerchant(s);
+        runs.push(runWatched(s, merchant, await start(s, merchant)));
+      }
+      for (const ran of await Promise.all(runs)) await check(ran);
+      await checkForgedRuns();
+    });
+    // Lane i runs its share of the batches from seed + i: a failure names its lane's seed and path.
+    const outcomes = await Promise.allSettled(
+      lanes.map((l, i) => {
+        const numRuns = Math.floor(RUNS / LANES) + (i < RUNS % LANES ? 1 : 0);
+        console.log(`money invariants: lane ${i}, seed ${seed + i} (MONEY_PROPERTY_SEED replays it)`);
+        return current.run(l, () =>
+          fc.assert(property, {
+            numRuns,
+            seed: seed + i,
+            endOnFailure: true,
+            // MONEY_PROPERTY_PATH (with the seed) replays one failing batch only, as fast-check reports it.
+            ...(process.env.MONEY_PROPERTY_PATH ? { path: process.env.MONEY_PROPERTY_PATH } : {}),
+          }),
+        );
       }),
-      {
-        numRuns: RUNS,
-        seed,
-        endOnFailure: true,
-        // MONEY_PROPERTY_PATH (with the seed) replays one failing batch only, as fast-check reports it.
-        ...(process.env.MONEY_PROPERTY_PATH ? { path: process.env.MONEY_PROPERTY_PATH } : {}),
-      },
     );
+    const failed = outcomes.flatMap((o, i) =>
+      o.status === 'rejected' ? [{ lane: i, error: o.reason }] : [],
+    );
+    for (const { lane, error } of failed.slice(1))
+      console.error(`money invariants: lane ${lane} failed too (seed ${seed + lane}):`, error);
+    if (failed[0]) throw failed[0].error;
+    const checked = lanes.reduce((n, l) => n + l.checked, 0);
+    const forgedRuns = lanes.reduce((n, l) => n + l.forgedRuns, 0);
     console.log(
-      `money invariants: ${checked} generated transactions checked, ${forgedRuns} runs started by hand refused (seed ${seed})`,
+      `money invariants: ${checked} generated transactions checked in ${LANES} lanes, ${forgedRuns} runs started by hand refused (seeds ${seed} to ${seed + LANES - 1})`,
     );
     expect(checked).toBeGreaterThanOrEqual(RUNS * BATCH);
   });
