@@ -17,6 +17,21 @@ import { RUNNABLE, blocksOf, documents, type Block } from './blocks';
 const root = resolve(import.meta.dirname, '../..');
 let reader: string;
 let dev: ServiceProcess;
+/** A folder put first on the reader's PATH, holding the `npx` below. */
+let shims: string;
+
+/**
+ * `npx` as the examples use it: `npx payments` runs the checkout's own bin, as npx does, without npm's
+ * start-up (a second or more each, about sixty calls); any other package goes to the real npx.
+ */
+function npxShim(realNpx: string): string {
+  return [
+    '#!/bin/sh',
+    'if [ "$1" = payments ] && [ -f ./bin/payments.js ]; then shift; exec node ./bin/payments.js "$@"; fi',
+    `exec ${JSON.stringify(realNpx)} "$@"`,
+    '',
+  ].join('\n');
+}
 
 beforeAll(async () => {
   reader = mkdtempSync(join(tmpdir(), 'payments-reader-'));
@@ -27,6 +42,9 @@ beforeAll(async () => {
     symlinkSync(join(root, entry), join(reader, entry));
   const data = join(reader, '.data');
   mkdirSync(data, { mode: 0o755 });
+  shims = mkdtempSync(join(tmpdir(), 'payments-reader-bin-'));
+  const realNpx = spawnSync('sh', ['-c', 'command -v npx'], { encoding: 'utf8' }).stdout.trim();
+  writeFileSync(join(shims, 'npx'), npxShim(realNpx), { mode: 0o755 });
   // The local chains listen on five consecutive ports from DEV_ANVIL_PORT, apart from the others.
   const anvil = await freePortRun(5);
   const others = new Set<number>();
@@ -68,6 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.stop();
   if (reader) rmSync(reader, { recursive: true, force: true });
+  if (shims) rmSync(shims, { recursive: true, force: true });
 }, 60_000);
 
 /** The reader's environment: theirs, not the test runner's. */
@@ -82,6 +101,7 @@ function readerEnv(): NodeJS.ProcessEnv {
     'PAYMENTS_DATA_DIR',
   ])
     delete env[name];
+  env.PATH = `${shims}:${env.PATH ?? ''}`;
   return env;
 }
 
