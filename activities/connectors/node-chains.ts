@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../src/db/client';
 import { chainSends, depositAddresses, depositAddressIndex } from '../../src/db/schema/index';
-import { activeChainNode, chainNodeById, shownAddress, type ChainNode } from '../../src/chain/nodes';
+import { activeChainNode, chainNodeById, type ChainNode } from '../../src/chain/nodes';
 import { familyOf } from '../../src/chain/families';
 import { nodeWatchesCurrency } from '../../src/coins/networks';
 import type { ChainConnector, FiatPayouts } from './types';
@@ -9,8 +9,8 @@ import type { ChainConnector, FiatPayouts } from './types';
 /**
  * Crypto on the registered nodes of every family (src/chain: EVM networks, TRON, Bitcoin, Solana), for
  * the networks and modes that have one (`payments chains add`); the sandbox chain for every other network,
- * behind the same interface (its connector name in answers stays `evm-chain`, docs/api.md). A TRON node watches token deposits only: TRX deposits, and sends and refunds on TRON, stay on
- * the sandbox chain in test mode and are refused in live. A SOLANA node watches SPL tokens; refunds leave
+ * behind the same interface (its connector name in answers stays `evm-chain`, docs/api.md). A TRON node
+ * watches token deposits only: TRX deposits, and sends and refunds on TRON, stay on the sandbox chain in test mode and are refused in live. A SOLANA node watches SPL tokens; refunds leave
  * from the deposit's token account, on-ramp sends from the treasury's (docs/connectors.md).
  */
 export function nodeChains(
@@ -35,7 +35,8 @@ export function nodeChains(
             ),
           );
       const [existing] = await mine();
-      if (existing) return shownAddress(node.network, existing.address);
+      const family = familyOf(node);
+      if (existing) return family.shownAddress(existing.address);
       // A fresh index from one sequence for every node: an index, so an address, is never handed out twice.
       const next = await db.execute<{ index: string }>(
         sql`select nextval(${sql.raw(`'${depositAddressIndex.seqName}'`)})::text as index`,
@@ -44,14 +45,14 @@ export function nodeChains(
       await db
         .insert(depositAddresses)
         .values({
-          address: node.depositAddress(hdIndex),
+          address: family.depositAddress(node, hdIndex),
           chainNodeId: node.id,
           hdIndex,
           transactionId: request.transactionId,
         })
         .onConflictDoNothing({ target: [depositAddresses.transactionId, depositAddresses.chainNodeId] });
       const [opened] = await mine();
-      return shownAddress(node.network, opened!.address);
+      return family.shownAddress(opened!.address);
     },
 
     async send(request) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { base58 } from '@scure/base';
 import { Address, NETWORK } from '@scure/btc-signer';
-import { toTronAddress } from '../../src/chain/tron-address';
+import { toTronAddress } from '../../src/chain/tron/address';
 import type { ChainConnector, FiatPayouts } from './types';
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,27 +1,20 @@
-/** The chain families the service knows: adding one is its folder and one line here. */
-import type { Db } from '../db/client';
+/** The chain families the service knows: adding one is its folder and its line here (docs/architecture.md). */
+import type { ChainFamilyName } from '../coins/networks';
+import { nodeNetwork } from '../coins/networks';
 import type { ChainFamily, ChainReader } from './family';
 import type { ChainNode } from './nodes';
-import { SOLANA_NETWORKS, UTXO_NETWORKS } from '../coins/networks';
-import { bitcoinReader } from './bitcoin/reader';
-import { registerBitcoinNode } from './bitcoin/register';
-import { bitcoinSend } from './bitcoin/send';
-import { evmReader } from './evm/reader';
-import { registerEvmNode } from './evm/register';
-import { evmSend } from './evm/send';
-import { solanaReader } from './solana/reader';
-import { registerSolanaNode } from './solana/register';
-import { solanaSend } from './solana/send';
+import type { Db } from '../db/client';
+import { bitcoin } from './bitcoin/index';
+import { evm } from './evm/index';
+import { solana } from './solana/index';
+import { tron } from './tron/index';
 
-const families: Record<ChainNode['family'], ChainFamily> = {
-  evm: { reader: (node) => evmReader(node), send: evmSend, register: registerEvmNode },
-  bitcoin: { reader: bitcoinReader, send: bitcoinSend, register: registerBitcoinNode },
-  solana: { reader: solanaReader, send: solanaSend, register: registerSolanaNode },
-};
+const families: Record<ChainFamilyName, ChainFamily> = { evm, tron, bitcoin, solana };
 
 /** The family that serves a network (src/coins/networks.ts says which networks each takes). */
-export function familyOfNetwork(network: string): ChainFamily {
-  return families[UTXO_NETWORKS[network] ? 'bitcoin' : SOLANA_NETWORKS[network] ? 'solana' : 'evm'];
+export function familyOfNetwork(network: string): ChainFamily | undefined {
+  const served = nodeNetwork(network);
+  return served ? families[served.family] : undefined;
 }
 
 /** The family a node belongs to. */

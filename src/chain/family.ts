@@ -1,7 +1,9 @@
 /**
- * What a family of chains gives the service (docs/architecture.md, chain families): the reader the watcher
- * scans its nodes with, and the sender the chain connector signs refunds and on-ramp sends with. Each
- * family lives in its own folder (evm/, bitcoin/, solana/) and is registered once, in families.ts.
+ * What a family of chains gives the service (docs/architecture.md, chain families): a node's keys and
+ * addresses, the reader the watcher scans its nodes with, the sender the chain connector signs refunds and
+ * on-ramp sends with, and the checks of a node being registered. Each family lives in its own folder
+ * (evm/, tron/, bitcoin/, solana/) and is registered once, in families.ts; src/coins/networks.ts says which
+ * networks it serves.
  */
 import type { Db } from '../db/client';
 import type { Mode } from '../lib/vocabulary';
@@ -44,8 +46,16 @@ export interface ChainSend {
   currency: string;
 }
 
-/** One family of chains, as the watcher and the chain connector use it. */
+/** One family of chains, as the watcher, the node registry and the chain connector use it. */
 export interface ChainFamily {
+  /** The address deposit index `index` gives on the node, as stored (the form its reader reports). */
+  depositAddress(node: ChainNode, index: number): string;
+  /** The address ops fund for the node's sends, as shown; null where a send spends the deposit itself. */
+  treasury(node: ChainNode): string | null;
+  /** An address of the family as merchants and customers see it, from its stored form. */
+  shownAddress(stored: string): string;
+  /** An address of the family as given (its shown form), stored; undefined when it is not one. */
+  storedAddress(given: string): string | undefined;
   /** The reader of one of the family's nodes. */
   reader(node: ChainNode, db: Db): ChainReader;
   /**

@@ -1,50 +1,13 @@
+/** Chain nodes as the service keeps them: registered, opened with their secrets, retired. No family by name. */
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import {
-  createPublicClient,
-  http,
-  isAddress,
-  parseAbi,
-  type Address,
-  type Hex,
-  type PublicClient,
-} from 'viem';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
 import { chainNodes } from '../db/schema/index';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
-import { ChainKeys } from './keys';
-import { EVM_NATIVE_COINS, SOLANA_NETWORKS, UTXO_NETWORKS } from '../coins/networks';
-import { fromTronAddress, toTronAddress } from './tron-address';
-import { BitcoinKeys, type BitcoinChain } from './bitcoin/keys';
-import { withoutCredentials } from '../lib/urls';
-import { SolanaKeys } from './solana/keys';
+import { NODE_NETWORKS, type ChainFamilyName } from '../coins/networks';
 
-export { EVM_NATIVE_COINS, isWatched } from '../coins/networks';
-
-/** BIP-44 coin type of a network's keys: TRON's own, Ethereum's for every EVM network. */
-/** The SLIP-44 coin type an EVM-family node derives its keys with (TRON's own, else Ethereum's). */
-export const coinTypeOf = (network: string) => (network === 'TRON' ? 195 : 60);
-
-/** An address as a merchant or customer sees it on `network`: TRON's T-address, else the hex. */
-export function shownAddress(network: string, hex: string): string {
-  return network === 'TRON' ? toTronAddress(hex) : hex;
-}
-
-/** An address given for `network` (a T-address on TRON) as the lower-case hex the node speaks. */
-export function nodeAddress(network: string, address: string): Address | undefined {
-  if (UTXO_NETWORKS[network] || SOLANA_NETWORKS[network]) return undefined;
-  if (network === 'TRON') return fromTronAddress(address);
-  return isAddress(address) ? (address.toLowerCase() as Address) : undefined;
-}
-
-export const erc20Abi = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-  'function transfer(address to, uint256 value) returns (bool)',
-  'function balanceOf(address owner) view returns (uint256)',
-  'function decimals() view returns (uint8)',
-]);
+export { isWatched } from '../coins/networks';
 
 export interface ChainNode {
   id: string;
@@ -52,24 +15,18 @@ export interface ChainNode {
   network: string;
   rpcUrl: string;
   confirmations: number;
-  /** Asset code to contract address, lower-case. */
+  /** Asset code to contract address (or mint), as the family stores it. */
   tokens: Record<string, string>;
-  /** The coin the watcher reads native transfers of; '' where it reads tokens only (TRON). */
+  /** The coin the watcher reads native transfers of; '' where it reads tokens only (TRON, Solana). */
   nativeCoin: string;
-  /** How the node is read: Ethereum's JSON-RPC (EVM networks, TRON's logs), Bitcoin's or Solana's. */
-  family: 'evm' | 'bitcoin' | 'solana';
-  keys: ChainKeys;
-  /** A Bitcoin node's keys (native segwit, on the chain it serves). */
-  bitcoin?: BitcoinKeys;
-  /** A Solana node's keys (ed25519, SLIP-0010). */
-  solana?: SolanaKeys;
-  /** The address deposit index `index` gives on this node, as stored (lower-case hex, or the node's own form). */
-  depositAddress(index: number): string;
-  faucet?: PrivateKeyAccount;
-  /** Test mode on Bitcoin: the private key its blocks are mined to, which pays test deposits. */
-  bitcoinFaucet?: Uint8Array;
-  /** Test mode on Solana: the ed25519 private key whose token accounts pay test deposits. */
-  solanaFaucet?: Uint8Array;
+  /** The family that reads, keys and signs for the node (src/chain/families.ts). */
+  family: ChainFamilyName;
+  /** The node's HD seed, hex: its family derives the node's keys from it (its folder's keys.ts). */
+  seedHex: string;
+  /** The chain the node serves, where its family tells several apart (Bitcoin: main, test, regtest). */
+  chainName: string | null;
+  /** Test mode: the private key that pays test deposits, hex. */
+  faucetKey?: string;
   scannedBlock: bigint | null;
   scannedHash: string | null;
 }
@@ -77,13 +34,8 @@ export interface ChainNode {
 type NodeRow = typeof chainNodes.$inferSelect;
 
 function open(row: NodeRow, masterKey: string): ChainNode {
-  const seed = decryptSecret(row.seedEnc, masterKey);
-  const faucetKey = row.faucetKeyEnc ? decryptSecret(row.faucetKeyEnc, masterKey) : undefined;
-  const utxo = UTXO_NETWORKS[row.network];
-  const solana = SOLANA_NETWORKS[row.network] ? new SolanaKeys(seed) : undefined;
-  const bitcoin = utxo ? new BitcoinKeys(seed, (row.chainName ?? 'main') as BitcoinChain) : undefined;
-  const keys = new ChainKeys(seed, coinTypeOf(row.network));
-  const faucetBytes = faucetKey ? Buffer.from(faucetKey.replace(/^0x/, ''), 'hex') : undefined;
+  const network = NODE_NETWORKS[row.network];
+  if (!network) throw new Error(`chain node ${row.id} watches ${row.network}, which no family serves`);
   return {
     id: row.id,
     mode: row.mode,
@@ -91,15 +43,11 @@ function open(row: NodeRow, masterKey: string): ChainNode {
     rpcUrl: row.rpcUrl,
     confirmations: row.confirmations,
     tokens: row.tokens,
-    nativeCoin: EVM_NATIVE_COINS[row.network] ?? utxo?.nativeCoin ?? '',
-    family: utxo ? 'bitcoin' : solana ? 'solana' : 'evm',
-    keys,
-    ...(bitcoin ? { bitcoin } : {}),
-    ...(solana ? { solana } : {}),
-    depositAddress: (index) => (bitcoin ?? solana ?? keys).depositAddress(index),
-    ...(faucetBytes && utxo ? { bitcoinFaucet: faucetBytes } : {}),
-    ...(faucetBytes && solana ? { solanaFaucet: faucetBytes } : {}),
-    faucet: faucetKey && !utxo && !solana ? privateKeyToAccount(faucetKey as Hex) : undefined,
+    nativeCoin: network.watchesNativeCoin ? network.nativeCoin : '',
+    family: network.family,
+    seedHex: decryptSecret(row.seedEnc, masterKey),
+    chainName: row.chainName,
+    ...(row.faucetKeyEnc ? { faucetKey: decryptSecret(row.faucetKeyEnc, masterKey) } : {}),
     scannedBlock: row.scannedBlock,
     scannedHash: row.scannedHash,
   };
@@ -124,29 +72,23 @@ export async function chainNodeById(db: Db, masterKey: string, id: string): Prom
   return row ? open(row, masterKey) : undefined;
 }
 
+/** Every node registered, newest first, opened, with where it stands. */
+export async function allChainNodes(db: Db, masterKey: string) {
+  const rows = await db
+    .select()
+    .from(chainNodes)
+    .orderBy(sql`${chainNodes.createdAt} desc`);
+  return rows.map((row) => ({
+    node: open(row, masterKey),
+    state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
+    watchedBy: row.leaseOwner,
+  }));
+}
+
 /** The nodes the watcher reads: every node not retired, replaced ones included (their open addresses). */
 export async function watchedChainNodeIds(db: Db): Promise<string[]> {
   const rows = await db.select({ id: chainNodes.id }).from(chainNodes).where(isNull(chainNodes.retiredAt));
   return rows.map((row) => row.id);
-}
-
-/** The asset a node moves for `code`: its ERC-20 contract, or `native` for the network's own coin. */
-export function assetOnNode(node: ChainNode, code: string): Address | 'native' | undefined {
-  if (code === node.nativeCoin) return 'native';
-  const contract = node.tokens[code];
-  return contract ? (contract as Address) : undefined;
-}
-
-const clients = new Map<string, PublicClient>();
-
-/** One JSON-RPC client per node URL and process. */
-export function rpc(url: string): PublicClient {
-  let client = clients.get(url);
-  if (!client) {
-    client = createPublicClient({ transport: http(url, { retryCount: 1, timeout: 10_000 }) });
-    clients.set(url, client);
-  }
-  return client;
 }
 
 export class ChainNodeError extends Error {}
@@ -260,34 +202,4 @@ export async function retireChainNodesAt(db: Db, rpcUrl: string): Promise<void> 
       leaseUntil: null,
     })
     .where(eq(chainNodes.rpcUrl, rpcUrl));
-}
-
-/** The address ops fund for a node's sends, as shown; none on Bitcoin (a refund spends the deposit). */
-function treasuryOf(node: ChainNode): string | null {
-  if (node.bitcoin) return null;
-  if (node.solana) return node.solana.treasuryAddress();
-  return shownAddress(node.network, node.keys.treasury().address);
-}
-
-/** Nodes as ops see them: the treasury to fund, where the watcher is; no secrets. */
-export async function listChainNodes(db: Db, masterKey: string) {
-  const rows = await db
-    .select()
-    .from(chainNodes)
-    .orderBy(sql`${chainNodes.createdAt} desc`);
-  return rows.map((row) => ({
-    chain_node_id: row.id,
-    mode: row.mode,
-    network: row.network,
-    rpc_url: withoutCredentials(row.rpcUrl),
-    confirmations: row.confirmations,
-    tokens: Object.fromEntries(
-      Object.entries(row.tokens).map(([code, contract]) => [code, shownAddress(row.network, contract)]),
-    ),
-    treasury: treasuryOf(open(row, masterKey)),
-    test_faucet: row.faucetKeyEnc !== null,
-    state: row.retiredAt ? 'retired' : row.active ? 'active' : 'replaced (still watched)',
-    scanned_block: row.scannedBlock?.toString() ?? null,
-    watched_by: row.leaseOwner,
-  }));
 }

@@ -1,16 +1,14 @@
-/** Registering a node: the checks every family shares, then the family's own (src/chain/family.ts). */
+/**
+ * Registering a node (the checks every family shares, then the family's own: src/chain/family.ts), and
+ * the registered nodes as ops see them.
+ */
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/client';
-import {
-  EVM_NATIVE_COINS,
-  SOLANA_NETWORKS,
-  TOKEN_LOG_NETWORKS,
-  UTXO_NETWORKS,
-  isNodeNetwork,
-} from '../coins/networks';
+import { NODE_NETWORKS, nodeNetwork } from '../coins/networks';
+import { withoutCredentials } from '../lib/urls';
 import type { RegisteredNode } from './family';
-import { familyOfNetwork } from './families';
-import { ChainNodeError, type ChainNodeSpec } from './nodes';
+import { familyOf, familyOfNetwork } from './families';
+import { allChainNodes, ChainNodeError, type ChainNodeSpec } from './nodes';
 
 /**
  * Registers the node that watches `network` for `mode`, replacing the one there was (its deposit
@@ -19,16 +17,14 @@ import { ChainNodeError, type ChainNodeSpec } from './nodes';
  * decimals. Watching starts at the node's current confirmed tip.
  */
 export async function addChainNode(db: Db, masterKey: string, spec: ChainNodeSpec): Promise<RegisteredNode> {
-  if (!isNodeNetwork(spec.network)) {
+  const network = nodeNetwork(spec.network);
+  const family = familyOfNetwork(spec.network);
+  if (!network || !family) {
     throw new ChainNodeError(
-      `${spec.network} is not a network this service watches on a node (${[...Object.keys(EVM_NATIVE_COINS), ...Object.keys(TOKEN_LOG_NETWORKS), ...Object.keys(UTXO_NETWORKS), ...Object.keys(SOLANA_NETWORKS)].join(', ')}).`,
+      `${spec.network} is not a network this service watches on a node (${Object.keys(NODE_NETWORKS).join(', ')}).`,
     );
   }
-  const native =
-    EVM_NATIVE_COINS[spec.network] ??
-    TOKEN_LOG_NETWORKS[spec.network]?.nativeCoin ??
-    UTXO_NETWORKS[spec.network]?.nativeCoin ??
-    SOLANA_NETWORKS[spec.network]!.nativeCoin;
+  const native = network.nativeCoin;
   if (!Number.isInteger(spec.confirmations) || spec.confirmations < 1 || spec.confirmations > 1000) {
     throw new ChainNodeError('confirmations must be a whole number from 1 to 1000.');
   }
@@ -39,5 +35,27 @@ export async function addChainNode(db: Db, masterKey: string, spec: ChainNodeSpe
   if (!/^(?:[0-9a-f]{2}){16,64}$/i.test(seedHex)) {
     throw new ChainNodeError('The seed must be 16 to 64 bytes of hex.');
   }
-  return familyOfNetwork(spec.network).register(db, masterKey, spec, { seedHex, native });
+  return family.register(db, masterKey, spec, { seedHex, native });
+}
+
+/** Nodes as ops see them: the treasury to fund, where the watcher is; no secrets. */
+export async function listChainNodes(db: Db, masterKey: string) {
+  return (await allChainNodes(db, masterKey)).map(({ node, state, watchedBy }) => {
+    const family = familyOf(node);
+    return {
+      chain_node_id: node.id,
+      mode: node.mode,
+      network: node.network,
+      rpc_url: withoutCredentials(node.rpcUrl),
+      confirmations: node.confirmations,
+      tokens: Object.fromEntries(
+        Object.entries(node.tokens).map(([code, contract]) => [code, family.shownAddress(contract)]),
+      ),
+      treasury: family.treasury(node),
+      test_faucet: node.faucetKey !== undefined,
+      state,
+      scanned_block: node.scannedBlock?.toString() ?? null,
+      watched_by: watchedBy,
+    };
+  });
 }

@@ -2,6 +2,12 @@ import { desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { chainSends } from '../db/schema/index';
 
+/**
+ * The node refused the transfer outright (too little balance or gas money, a fee it will not take): it
+ * was never signed, or never entered the node's pool, so it moved nothing. A later attempt may work.
+ */
+export class TransferRejectedError extends Error {}
+
 /** A database handle or an open transaction on it. */
 type Queryable = Pick<Db, 'select' | 'execute'>;
 

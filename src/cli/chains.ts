@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ChainNodeError, listChainNodes, retireChainNode } from '../chain/nodes';
+import { ChainNodeError, retireChainNode } from '../chain/nodes';
+import { listChainNodes } from '../chain/registration';
 import { addChainNode } from '../chain/registration';
 import { isMode } from '../lib/vocabulary';
 import type { Command } from './context';

@@ -4,53 +4,62 @@ import { chainNodes } from '../db/schema/index';
 import type { Mode } from '../lib/vocabulary';
 
 /**
- * What the domain knows of the networks the chain adapters (src/chain) watch: which networks a node
- * speaking Ethereum's JSON-RPC serves, and whether a node is registered for one. The adapters build on
- * this; the domain never imports them.
+ * What the domain knows of the networks the chain adapters (src/chain) watch: which family serves each
+ * network a node can watch, and whether a node is registered for one. The adapters build on this; the
+ * domain never imports them.
  */
 
-/** Networks an EVM node can serve, with the native coin each one pays gas in. */
-export const EVM_NATIVE_COINS: Readonly<Record<string, string>> = {
-  ETHEREUM: 'ETH',
-  BINANCE_SMART_CHAIN: 'BNB',
-  POLYGON: 'POL',
-  AVALANCHE: 'AVAX',
-};
+/** The chain families (src/chain/<family>/): how a network's nodes are read, keyed and signed for. */
+export type ChainFamilyName = 'evm' | 'tron' | 'bitcoin' | 'solana';
 
-/**
- * Networks whose tokens a node is watched for through Ethereum's JSON-RPC (`eth_getLogs`) without being
- * an EVM network for anything else: TRON nodes answer it for TRC-20 `Transfer` logs. Their native coin
- * moves in the network's own transaction format, so it is not watched, and the service does not sign
- * there: sends and refunds stay on the sandbox chain in test mode (docs/connectors.md).
- */
-export const TOKEN_LOG_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
-  TRON: { nativeCoin: 'TRX' },
-};
+/** A network a registered node can watch. */
+export interface NodeNetwork {
+  /** The family that serves it. */
+  family: ChainFamilyName;
+  /** The coin the network pays its fees in. */
+  nativeCoin: string;
+  /** Whether the node is watched for the native coin too, or for the catalogue's tokens only. */
+  watchesNativeCoin: boolean;
+  /**
+   * Whether the service signs sends there. Where it does not (TRON: its native transaction format is not
+   * signed here), sends and refunds stay on the sandbox chain in test mode; in live mode a deposit is
+   * handed over with no sender to refund to, so whatever is to be given back is held for ops.
+   */
+  signs: boolean;
+}
 
-/**
- * Networks whose nodes speak Bitcoin's JSON-RPC (btcd or Bitcoin Core): the watcher reads their blocks,
- * deposit addresses are native segwit, and a refund spends the deposit's own outputs.
- */
-export const UTXO_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
-  BITCOIN: { nativeCoin: 'BTC' },
-};
-
-/**
- * Networks whose nodes speak Solana's JSON-RPC: the watcher reads the signatures of each open deposit
- * address's associated token account (SPL tokens only: the catalogue offers no SOL); refunds leave from
- * that account and on-ramp sends from the treasury's, the treasury paying the fees (docs/connectors.md).
- */
-export const SOLANA_NETWORKS: Readonly<Record<string, { nativeCoin: string }>> = {
-  SOLANA: { nativeCoin: 'SOL' },
-};
+const evm = (nativeCoin: string): NodeNetwork => ({
+  family: 'evm',
+  nativeCoin,
+  watchesNativeCoin: true,
+  signs: true,
+});
 
 /**
- * Networks a node watches for token deposits while the service signs no send there (TRON): sends and
- * refunds stay on the sandbox chain in test mode; in live mode a deposit is handed over with no sender to
- * refund to, so whatever is to be given back is held for ops.
+ * Every network a node can watch, by family (docs/connectors.md). EVM networks: Ethereum's JSON-RPC,
+ * the coin and ERC-20 tokens. TRON: its Ethereum-compatible JSON-RPC answers `eth_getLogs` for TRC-20
+ * `Transfer` logs, the tokens only. Bitcoin: its JSON-RPC (btcd or Bitcoin Core), native segwit deposit
+ * addresses, a refund spending the deposit's own outputs. Solana: its JSON-RPC, SPL tokens only (the
+ * catalogue offers no SOL), refunds from the deposit's token account, sends from the treasury's.
  */
+export const NODE_NETWORKS: Readonly<Record<string, NodeNetwork>> = {
+  ETHEREUM: evm('ETH'),
+  BINANCE_SMART_CHAIN: evm('BNB'),
+  POLYGON: evm('POL'),
+  AVALANCHE: evm('AVAX'),
+  TRON: { family: 'tron', nativeCoin: 'TRX', watchesNativeCoin: false, signs: false },
+  BITCOIN: { family: 'bitcoin', nativeCoin: 'BTC', watchesNativeCoin: true, signs: true },
+  SOLANA: { family: 'solana', nativeCoin: 'SOL', watchesNativeCoin: false, signs: true },
+};
+
+/** The network a node can watch, when `network` is one. */
+export function nodeNetwork(network: string): NodeNetwork | undefined {
+  return Object.hasOwn(NODE_NETWORKS, network) ? NODE_NETWORKS[network] : undefined;
+}
+
+/** Networks a node watches for token deposits while the service signs no send there (TRON). */
 export function isDepositOnlyNetwork(network: string): boolean {
-  return network in TOKEN_LOG_NETWORKS;
+  return nodeNetwork(network)?.signs === false;
 }
 
 /**
@@ -61,17 +70,13 @@ export const LIVE_REFUSED_NETWORKS: ReadonlySet<string> = new Set(['OMNI']);
 
 /** Every network a registered node can watch. */
 export function isNodeNetwork(network: string): boolean {
-  return (
-    network in EVM_NATIVE_COINS ||
-    network in TOKEN_LOG_NETWORKS ||
-    network in UTXO_NETWORKS ||
-    network in SOLANA_NETWORKS
-  );
+  return nodeNetwork(network) !== undefined;
 }
 
 /** Whether a node on `network` watches deposits in `currency` (TRON's and SOLANA's: tokens, not the coin). */
 export function nodeWatchesCurrency(network: string, currency: string | undefined): boolean {
-  return (TOKEN_LOG_NETWORKS[network] ?? SOLANA_NETWORKS[network])?.nativeCoin !== currency;
+  const node = nodeNetwork(network);
+  return !node || node.watchesNativeCoin || node.nativeCoin !== currency;
 }
 
 /** Whether a node watches `network` for `mode` (no secrets read), and `currency` on it when given. */

@@ -15,7 +15,8 @@ import { startTemporalDevServer, waitForPort, type LocalTemporal } from './tempo
 import { claimDataDir, DevStackRunning, releaseDataDir, rememberPid } from './leftovers';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { anvilBinary, paceBlocks, setUpLocalChain, startAnvil } from './chains/anvil';
-import { EVM_NATIVE_COINS, retireChainNodesAt } from '../chain/nodes';
+import { retireChainNodesAt } from '../chain/nodes';
+import { nodeNetwork } from '../coins/networks';
 import { findCryptoAsset } from '../coins/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from './chains/btcd';
 import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from './chains/litesvm';
@@ -271,7 +272,7 @@ async function startDevChain(
       };
     }
     // The assets deposits are watched in: the catalogue's native coin, if it offers one, and the tokens.
-    const native = EVM_NATIVE_COINS[chain.network];
+    const native = nodeNetwork(chain.network)?.nativeCoin;
     const nativeOffered = native ? await findCryptoAsset(db, native, chain.network) : undefined;
     const assets = [...(nativeOffered ? [native] : []), ...Object.keys(set.tokens)].join(' and ');
     const faucet = set.faucet ? '' : ', no test faucet: pay deposit addresses from a wallet';

@@ -3,7 +3,8 @@ import { Transaction, getAddress } from '@scure/btc-signer';
 import type { Db } from '../db/client';
 import { chainSends } from '../db/schema/index';
 import type { ChainNode } from '../chain/nodes';
-import { TransferRejectedError } from '../chain/transfers';
+import { TransferRejectedError } from '../chain/sends';
+import { bitcoinKeys } from '../chain/bitcoin/keys';
 import { parseBlock } from '../chain/bitcoin/block';
 import { bitcoinRpc, BitcoinRpcError } from '../chain/bitcoin/rpc';
 
@@ -23,8 +24,8 @@ export async function payFromBitcoinFaucet(
   to: string,
   units: bigint,
 ): Promise<string> {
-  const key = node.bitcoinFaucet!;
-  const keys = node.bitcoin!;
+  const key = faucetKeyOf(node)!;
+  const keys = bitcoinKeys(node);
   const client = bitcoinRpc(node.rpcUrl);
   const from = getAddress('wpkh', key, keys.network);
   const fromScript = keys.scriptOf(from)!;
@@ -81,7 +82,13 @@ export async function payFromBitcoinFaucet(
   });
 }
 
+/** The faucet's private key: the node's test faucet key, as bytes. */
+function faucetKeyOf(node: ChainNode): Uint8Array | undefined {
+  return node.faucetKey ? Buffer.from(node.faucetKey.replace(/^0x/, ''), 'hex') : undefined;
+}
+
 /** The faucet's address on the node's chain. */
 export function faucetAddress(node: ChainNode): string | undefined {
-  return node.bitcoinFaucet ? getAddress('wpkh', node.bitcoinFaucet, node.bitcoin!.network) : undefined;
+  const key = faucetKeyOf(node);
+  return key ? getAddress('wpkh', key, bitcoinKeys(node).network) : undefined;
 }

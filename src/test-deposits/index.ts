@@ -1,23 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../db/client';
 import { depositAddresses } from '../db/schema/index';
 import { findCryptoAsset } from '../coins/catalogue';
 import { formatUnits, parseUnits } from '../lib/units';
-import {
-  activeChainNode,
-  assetOnNode,
-  chainNodeById,
-  erc20Abi,
-  rpc,
-  shownAddress,
-  type ChainNode,
-} from '../chain/nodes';
+import { activeChainNode, chainNodeById, type ChainNode } from '../chain/nodes';
+import { familyOf } from '../chain/families';
+import { assetOnNode, erc20Abi, rpc } from '../chain/evm/rpc';
 import { faucetAddress, payFromBitcoinFaucet } from './bitcoin-faucet';
 import { payFromSolanaFaucet, solanaFaucet } from './solana-faucet';
 import { nodeWatchesCurrency } from '../coins/networks';
-import { sendOnce, TransferRejectedError } from '../chain/transfers';
+import { sendOnce } from '../chain/evm/transfers';
+import { TransferRejectedError } from '../chain/sends';
 import type { Client } from '@temporalio/client';
 import {
   assetOf,
@@ -149,14 +145,14 @@ async function payFromFaucet(
       field: 'transaction_id',
       message: 'This transaction has no deposit address yet.',
     };
-  if (!node.faucet && !node.bitcoinFaucet && !node.solanaFaucet) {
+  if (!node.faucetKey) {
     return {
       kind: 'refused',
       field: 'transaction_id',
-      message: `This network is watched on a real node with no test faucet: send to ${shownAddress(node.network, opened.address)} from a wallet.`,
+      message: `This network is watched on a real node with no test faucet: send to ${familyOf(node).shownAddress(opened.address)} from a wallet.`,
     };
   }
-  if (node.bitcoin) return payFromBitcoin(db, node, opened.address, deposit.amount);
+  if (node.family === 'bitcoin') return payFromBitcoin(db, node, opened.address, deposit.amount);
   const asset = assetOnNode(node, deposit.currency);
   const found = await findCryptoAsset(db, deposit.currency, node.network);
   const units = found ? parseUnits(deposit.amount, found.decimals) : undefined;
@@ -167,8 +163,10 @@ async function payFromFaucet(
       message: `The amount field must have at most ${found?.decimals ?? 0} decimal places.`,
     };
   }
-  if (node.solana) return payFromSolana(node, opened.address, deposit.currency, units, found!.decimals);
-  const faucet = node.faucet!;
+  if (node.family === 'solana')
+    return payFromSolana(node, opened.address, deposit.currency, units, found!.decimals);
+  // The EVM family's and TRON's: an ERC-20 (TRC-20) or native transfer from the faucet's account.
+  const faucet = privateKeyToAccount(node.faucetKey as Hex);
   const client = rpc(node.rpcUrl);
   const holds =
     asset === 'native'

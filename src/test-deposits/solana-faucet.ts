@@ -6,14 +6,16 @@ import {
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
 } from '@solana/kit';
 import type { ChainNode } from '../chain/nodes';
-import { TransferRejectedError } from '../chain/transfers';
+import { TransferRejectedError } from '../chain/sends';
 import { signedTransaction, tokenPayment } from '../chain/solana/instructions';
 import { associatedTokenAccount } from '../chain/solana/accounts';
 import { solanaRpc } from '../chain/solana/rpc';
 
 /** The test faucet of a Solana node, and what it holds of `code`. */
 export async function solanaFaucet(node: ChainNode, code: string) {
-  const signer = await createKeyPairSignerFromPrivateKeyBytes(node.solanaFaucet!);
+  const signer = await createKeyPairSignerFromPrivateKeyBytes(
+    Buffer.from(node.faucetKey!.replace(/^0x/, ''), 'hex'),
+  );
   const mint = node.tokens[code];
   if (!mint) return { signer, holds: 0n };
   const account = await associatedTokenAccount(signer.address, mint);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { RampRequest as RampSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
-import { EVM_NATIVE_COINS } from '../coins/networks';
+import { nodeNetwork } from '../coins/networks';
 import { parseUnits } from '../lib/units';
 import { createTransaction, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
@@ -37,7 +37,11 @@ export async function createRamp(
   await checkLiveCrypto(deps, merchant, 'ramp', asset);
   const fiat = await pricedFiat(deps.rates, 'fiat_currency', input.fiat_currency);
   const onramp = input.transaction_type === 'ONRAMP';
-  if (onramp && EVM_NATIVE_COINS[asset.network] && !/^0x[0-9a-fA-F]{40}$/.test(input.wallet_address)) {
+  if (
+    onramp &&
+    nodeNetwork(asset.network)?.family === 'evm' &&
+    !/^0x[0-9a-fA-F]{40}$/.test(input.wallet_address)
+  ) {
     fieldError(
       'wallet_address',
       `The wallet address must be an address on ${asset.network}: 0x and 40 hex digits.`,

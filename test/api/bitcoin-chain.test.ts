@@ -13,6 +13,7 @@ import { chainNodeById } from '../../src/chain/nodes';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { setUpLocalBitcoin, startBtcd } from '../../src/dev/chains/btcd';
 import { bitcoinRpc } from '../../src/chain/bitcoin/rpc';
+import { bitcoinKeys } from '../../src/chain/bitcoin/keys';
 import { parseTransaction } from '../../src/chain/bitcoin/block';
 import { faucetAddress } from '../../src/test-deposits/bitcoin-faucet';
 import type { LocalNode } from '../../src/dev/chains/anvil';
@@ -177,7 +178,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     const refund = parseTransaction(await rpc().call<string>('getrawtransaction', [row!.refundTxHash, 0]));
     expect(refund.inputs).toEqual([{ txid: sent.tx_hash, index: expect.any(Number) }]);
     const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
-    const paid = refund.outputs.map((o) => [watched.bitcoin!.addressOf(o.script), o.amount] as const);
+    const paid = refund.outputs.map((o) => [bitcoinKeys(watched).addressOf(o.script), o.amount] as const);
     const toSender = paid.find(([to]) => to === faucetAddress(watched))!;
     expect(toSender[1]).toBeLessThan(200_000n);
     expect(toSender[1]).toBeGreaterThan(199_000n);
@@ -217,7 +218,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     const second = await send(`refund:${id}:b`, '0.003');
     const two = parseTransaction(await rpc().call<string>('getrawtransaction', [second, 0]));
     expect(two.inputs.map((i) => i.txid)).toEqual([first]);
-    expect(watched.bitcoin!.addressOf(one.outputs[1]!.script)).toBe(address);
+    expect(bitcoinKeys(watched).addressOf(one.outputs[1]!.script)).toBe(address);
     // More than is left is refused, signing nothing.
     await expect(send(`refund:${id}:c`, '0.002')).rejects.toThrow(/hold \d+ satoshis unspent/);
     const rows = await env.database.db.select().from(chainSends).where(eq(chainSends.fromAddress, address));

@@ -15,9 +15,9 @@ import {
   ledgerEntries,
   merchants,
 } from '../../src/db/schema/index';
-import { erc20Abi, rpc } from '../../src/chain/nodes';
+import { erc20Abi, rpc } from '../../src/chain/evm/rpc';
 import { addChainNode } from '../../src/chain/registration';
-import { fromTronAddress, toTronAddress } from '../../src/chain/tron-address';
+import { fromTronAddress, toTronAddress } from '../../src/chain/tron/address';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 
 /**

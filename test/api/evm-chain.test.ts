@@ -19,7 +19,7 @@ import {
 } from '../../src/db/schema/index';
 import { nodeChains } from '../../activities/connectors/node-chains';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
-import { rpc } from '../../src/chain/nodes';
+import { rpc } from '../../src/chain/evm/rpc';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { insertPayinTransaction } from '../helpers/fixtures';
 import { cryptoPayin } from '../../workflows/crypto-payin';

@@ -4,9 +4,9 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { cardRequest, merchantClient, payinRequest, rampRequest } from '../helpers/merchant-client';
 import { chainNodes, depositAddresses } from '../../src/db/schema/index';
-import { fromTronAddress } from '../../src/chain/tron-address';
+import { fromTronAddress } from '../../src/chain/tron/address';
 import { encryptSecret } from '../../src/ciphers/secrets';
-import { ChainKeys } from '../../src/chain/keys';
+import { EvmKeys } from '../../src/chain/evm/keys';
 import { createMerchant } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { start } from '../../src/process/main';
@@ -136,7 +136,7 @@ describe('live mode and the sandbox connectors', () => {
     );
     expect(eth.statusCode, eth.payload).toBe(200);
     expect(eth.json()).toMatchObject({ status: 'REDIRECT' });
-    expect(eth.json().data.deposit_address).toBe(new ChainKeys('00'.repeat(32)).depositAddress(0));
+    expect(eth.json().data.deposit_address).toBe(new EvmKeys('00'.repeat(32)).depositAddress(0));
   });
 
   it('takes live TRON token payins on a watched node at T-addresses, and refuses TRX there', async () => {
@@ -177,7 +177,7 @@ describe('live mode and the sandbox connectors', () => {
       .from(depositAddresses)
       .where(eq(depositAddresses.transactionId, usdt.json().data.transaction_id as string));
     expect(row!.address).toBe(fromTronAddress(shown));
-    expect(row!.address).toBe(new ChainKeys('01'.repeat(32), 195).depositAddress(row!.hdIndex));
+    expect(row!.address).toBe(new EvmKeys('01'.repeat(32), 195).depositAddress(row!.hdIndex));
   });
 
   it('offers in live mode only what a live node watches: never OMNI, TRON for its tokens only', async () => {

@@ -3,7 +3,7 @@ import { createWalletClient, http, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
 import { ANVIL_KEYS, anvilBinary, paceBlocks, startAnvil, type LocalNode } from '../../src/dev/chains/anvil';
-import { rpc } from '../../src/chain/nodes';
+import { rpc } from '../../src/chain/evm/rpc';
 import { LocalSolanaNode, mintTestToken, paceSolanaBlocks, randomSigner } from '../../src/dev/chains/litesvm';
 
 const DEPTH = 2;

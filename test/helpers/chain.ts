@@ -9,7 +9,8 @@ import {
   startAnvil,
   type LocalNode,
 } from '../../src/dev/chains/anvil';
-import { chainNodeById, erc20Abi, rpc } from '../../src/chain/nodes';
+import { chainNodeById } from '../../src/chain/nodes';
+import { erc20Abi, rpc } from '../../src/chain/evm/rpc';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import type { TestEnv } from './env';
 

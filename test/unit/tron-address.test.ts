@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
-import { fromTronAddress, toTronAddress } from '../../src/chain/tron-address';
-import { ChainKeys } from '../../src/chain/keys';
+import { fromTronAddress, toTronAddress } from '../../src/chain/tron/address';
+import { EvmKeys } from '../../src/chain/evm/keys';
 
 // Vectors checked against tronweb 6 (`TronWeb.address.fromHex`, `fromPrivateKey`) and TRON's USDT contract.
 describe('TRON addresses', () => {
@@ -35,7 +35,7 @@ describe('TRON addresses', () => {
 
   it("derives TRON deposit addresses on TRON's coin type, apart from the EVM ones of the same seed", () => {
     const seed = '00'.repeat(32);
-    expect(new ChainKeys(seed, 195).depositAddress(0)).not.toBe(new ChainKeys(seed).depositAddress(0));
-    expect(new ChainKeys(seed).depositAddress(0)).toBe(new ChainKeys(seed, 60).depositAddress(0));
+    expect(new EvmKeys(seed, 195).depositAddress(0)).not.toBe(new EvmKeys(seed).depositAddress(0));
+    expect(new EvmKeys(seed).depositAddress(0)).toBe(new EvmKeys(seed, 60).depositAddress(0));
   });
 });

@@ -1,5 +1,6 @@
 import { HDKey } from '@scure/bip32';
 import { Address, NETWORK, OutScript, TEST_NETWORK, getAddress } from '@scure/btc-signer';
+import type { ChainNode } from '../nodes';
 
 /** The address formats of Bitcoin's chains: `bc1…` on mainnet, `tb1…` on the test networks, `bcrt1…` on regtest. */
 export type BitcoinChain = 'main' | 'test' | 'regtest';
@@ -72,4 +73,16 @@ export class BitcoinKeys {
       return undefined;
     }
   }
+}
+
+const opened = new WeakMap<ChainNode, BitcoinKeys>();
+
+/** A Bitcoin node's keys, derived once per opened node. */
+export function bitcoinKeys(node: ChainNode): BitcoinKeys {
+  let keys = opened.get(node);
+  if (!keys) {
+    keys = new BitcoinKeys(node.seedHex, (node.chainName ?? 'main') as BitcoinChain);
+    opened.set(node, keys);
+  }
+  return keys;
 }

@@ -5,6 +5,7 @@ import type { ChainNode } from '../nodes';
 import type { ChainReader, Seen } from '../family';
 import { COINBASE_INPUT, parseBlock, parseTransaction } from './block';
 import { bitcoinRpc } from './rpc';
+import { bitcoinKeys } from './keys';
 
 /**
  * Reads a Bitcoin node's blocks for the watcher (no address index needed): every output to a standard
@@ -15,7 +16,7 @@ import { bitcoinRpc } from './rpc';
  */
 export function bitcoinReader(node: ChainNode, db: Db): ChainReader {
   const client = bitcoinRpc(node.rpcUrl);
-  const keys = node.bitcoin!;
+  const keys = bitcoinKeys(node);
   const spends = new Map<string, { txid: string; index: number }>();
   return {
     // A mainnet block is up to 4 MB and pays thousands of addresses: a few at a time.

@@ -5,10 +5,10 @@ import { chainSends, chainTransfers, depositAddresses } from '../../db/schema/in
 import { parseUnits, plainDecimal } from '../../lib/units';
 import { JsonNumber } from '../../lib/json';
 import type { ChainNode } from '../nodes';
-import { TransferRejectedError } from '../transfers';
 import { parseTransaction, type BitcoinTx } from './block';
 import { bitcoinRpc, BitcoinRpcError } from './rpc';
-import { lastAttempt, nextSendNumber } from '../sends';
+import { lastAttempt, nextSendNumber, TransferRejectedError } from '../sends';
+import { bitcoinKeys } from './keys';
 
 /** Outputs below this many satoshis are dust: nodes do not relay them. */
 const DUST = 546n;
@@ -71,7 +71,7 @@ async function signAttempt(
   request: { idempotencyKey: string; transactionId: string; to: string; units: bigint },
   attempt: number,
 ): Promise<void> {
-  const keys = node.bitcoin!;
+  const keys = bitcoinKeys(node);
   const client = bitcoinRpc(node.rpcUrl);
   const toScript = keys.scriptOf(request.to);
   if (!toScript) throw new TransferRejectedError(`${request.to} is not an address of this Bitcoin chain`);
@@ -230,7 +230,7 @@ async function broadcast(
 }
 
 async function feeRate(node: ChainNode): Promise<bigint> {
-  const fallback = FALLBACK_RATE[node.bitcoin!.chain] ?? 20n;
+  const fallback = FALLBACK_RATE[bitcoinKeys(node).chain] ?? 20n;
   try {
     const estimate = await bitcoinRpc(node.rpcUrl).call<{ feerate?: unknown }>('estimatesmartfee', [6], {
       exact: true,

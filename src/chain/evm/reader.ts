@@ -1,9 +1,10 @@
 import type { Address } from 'viem';
 import type { ChainReader, Seen } from '../family';
-import { erc20Abi, rpc, type ChainNode } from '../nodes';
+import type { ChainNode } from '../nodes';
+import { erc20Abi, rpc } from './rpc';
 
 /**
- * Reads an EVM node (and TRON's, through its Ethereum-compatible JSON-RPC) for the watcher: every ERC-20
+ * Reads a node of Ethereum's JSON-RPC (the EVM family's, and TRON's token logs) for the watcher: every ERC-20
  * `Transfer` log of the node's tokens and every native transfer, block by block.
  */
 export function evmReader(node: ChainNode): ChainReader {

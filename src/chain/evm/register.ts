@@ -3,34 +3,29 @@ import { BaseError, type Address } from 'viem';
 import type { Db } from '../../db/client';
 import { cryptoAssets } from '../../db/schema/index';
 import type { RegisteredNode } from '../family';
-import { ChainKeys } from '../keys';
-import {
-  ChainNodeError,
-  coinTypeOf,
-  erc20Abi,
-  insertNode,
-  nodeAddress,
-  rpc,
-  shownAddress,
-  type ChainNodeSpec,
-} from '../nodes';
+import { ChainNodeError, insertNode, type ChainNodeSpec } from '../nodes';
+import type { EvmAddressing } from './addresses';
+import { EvmKeys } from './keys';
+import { erc20Abi, rpc } from './rpc';
 
 /**
- * An EVM node (TRON's too): it must answer, and have a token contract with the catalogue's decimals for
- * every token the catalogue offers on its network. Its treasury makes on-ramp sends and refunds.
+ * A node of Ethereum's JSON-RPC (the EVM family's, TRON's with its own addressing): it must answer, and
+ * have a token contract with the catalogue's decimals for every token the catalogue offers on its
+ * network. Its treasury makes on-ramp sends and refunds.
  */
 export async function registerEvmNode(
   db: Db,
   masterKey: string,
   spec: ChainNodeSpec,
   { seedHex, native }: { seedHex: string; native: string },
+  addressing: EvmAddressing,
 ): Promise<RegisteredNode> {
   const tokens: Record<string, string> = {};
   for (const [code, contract] of Object.entries(spec.tokens)) {
     if (code === native) {
       throw new ChainNodeError(`${code} is the native coin of ${spec.network}, not a token: leave it out.`);
     }
-    const hex = nodeAddress(spec.network, contract);
+    const hex = addressing.stored(contract);
     if (!hex) throw new ChainNodeError(`${code}: ${contract} is not a contract address.`);
     tokens[code] = hex;
   }
@@ -57,7 +52,7 @@ export async function registerEvmNode(
     const contract = tokens[asset.code] as Address | undefined;
     if (!contract) {
       throw new ChainNodeError(
-        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=${spec.network === 'TRON' ? 'T' : '0x'}...).`,
+        `The catalogue offers ${asset.code} on ${spec.network}: give its contract (--token ${asset.code}=${addressing.prefix}...).`,
       );
     }
     const decimals = await client
@@ -80,6 +75,6 @@ export async function registerEvmNode(
     tipHash: tip.hash,
     chainName: null,
   });
-  const treasury = new ChainKeys(seedHex, coinTypeOf(spec.network)).treasury().address;
-  return { id, treasury: shownAddress(spec.network, treasury), watchingFrom };
+  const treasury = new EvmKeys(seedHex, addressing.coinType).treasury().address;
+  return { id, treasury: addressing.shown(treasury), watchingFrom };
 }

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { base58 } from '@scure/base';
+import type { ChainNode } from '../nodes';
 
 const HARDENED = 0x80000000;
 
@@ -59,4 +60,16 @@ export class SolanaKeys {
   depositAddress(index: number): string {
     return base58.encode(ed25519.getPublicKey(this.depositKey(index)));
   }
+}
+
+const opened = new WeakMap<ChainNode, SolanaKeys>();
+
+/** A Solana node's keys, derived once per opened node. */
+export function solanaKeys(node: ChainNode): SolanaKeys {
+  let keys = opened.get(node);
+  if (!keys) {
+    keys = new SolanaKeys(node.seedHex);
+    opened.set(node, keys);
+  }
+  return keys;
 }

@@ -14,11 +14,10 @@ import type { ChainNode } from '../nodes';
 import type { ChainSend } from '../family';
 import { findCryptoAsset } from '../../coins/catalogue';
 import { parseUnits } from '../../lib/units';
-import { TransferRejectedError } from '../transfers';
 import { signedTransaction, tokenPayment } from './instructions';
-import { isSolanaAddress } from './keys';
+import { isSolanaAddress, solanaKeys } from './keys';
 import { solanaRpc } from './rpc';
-import { lastAttempt, nextSendNumber } from '../sends';
+import { lastAttempt, nextSendNumber, TransferRejectedError } from '../sends';
 
 /** How long one attempt waits to see its transaction land, inside the chain activities' 30 s timeout. */
 const LANDING_WAIT_MS = 20_000;
@@ -218,7 +217,7 @@ export async function signSolanaSend(
   request: SolanaSend,
   attempt: number,
 ): Promise<void> {
-  const keys = node.solana!;
+  const keys = solanaKeys(node);
   const mint = node.tokens[request.code];
   if (!mint) throw new TransferRejectedError(`node ${node.id} has no mint for ${request.code}`);
   if (!isSolanaAddress(request.to)) throw new TransferRejectedError(`${request.to} is not a Solana address`);

@@ -14,7 +14,9 @@ import { createWalletClient, http, parseEther, type Abi, type Address, type Hex 
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../../db/client';
 import { findCryptoAsset } from '../../coins/catalogue';
-import { activeChainNode, nodeAddress, rpc } from '../../chain/nodes';
+import { activeChainNode } from '../../chain/nodes';
+import { familyOfNetwork } from '../../chain/families';
+import { rpc } from '../../chain/evm/rpc';
 import { addChainNode } from '../../chain/registration';
 import type { Mode } from '../../lib/vocabulary';
 
@@ -242,7 +244,7 @@ export async function setUpLocalChain(
       tokens: existing.tokens,
       confirmations: existing.confirmations,
       rpcUrl: existing.rpcUrl,
-      faucet: existing.faucet !== undefined,
+      faucet: existing.faucetKey !== undefined,
     };
     if (existing.rpcUrl !== options.url) return kept;
     const codes = await Promise.all(
@@ -283,7 +285,7 @@ export async function setUpLocalChain(
     tokens,
     faucetKey: mode === 'test' ? ANVIL_KEYS.customer : undefined,
   });
-  const treasury = nodeAddress(network, registered.treasury!)!;
+  const treasury = familyOfNetwork(network)!.storedAddress(registered.treasury!) as Address;
   const sent: Hex[] = [await wallet.sendTransaction({ to: treasury, value: parseEther('100'), chain })];
   for (const [code, contract] of Object.entries(tokens)) {
     const asset = (await findCryptoAsset(db, code, network))!;

@@ -627,7 +627,7 @@ export async function setUpLocalSolana(
       rpcUrl: existing.rpcUrl,
       confirmations: existing.confirmations,
       mint: existing.tokens.USDT ?? '',
-      faucet: existing.solanaFaucet !== undefined,
+      faucet: existing.faucetKey !== undefined,
     };
   }
   await retireChainNodesAt(db, node.url);

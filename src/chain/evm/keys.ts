@@ -1,18 +1,18 @@
 import { HDKey } from '@scure/bip32';
 import { bytesToHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { ChainNode } from '../nodes';
 
 /** BIP-32 indexes below this are unhardened; one seed gives this many deposit addresses. */
 const MAX_INDEX = 2 ** 31 - 1;
 
 /**
- * The keys of one watched node, from its HD seed (BIP-44 paths, coin type 60, or TRON's 195): the
- * treasury that sends and refunds at m/44'/C'/0'/0/0, deposit address `i` at m/44'/C'/1'/0/i. Deposit
- * addresses are never spent from here; their funds stay until swept (docs/connectors.md). Addresses are
- * the 20 bytes as lower-case hex, the form JSON-RPC logs carry; TRON shows them as T-addresses
- * (src/chain/tron-address.ts).
+ * The keys of one node of the EVM family or TRON's, from its HD seed (BIP-44 paths, coin type 60, or
+ * TRON's 195): the treasury that sends and refunds at m/44'/C'/0'/0/0, deposit address `i` at
+ * m/44'/C'/1'/0/i. Deposit addresses are never spent from here; their funds stay until swept
+ * (docs/connectors.md). Addresses are the 20 bytes as lower-case hex, the form JSON-RPC logs carry.
  */
-export class ChainKeys {
+export class EvmKeys {
   private readonly root: HDKey;
 
   constructor(
@@ -38,4 +38,16 @@ export class ChainKeys {
     if (!key) throw new Error(`no private key at ${path}`);
     return privateKeyToAccount(bytesToHex(key) as Hex);
   }
+}
+
+const opened = new WeakMap<ChainNode, EvmKeys>();
+
+/** A node's keys at `coinType`, derived once per opened node. */
+export function evmKeys(node: ChainNode, coinType: number): EvmKeys {
+  let keys = opened.get(node);
+  if (!keys) {
+    keys = new EvmKeys(node.seedHex, coinType);
+    opened.set(node, keys);
+  }
+  return keys;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createBase58check } from '@scure/base';
 import { bytesToHex, hexToBytes } from 'viem';
+import type { EvmAddressing } from '../evm/addresses';
 
 /**
  * TRON's address form: base58check of 0x41 and the account's 20 bytes (`T…`, 34 characters). Its JSON-RPC
@@ -28,3 +29,11 @@ export function fromTronAddress(address: string): `0x${string}` | undefined {
     return undefined;
   }
 }
+
+/** TRON's addressing: T-addresses shown, the same 20 bytes in hex stored, keys at coin type 195. */
+export const tronAddressing: EvmAddressing = {
+  coinType: 195,
+  shown: toTronAddress,
+  stored: fromTronAddress,
+  prefix: 'T',
+};

@@ -10,10 +10,11 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import type { Db } from '../db/client';
-import { chainSends } from '../db/schema/index';
-import { erc20Abi, rpc, type ChainNode } from './nodes';
-import { lastAttempt } from './sends';
+import type { Db } from '../../db/client';
+import { chainSends } from '../../db/schema/index';
+import type { ChainNode } from '../nodes';
+import { lastAttempt, TransferRejectedError } from '../sends';
+import { erc20Abi, rpc } from './rpc';
 
 export interface Transfer {
   to: Address;
@@ -22,12 +23,6 @@ export interface Transfer {
   /** The ERC-20 contract, or `native` for the network's own coin. */
   asset: Address | 'native';
 }
-
-/**
- * The node refused the transfer outright (too little balance or gas money, a fee it will not take): it
- * was never signed, or never entered the node's pool, so it moved nothing. A later attempt may work.
- */
-export class TransferRejectedError extends Error {}
 
 /**
  * How long one attempt waits for its transaction to be mined before the activity's retry takes over:
@@ -42,11 +37,6 @@ const REFUSED =
 
 const short = (error: unknown): string =>
   error instanceof BaseError ? error.shortMessage || error.message : String(error);
-
-/** Sends a transfer from the node's treasury at most once per `idempotencyKey` (see `sendOnce`). */
-export function sendFromTreasury(db: Db, node: ChainNode, idempotencyKey: string, transfer: Transfer) {
-  return sendOnce(db, node, node.keys.treasury(), idempotencyKey, transfer);
-}
 
 /**
  * Sends a transfer from `account` at most once per `idempotencyKey`. The signed transaction is stored
