@@ -1,7 +1,6 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
-// server, Schemathesis for the conformance test, Chromium for browser tests), then runs lint, typecheck,
-// format check, the workflow bundle check, and every test, with the fault suite and the cluster test
-// beside them.
+// server, Schemathesis for the conformance test, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
+// every test, the fault suite and the cluster test.
 import { existsSync, readdirSync } from 'node:fs';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
@@ -47,43 +46,35 @@ for (const [i, [name]] of checks.entries()) {
     process.exit(checked[i].status);
   }
 }
-// The fault suite and the cluster test (docs/reliability.md) run one after the other beside the main
-// suite: they wait on processes they stop and start most of the time, which the main suite's CPU fills.
-// Their output is shown once each is done. Skipped when only some files run.
-const whole = process.argv.length <= 2;
-const beside = [];
-if (whole && !env.SKIP_FAULTS) {
-  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  beside.push(['fault suite', 'vitest.faults.config.ts']);
-}
-if (whole && !env.SKIP_CLUSTER) {
-  const { server, sqlTool } = await ensureTemporalServer();
-  env.TEMPORAL_SERVER_PATH = server;
-  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  beside.push(['cluster test', 'vitest.cluster.config.ts']);
-}
-const besideRuns = (async () => {
-  const runs = [];
-  for (const [name, config] of beside) {
-    const report = reportArgs();
-    const args = ['vitest', 'run', '--config', config, ...report.args];
-    runs.push({ name, report: report.file, ...(await runCaptured('npx', args, env)) });
-  }
-  return runs;
-})();
-
 process.stdout.write('\n== tests ==\n');
 const testStatus = await runQuietly('npx', ['vitest', 'run', ...results.args, ...process.argv.slice(2)], env);
-// The suites beside it end on their own (their output helps read a failure too) before any verdict.
-const besideDone = await besideRuns;
-for (const run of besideDone) process.stdout.write(`\n== ${run.name} ==\n${run.output}`);
 if (testStatus !== 0) {
   process.stderr.write('\ntests failed\n');
   process.exit(testStatus);
 }
 const passed = [checkReport(results.file, 'tests')];
-for (const run of besideDone) passed.push(checkReport(run.report, run.name));
+
+// The fault suite and the cluster test (docs/reliability.md) run last, about three minutes together;
+// skipped when only some files run.
+if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
+  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
+  passed.push(await runSuite('fault suite', 'vitest.faults.config.ts'));
+}
+if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
+  const { server, sqlTool } = await ensureTemporalServer();
+  env.TEMPORAL_SERVER_PATH = server;
+  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
+  passed.push(await runSuite('cluster test', 'vitest.cluster.config.ts'));
+}
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
+
+/** Runs one Vitest configuration on its own; answers how many of its tests passed. */
+async function runSuite(name, config) {
+  const report = reportArgs();
+  process.stdout.write(`\n== ${name} ==\n`);
+  await runQuietly('npx', ['vitest', 'run', '--config', config, ...report.args], env);
+  return checkReport(report.file, name);
+}
 
 /** Exits when the run's report is missing or says anything failed. Answers how many tests passed. */
 function checkReport(file, name) {
