@@ -88,8 +88,11 @@ describe('a payout stuck on a processor outage', () => {
       const { id, walletId } = await newPayout(merchant, credentials, { webhook_url: receiver.url });
 
       // Every terminal refused: the workflow waits a minute before the next round, and says so.
-      const found = await eventually('the payout to show as stuck', async () =>
-        (await stuckOnes('--older-than', '0s', '--kind', 'payout')).find((s) => s.transactionId === id),
+      // Found stuck once the round has failed (before that, it says it is sending).
+      const found = await eventually('the payout to show as stuck between rounds', async () =>
+        (await stuckOnes('--older-than', '0s', '--kind', 'payout')).find(
+          (s) => s.transactionId === id && s.waiting.startsWith('No payout terminal took'),
+        ),
       );
       expect(found).toMatchObject({ kind: 'payout', status: 'PENDING' });
       expect(found.waiting).toMatch(

@@ -27,6 +27,20 @@ export interface TimeSkippingEnv {
 }
 
 /**
+ * Starts the Java test server, again when it was not up in time: the SDK gives a JVM five seconds to
+ * listen, which a 2-core machine busy with the rest of the suite does not always grant.
+ */
+async function startServer(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt === 3 || !/did not start within/.test(String(error))) throw error;
+    }
+  }
+}
+
+/**
  * The Java time-skipping test server with a worker running the real workflows and real activities
  * against a fresh test database. Timers are skipped whenever a test awaits a workflow result.
  */
@@ -40,10 +54,12 @@ export async function startTimeSkipping(
   const testDb = await createTestDatabase();
   const taskQueue = `ts-${randomBytes(6).toString('hex')}`;
   const config = testConfig({ DATABASE_URL: testDb.url, TEMPORAL_TASK_QUEUE: taskQueue, ...overrides });
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path } },
-    client: testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
-  });
+  const env = await startServer(() =>
+    TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path } },
+      client: testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
+    }),
+  );
   await registerSearchAttributes(env);
   const database = createDatabase(config.DATABASE_URL, 5);
   const overridden =

@@ -10,7 +10,7 @@
  * authorized at the next terminal, by an attempt the history never saw, with the terminals changed before
  * the retry). It runs them on the time-skipping server with the real workflows and activities, and checks
  * the money invariants after every run. `MONEY_PROPERTY_RUNS` sets how many batches of ten run (default 50:
- * 500 transactions), shared among `MONEY_PROPERTY_LANES` lanes (default 3), each its own server, worker and
+ * 500 transactions), shared among `MONEY_PROPERTY_LANES` lanes (default 2), each its own server, worker and
  * database, lane i from seed + i; `MONEY_PROPERTY_SEED` (the failing lane's) and `MONEY_PROPERTY_PATH`
  * start again at the batch a failure names, in one lane; `MONEY_PROPERTY_TRACE` prints each step.
  */
@@ -83,7 +83,7 @@ const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
 const CONCURRENCY = Number(process.env.MONEY_PROPERTY_CONCURRENCY ?? 1);
 const RUNS = Number(process.env.MONEY_PROPERTY_RUNS ?? 50);
 /** Lanes side by side; one when a failing batch is replayed (its seed is the lane's own). */
-const LANES = Number(process.env.MONEY_PROPERTY_LANES ?? (process.env.MONEY_PROPERTY_PATH ? 1 : 3));
+const LANES = Number(process.env.MONEY_PROPERTY_LANES ?? (process.env.MONEY_PROPERTY_PATH ? 1 : 2));
 
 // ---- scenarios ---------------------------------------------------------------------------------------
 
