@@ -235,6 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secureCookies: config.baseUrl.startsWith('https://'),
     cardHoldSeconds: config.CARD_CHALLENGE_TIMEOUT_SECONDS + 3600,
     transactions: routeDeps.transactions,
+    services,
     log,
   };
   for (const routes of merchantRoutes) {

@@ -52,5 +52,7 @@ export interface PageDeps {
   cardHoldSeconds: number;
   /** The transaction services, for pages that create a transaction (payment links). */
   transactions: TransactionDeps;
+  /** The domain's reads and submissions, as the routes get them (src/api/services.ts). */
+  services: EdgeServices;
   log?: Logger;
 }

@@ -1,13 +1,22 @@
 import { findMerchantBySecretKey, merchantEncryptionKeys } from '../merchants/keys';
-import { createApmPayment, createCardPayment, createHostedCardPayment } from '../transactions/card';
+import { merchantName } from '../merchants/accounts';
+import {
+  createApmPayment,
+  createCardPayment,
+  createHostedCardPayment,
+  submitHostedCard,
+} from '../transactions/card';
 import { createCardPayout, estimatePayout } from '../transactions/payout';
 import { createPayin } from '../transactions/payin';
 import { createRamp } from '../transactions/ramp';
-import { lookupTransaction } from '../transactions/lookup';
+import { findHostedTransaction, findTransaction, lookupTransaction } from '../transactions/lookup';
+import { chooseApmMethod, offeredApmMethods } from '../transactions/apm-methods';
+import { submitDecision } from '../transactions/decisions';
+import { linkForm, useLink } from '../transactions/link-use';
 import { listTransactions, listWalletTransactions } from '../transactions/lists';
 import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webhook-events';
 import { requestAftercare } from '../transactions/aftercare';
-import { createLink, listTemplates } from '../transactions/links';
+import { createLink, findLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../coins/catalogue';
 import { simulateDeposit } from '../test-deposits';
@@ -20,9 +29,10 @@ export interface TokenBuckets {
 }
 
 /**
- * What the merchant API asks of the layers below it: each route's one call, the key and envelope
- * lookups, and the rate limits. The service uses these; the edge tests (test/edge) pass their own and
- * run the HTTP layer with no database or Temporal behind it.
+ * What the merchant API and the hosted pages ask of the layers below them: each route's one call, each
+ * page's reads and submissions, the key and envelope lookups, and the rate limits. The service uses
+ * these; the edge tests (test/edge) pass their own and run the HTTP layer with no database or Temporal
+ * behind it.
  */
 export const domainServices = {
   findMerchantBySecretKey,
@@ -46,6 +56,17 @@ export const domainServices = {
   estimatePayout,
   listPayinCurrencies,
   simulateDeposit,
+  // The hosted pages'.
+  findHostedTransaction,
+  findTransaction,
+  offeredApmMethods,
+  chooseApmMethod,
+  submitDecision,
+  submitHostedCard,
+  findLink,
+  linkForm,
+  useLink,
+  merchantName,
 };
 
 export type EdgeServices = typeof domainServices;

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { PageDeps } from '../deps';
-import { findHostedTransaction } from '../../transactions/lookup';
 import { detailsOf, type TransactionRow } from '../../transactions/view';
-import { awaitsApmMethod, chooseApmMethod, offeredApmMethods } from '../../transactions/apm-methods';
+import { awaitsApmMethod } from '../../transactions/apm-methods';
 import { isApmMethod, type ApmMethod } from '../../contracts';
 import { formatMinor } from '../../lib/money';
 import { registerDecisionPage } from './decision-page';
@@ -37,7 +36,7 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
   app.get<Params>(path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, ['apm'], id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, ['apm'], id);
     if (!row) return notFoundPage(reply);
     if (!awaitsApmMethod(row)) return sendOnward(reply, row);
     return methodsPage(reply, deps, row, pathOf(mode, id));
@@ -46,13 +45,13 @@ export async function apmPageRoutes(app: FastifyInstance, deps: PageDeps): Promi
   app.post<Params & { Body: Record<string, string> }>(path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, ['apm'], id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, ['apm'], id);
     if (!row) return notFoundPage(reply);
     const { method, csrf } = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, id, csrf)) return expiredPage(reply);
     if (!isApmMethod(method))
       return formErrorPage(reply, 'Choose one of the payment methods offered.', pathOf(mode, id));
-    return sendOnward(reply, await chooseApmMethod(deps, row, method));
+    return sendOnward(reply, await deps.services.chooseApmMethod(deps, row, method));
   });
 
   registerDecisionPage(app, deps, {
@@ -88,7 +87,7 @@ async function methodsPage(
   path: string,
 ): Promise<FastifyReply> {
   const csrf = issueCsrf(reply, deps, row.id, path);
-  const methods = await offeredApmMethods(deps.db, row);
+  const methods = await deps.services.offeredApmMethods(deps.db, row);
   const amount = `${formatMinor(row.amountMinor ?? 0n, row.currency)} ${row.currency}`;
   const buttons = methods
     .map(

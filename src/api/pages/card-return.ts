@@ -1,6 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
-import { submitDecision } from '../../transactions/decisions';
 import { finalStatePage, limitPageRate, merchantReturnUrl, notFoundPage } from './hosted';
 import type { PageDeps } from '../deps';
 
@@ -17,7 +15,7 @@ export async function cardReturnRoutes(app: FastifyInstance, deps: PageDeps): Pr
     async (request, reply) => {
       await limitPageRate(deps, request);
       const { mode, id } = request.params;
-      const row = await findHostedTransaction(deps.db, mode, ['card'], id);
+      const row = await deps.services.findHostedTransaction(deps.db, mode, ['card'], id);
       if (!row) return notFoundPage(reply);
       // A challenge on our own hosted page is answered there, with its CSRF token; never through this URL.
       const ownPage = `/api/v1/${mode}/card/checkout/${id}`;
@@ -26,10 +24,10 @@ export async function cardReturnRoutes(app: FastifyInstance, deps: PageDeps): Pr
       if (row.status === 'REDIRECT') {
         // The answer usually comes at once; when Stripe has not settled it yet the workflow keeps asking, and
         // the cardholder sees where the payment stands instead of waiting on the page.
-        const submitted = submitDecision(deps.temporal, row, 'approve').catch(() => false);
+        const submitted = deps.services.submitDecision(deps.temporal, row, 'approve').catch(() => false);
         await Promise.race([submitted, new Promise((resolve) => setTimeout(resolve, RETURN_WAIT_MS))]);
       }
-      const after = (await findTransaction(deps.db, id)) ?? row;
+      const after = (await deps.services.findTransaction(deps.db, id)) ?? row;
       const back = merchantReturnUrl(after);
       return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
     },

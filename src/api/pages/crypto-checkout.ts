@@ -12,7 +12,6 @@ import {
 import { escapeHtml } from './layout';
 import { decimalAmount } from '../../schemas/fields';
 import { formatUnits, parseUnits } from '../../lib/units';
-import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
 import type { PageDeps } from '../deps';
 import { testDeposit } from '../../test-deposits';
 import type { TransactionRow } from '../../transactions/view';
@@ -97,7 +96,7 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
     async (request, reply) => {
       await limitPageRate(deps, request);
       const { mode, id } = request.params;
-      const row = await findHostedTransaction(deps.db, mode, ['ramp', 'crypto_payin'], id);
+      const row = await deps.services.findHostedTransaction(deps.db, mode, ['ramp', 'crypto_payin'], id);
       if (!row || row.mode !== 'test') return notFoundPage(reply);
       const form = request.body ?? {};
       if (!verifyCsrf(request, deps.masterKey, id, form.csrf)) return expiredPage(reply);
@@ -112,7 +111,7 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
           return formErrorPage(reply, made.outcome.invalid, page);
         }
       }
-      const after = (await findTransaction(deps.db, id)) ?? row;
+      const after = (await deps.services.findTransaction(deps.db, id)) ?? row;
       if (after.status === 'REDIRECT') return reply.redirect(`/api/v1/${mode}/crypto/checkout/${id}`, 303);
       const back = merchantReturnUrl(after);
       return back ? reply.redirect(back, 303) : finalStatePage(reply, after);

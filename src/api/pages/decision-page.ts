@@ -1,6 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { findHostedTransaction, findTransaction } from '../../transactions/lookup';
-import { submitDecision } from '../../transactions/decisions';
 import type { TransactionKind } from '../../contracts';
 import type { TransactionRow } from '../../transactions/view';
 import {
@@ -50,7 +48,7 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
   app.get<Params>(page.path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, page.kinds, id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, page.kinds, id);
     if (!row) return notFoundPage(reply);
     if (row.status !== page.awaiting) return finalStatePage(reply, row);
     const path = pathFor(mode, id);
@@ -68,14 +66,14 @@ export function registerDecisionPage(app: FastifyInstance, deps: PageDeps, page:
   app.post<Params & { Body: Record<string, string> }>(page.path, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, page.kinds, id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, page.kinds, id);
     if (!row) return notFoundPage(reply);
     const { decision, csrf } = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, id, csrf) || (decision !== 'approve' && decision !== 'decline'))
       return expiredPage(reply);
     const takes = row.status === page.awaiting && (page.takesDecision?.(row) ?? true);
-    const accepted = takes && (await submitDecision(deps.temporal, row, decision));
-    const after = (await findTransaction(deps.db, id)) ?? row;
+    const accepted = takes && (await deps.services.submitDecision(deps.temporal, row, decision));
+    const after = (await deps.services.findTransaction(deps.db, id)) ?? row;
     const back = accepted ? merchantReturnUrl(after) : undefined;
     return back ? reply.redirect(back, 303) : finalStatePage(reply, after);
   });

@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { cardFields, checkCardExpiry } from '../../schemas/card-fields';
 import type { PageDeps } from '../deps';
-import { submitHostedCard } from '../../transactions/card';
-import { findHostedTransaction } from '../../transactions/lookup';
 import type { TransactionRow } from '../../transactions/view';
 import { brandName } from '../../lib/cards';
 import { formatMinor } from '../../lib/money';
@@ -18,7 +16,6 @@ import {
   underLabel,
   verifyCsrf,
 } from './hosted';
-import { merchantName } from '../../merchants/accounts';
 import { escapeHtml, renderPage } from './layout';
 
 const CardForm = z.object(cardFields(true)).superRefine(checkCardExpiry);
@@ -49,7 +46,7 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
   app.get<Params>(PAGE_PATH, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, ['card'], id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, ['card'], id);
     if (!row) return notFoundPage(reply);
     if (!awaitsCard(row)) return sendOnward(reply, row);
     return cardPage(reply, deps, row, pathOf(mode, id), {}, {});
@@ -58,7 +55,7 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
   app.post<Params & { Body: Record<string, string> }>(PAGE_PATH, async (request, reply) => {
     await limitPageRate(deps, request);
     const { mode, id } = request.params;
-    const row = await findHostedTransaction(deps.db, mode, ['card'], id);
+    const row = await deps.services.findHostedTransaction(deps.db, mode, ['card'], id);
     if (!row) return notFoundPage(reply);
     const body = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, id, body.csrf)) return expiredPage(reply);
@@ -94,7 +91,7 @@ export async function hostedCardPageRoutes(app: FastifyInstance, deps: PageDeps)
     }
 
     const card = parsed.data;
-    const after = await submitHostedCard(
+    const after = await deps.services.submitHostedCard(
       { db: deps.db, temporal: deps.temporal, masterKey: deps.masterKey, holdSeconds: deps.cardHoldSeconds },
       row,
       {
@@ -140,7 +137,7 @@ ${error ? `<p class="error" id="${name}-error">${escapeHtml(underLabel(error, la
 </div>`;
   };
   const first = Object.values(errors).length > 0;
-  const merchant = await merchantName(deps.db, row.merchantId);
+  const merchant = await deps.services.merchantName(deps.db, row.merchantId);
   const body = `<h1>Pay ${escapeHtml(merchant)}</h1>
 <dl>
 <dt>Amount</dt><dd>${escapeHtml(amount)}</dd>

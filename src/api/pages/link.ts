@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PageDeps } from '../deps';
-import { findLink } from '../../transactions/links';
-import { closedReason, linkForm, useLink, type FoundLink, type LinkField } from '../../transactions/link-use';
+import { closedReason, type FoundLink, type LinkField } from '../../transactions/link-use';
 import { formatMinor } from '../../lib/money';
 import { expiredPage, issueCsrf, limitPageRate, sendPage, underLabel, verifyCsrf } from './hosted';
-import { merchantName } from '../../merchants/accounts';
 import { escapeHtml, renderPage } from './layout';
 
 /** How the page asks for each field: its label and the browser's autocomplete hint. */
@@ -40,7 +38,7 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
 
   app.get<Params>(path, async (request, reply) => {
     await limitPageRate(deps, request);
-    const found = await findLink(deps.db, request.params.mode, request.params.id);
+    const found = await deps.services.findLink(deps.db, request.params.mode, request.params.id);
     if (!found) return linkNotFound(reply);
     const closed = closedReason(found);
     if (closed) return closedPage(reply, closed);
@@ -49,14 +47,14 @@ export async function linkPageRoutes(app: FastifyInstance, deps: PageDeps): Prom
 
   app.post<Params & { Body: Record<string, string> }>(path, async (request, reply) => {
     await limitPageRate(deps, request);
-    const found = await findLink(deps.db, request.params.mode, request.params.id);
+    const found = await deps.services.findLink(deps.db, request.params.mode, request.params.id);
     if (!found) return linkNotFound(reply);
     const body = request.body ?? {};
     if (!verifyCsrf(request, deps.masterKey, found.link.id, body.csrf)) return expiredPage(reply);
     const closed = closedReason(found);
     if (closed) return closedPage(reply, closed);
 
-    const attempt = await useLink(deps.transactions, found, body, clientAddress(request));
+    const attempt = await deps.services.useLink(deps.transactions, found, body, clientAddress(request));
     if ('closed' in attempt) return closedPage(reply, attempt.closed);
     if ('errors' in attempt) {
       return linkPage(reply, deps, found, pathOf(found.link.mode, found.link.id), attempt.errors, body, 422);
@@ -105,7 +103,7 @@ async function linkPage(
   status = 200,
 ): Promise<FastifyReply> {
   const { link } = found;
-  const form = await linkForm(deps.db, found);
+  const form = await deps.services.linkForm(deps.db, found);
   const csrf = issueCsrf(reply, deps, link.id, path);
   const field = (name: string, label: string, autocomplete: string, attributes = '') => {
     const error = errors[name];
@@ -128,7 +126,7 @@ ${error ? `<p class="error" id="${name}-error">${escapeHtml(underLabel(error, la
       : count > 1
         ? `Check the ${count} highlighted fields below.`
         : '';
-  const merchant = await merchantName(deps.db, link.merchantId);
+  const merchant = await deps.services.merchantName(deps.db, link.merchantId);
   const terms: [string, string][] = crypto
     ? [
         ['Payment', CRYPTO_KINDS[crypto.transaction_type]],
