@@ -4,7 +4,7 @@ import {
   Runtime,
   Worker,
   bundleWorkflowCode,
-  type WorkflowBundleWithSourceMap,
+  type WorkflowBundle,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { createRequire } from 'node:module';
@@ -21,6 +21,7 @@ import { createActivities, type ActivityDeps } from '../../activities/index';
 import { dataConverter, failureConverterPath } from '../temporal/client';
 import type { Logger } from '../platform/log';
 import type { WorkerMetrics } from '../platform/metrics';
+import { cachedBundle } from './bundle-cache';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -46,21 +47,24 @@ export const workflowBundleOptions = {
   preloadModules: sharedWorkflowModules,
 };
 
-const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+const bundles = new Map<boolean, Promise<WorkflowBundle>>();
 
 /**
- * Bundles the workflow code once per process; a bad import fails here, not in a crash-looping worker.
+ * Bundles the workflow code once per process, or reads the bundle the same code made before
+ * (bundle-cache.ts); a bad import fails here, not in a crash-looping worker.
  * `traced` adds the OpenTelemetry workflow interceptors, which read the trace context from headers and add
  * no commands, so traced and untraced workers replay the same histories.
  */
-export function workflowBundle(traced = false): Promise<WorkflowBundleWithSourceMap> {
+export function workflowBundle(traced = false): Promise<WorkflowBundle> {
   let bundle = bundles.get(traced);
   if (!bundle) {
-    bundle = bundleWorkflowCode({
-      ...workflowBundleOptions,
-      logger: quietBundlerLogger,
-      ...(traced ? { workflowInterceptorModules: [tracingInterceptors] } : {}),
-    });
+    bundle = cachedBundle(traced ? 'traced' : 'plain', () =>
+      bundleWorkflowCode({
+        ...workflowBundleOptions,
+        logger: quietBundlerLogger,
+        ...(traced ? { workflowInterceptorModules: [tracingInterceptors] } : {}),
+      }),
+    );
     bundles.set(traced, bundle);
   }
   return bundle;

@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { startEmbeddedPostgres } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/contracts';
-import { workflowBundleOptions } from '../../src/process/worker';
+import { workflowBundle } from '../../src/process/worker';
 import { dynamicConfigArgs } from '../../src/dev/temporal';
 
 declare module 'vitest' {
@@ -69,7 +68,8 @@ export default async function setup(project: TestProject) {
     temporalAddress = env.address;
   }
 
-  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions, logger: silentLogger });
+  // Read from the bundle cache when this code was bundled before (src/process/bundle-cache.ts).
+  const bundle = await workflowBundle();
   const bundlePath = join(scratch, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 
@@ -90,12 +90,3 @@ export function withDatabase(url: string, database: string): string {
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
-
-const silentLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: (message: string) => process.stderr.write(`${message}\n`),
-};
