@@ -19,7 +19,7 @@ import { requestAftercare } from '../transactions/aftercare';
 import { createLink, findLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../coins/catalogue';
-import { simulateDeposit } from '../test-deposits';
+import { simulateDeposit, testDeposit } from '../test-deposits';
 import type { Db } from '../db/client';
 import { RateLimiter, type BucketSettings, type RateLimitDecision } from './rate-limit';
 
@@ -67,6 +67,7 @@ export const domainServices = {
   linkForm,
   useLink,
   merchantName,
+  testDeposit,
 };
 
 export type EdgeServices = typeof domainServices;

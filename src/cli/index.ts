@@ -76,10 +76,13 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     });
   }
   // The merchant's tools need no configuration: they run before any is read.
-  const tool = merchantTools[group ?? ''] ?? merchantTools[`${group} ${name}`];
+  // Only the tools' own names: `toString` and the like are no tool.
+  const toolOf = (key: string) => (Object.hasOwn(merchantTools, key) ? merchantTools[key] : undefined);
+  const single = toolOf(group ?? '');
+  const tool = single ?? toolOf(`${group} ${name}`);
   if (tool && !argv.includes('--help')) {
     try {
-      tool(merchantTools[group ?? ''] ? argv.slice(1) : rest, {
+      tool(single ? argv.slice(1) : rest, {
         stdin: () => readFileSync(0, 'utf8'),
         out: (text) => process.stdout.write(text),
       });
@@ -89,8 +92,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       return 1;
     }
   }
-  const commands = group ? await groups[group]?.() : undefined;
-  const command = commands?.[name ?? ''];
+  const commands = group && Object.hasOwn(groups, group) ? await groups[group]!() : undefined;
+  const command = commands && name && Object.hasOwn(commands, name) ? commands[name] : undefined;
   const help = argv.includes('--help') || argv.includes('-h');
   if (!command || help) {
     process.stderr.write(`${USAGE}\n`);

@@ -272,7 +272,8 @@ async function startDevChain(
       };
     }
     // The assets deposits are watched in: the catalogue's native coin, if it offers one, and the tokens.
-    const native = nodeNetwork(chain.network)?.nativeCoin;
+    const served = nodeNetwork(chain.network);
+    const native = served?.watchesNativeCoin ? served.nativeCoin : undefined;
     const nativeOffered = native ? await findCryptoAsset(db, native, chain.network) : undefined;
     const assets = [...(nativeOffered ? [native] : []), ...Object.keys(set.tokens)].join(' and ');
     const faucet = set.faucet ? '' : ', no test faucet: pay deposit addresses from a wallet';

@@ -2,17 +2,20 @@
  * The workflow bundle kept on disk between processes of the same code: a worker that starts again (a
  * deploy's next process, a restart after a crash, another worker on the machine) reads it instead of
  * bundling again, about 2.5 s of CPU each time. Keyed by everything the bundle can hold: every file under
- * workflows/, activities/ and src/, the lockfile (so every dependency's version), and what is bundled
- * with it; a change to any of them is another key. The cache lives in the user's own cache folder (mode
- * 0700: code another user could write there is never run), and is written whole, renamed into place, so a
- * process never reads half a bundle. Where the folder cannot be written, the worker just bundles.
+ * workflows/, activities/ and src/, the installed packages (node_modules/.package-lock.json) and the
+ * project's lockfile, and what is bundled with it; a change to any of them is another key. The cache lives
+ * in the user's own cache folder (mode 0700: a folder or file another user could write, or a link, is
+ * never read, since what is read is run), and is written whole under a name of its own, renamed into
+ * place, so a process never reads half a bundle. Where the key cannot be made or the folder cannot be
+ * written, the worker just bundles.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('../..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCES = ['workflows', 'activities', 'src'];
 const KEPT = 8;
 
@@ -27,14 +30,16 @@ export async function bundleKey(variant: string): Promise<string> {
   const files = (
     await Promise.all(
       SOURCES.map(async (folder) =>
-        (await readdir(join(root, folder), { recursive: true, withFileTypes: true }))
-          .filter((entry) => entry.isFile() && /\.[cm]?[jt]s$/.test(entry.name))
-          .map((entry) => join(entry.parentPath, entry.name)),
+        (await readdir(join(root, folder), { recursive: true }))
+          .filter((name) => /\.[cm]?[jt]s$/.test(name))
+          .map((name) => join(folder, name)),
       ),
     )
   ).flat();
-  for (const file of [...files, join(root, 'package-lock.json')].sort()) {
-    hash.update(`${relative(root, file)}\n`).update(await readFile(file));
+  const lockfiles = ['package-lock.json', join('node_modules', '.package-lock.json')];
+  for (const file of [...files.sort(), ...lockfiles]) {
+    const text = await readFile(join(root, file)).catch(() => 'absent');
+    hash.update(`${file}\n`).update(text);
   }
   return hash.digest('hex').slice(0, 32);
 }
@@ -48,31 +53,40 @@ export async function cachedBundle(
   make: () => Promise<{ code: string }>,
   dir = bundleCacheDir(),
 ): Promise<{ code: string }> {
-  const file = join(dir, `${await bundleKey(variant)}.js`);
-  const kept = (await ownFolder(dir)) ? await readFile(file, 'utf8').catch(() => undefined) : undefined;
+  const key = await bundleKey(variant).catch(() => undefined);
+  if (!key) return make();
+  const file = join(dir, `${key}.js`);
+  const trusted = (await ownPath(dir, 'folder')) && (await ownPath(file, 'file'));
+  const kept = trusted ? await readFile(file, 'utf8').catch(() => undefined) : undefined;
   if (kept !== undefined) return { code: kept };
   const bundle = await make();
+  const partial = `${file}.${randomBytes(6).toString('hex')}.partial`;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const partial = `${file}.${process.pid}.partial`;
-    await writeFile(partial, bundle.code, { mode: 0o600 });
+    await writeFile(partial, bundle.code, { mode: 0o600, flag: 'wx' });
     await rename(partial, file);
     await forgetOld(dir);
   } catch {
     // A read-only or full disk: this process has its bundle; the next one bundles too.
+    await rm(partial, { force: true }).catch(() => undefined);
   }
   return bundle;
 }
 
-/** Whether `dir` is this user's and no one else's to write (what is read from it is run). */
-async function ownFolder(dir: string): Promise<boolean> {
-  const folder = await stat(dir).catch(() => undefined);
-  return folder !== undefined && folder.uid === process.getuid?.() && (folder.mode & 0o022) === 0;
+/** Whether `path` is a folder or file of this user's that no one else may write, and not a link. */
+async function ownPath(path: string, kind: 'folder' | 'file'): Promise<boolean> {
+  const found = await lstat(path).catch(() => undefined);
+  return (
+    found !== undefined &&
+    (kind === 'folder' ? found.isDirectory() : found.isFile()) &&
+    found.uid === process.getuid?.() &&
+    (found.mode & 0o022) === 0
+  );
 }
 
 /** Keeps the newest bundles only: each release leaves one behind. */
 async function forgetOld(dir: string): Promise<void> {
-  const names = (await readdir(dir)).filter((name) => name.endsWith('.js'));
+  const names = (await readdir(dir)).filter((name) => name.endsWith('.js') || name.endsWith('.partial'));
   if (names.length <= KEPT) return;
   const aged = await Promise.all(
     names.map(async (name) => ({ name, at: (await stat(join(dir, name))).mtimeMs })),

@@ -166,7 +166,7 @@ async function payFromFaucet(
   if (node.family === 'solana')
     return payFromSolana(node, opened.address, deposit.currency, units, found!.decimals);
   // The EVM family's and TRON's: an ERC-20 (TRC-20) or native transfer from the faucet's account.
-  const faucet = privateKeyToAccount(node.faucetKey as Hex);
+  const faucet = privateKeyToAccount(`0x${node.faucetKey.replace(/^0x/, '')}` as Hex);
   const client = rpc(node.rpcUrl);
   const holds =
     asset === 'native'

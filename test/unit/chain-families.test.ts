@@ -3,7 +3,7 @@ import { getAddress } from 'viem';
 import { NODE_NETWORKS, type ChainFamilyName } from '../../src/coins/networks';
 import { familyOf, familyOfNetwork } from '../../src/chain/families';
 import type { ChainNode } from '../../src/chain/nodes';
-import { EvmKeys } from '../../src/chain/evm/keys';
+import { EvmKeys, evmKeys } from '../../src/chain/evm/keys';
 import { BitcoinKeys } from '../../src/chain/bitcoin/keys';
 import { SolanaKeys } from '../../src/chain/solana/keys';
 import { toTronAddress } from '../../src/chain/tron/address';
@@ -57,6 +57,8 @@ describe('chain families', () => {
     expect(evm.depositAddress(eth, 7)).not.toBe(evm.depositAddress(eth, 8));
 
     const tron = node('TRON');
+    // One node's keys at two coin types stay apart (each derived once).
+    expect(evmKeys(tron, 60).depositAddress(7)).toBe(evm.depositAddress(eth, 7));
     const stored = familyOf(tron).depositAddress(tron, 7);
     // Stored as the hex the node's logs carry, on TRON's coin type; shown as the T-address.
     expect(stored).toBe(new EvmKeys(seedHex, 195).depositAddress(7));
@@ -95,6 +97,11 @@ describe('chain families', () => {
     expect(tron.storedAddress('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')).toBe(hex);
     expect(tron.shownAddress(hex)).toBe('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
     expect(solana.storedAddress(hex)).toBeUndefined();
+    const bitcoin = familyOfNetwork('BITCOIN')!;
+    expect(bitcoin.storedAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq')).toBe(
+      'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+    );
+    expect(bitcoin.storedAddress(hex)).toBeUndefined();
     const mint = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
     expect(solana.storedAddress(mint)).toBe(mint);
   });

@@ -13,7 +13,6 @@ import { escapeHtml } from './layout';
 import { decimalAmount } from '../../schemas/fields';
 import { formatUnits, parseUnits } from '../../lib/units';
 import type { PageDeps } from '../deps';
-import { testDeposit } from '../../test-deposits';
 import type { TransactionRow } from '../../transactions/view';
 
 const detail = (row: TransactionRow, key: string): string => {
@@ -105,7 +104,7 @@ export async function cryptoCheckoutRoutes(app: FastifyInstance, deps: PageDeps)
       if (!amount.success) return formErrorPage(reply, 'Enter an amount greater than 0, such as 12.5.', page);
       if (row.status === 'REDIRECT') {
         // On a watched chain the transfer is accounted after its confirmations; the page shows it then.
-        const made = await testDeposit(deps, row, { amount: amount.data });
+        const made = await deps.services.testDeposit(deps, row, { amount: amount.data });
         if (made.kind === 'refused') return formErrorPage(reply, made.message, page);
         if (made.kind === 'sandbox' && typeof made.outcome === 'object' && 'invalid' in made.outcome) {
           return formErrorPage(reply, made.outcome.invalid, page);

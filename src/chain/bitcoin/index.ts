@@ -3,7 +3,7 @@
  * spending the deposit's own outputs (so no treasury to fund). Addresses are stored as shown.
  */
 import type { ChainFamily } from '../family';
-import { bitcoinKeys } from './keys';
+import { bitcoinKeys, isBitcoinAddress } from './keys';
 import { bitcoinReader } from './reader';
 import { registerBitcoinNode } from './register';
 import { bitcoinSend } from './send';
@@ -12,7 +12,7 @@ export const bitcoin: ChainFamily = {
   depositAddress: (node, index) => bitcoinKeys(node).depositAddress(index),
   treasury: () => null,
   shownAddress: (stored) => stored,
-  storedAddress: (given) => given,
+  storedAddress: (given) => (isBitcoinAddress(given) ? given : undefined),
   reader: bitcoinReader,
   send: bitcoinSend,
   register: registerBitcoinNode,

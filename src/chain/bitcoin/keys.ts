@@ -16,6 +16,18 @@ const NETWORKS: Record<BitcoinChain, Network> = {
  * The chain a node serves, from `getblockchaininfo`'s `chain` (Bitcoin Core: main, test, testnet4, signet,
  * regtest; btcd: mainnet, testnet3, regtest, signet). btcd's simnet has addresses of its own: not taken.
  */
+/** Whether `address` is a standard address of one of Bitcoin's chains (mainnet, the test networks, regtest). */
+export function isBitcoinAddress(address: string): boolean {
+  return Object.values(NETWORKS).some((network) => {
+    try {
+      Address(network).decode(address);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 export function bitcoinChainOf(name: string): BitcoinChain | undefined {
   if (name === 'main' || name === 'mainnet') return 'main';
   if (['test', 'testnet3', 'testnet4', 'signet'].includes(name)) return 'test';

@@ -40,14 +40,13 @@ export class EvmKeys {
   }
 }
 
-const opened = new WeakMap<ChainNode, EvmKeys>();
+const opened = new WeakMap<ChainNode, Map<number, EvmKeys>>();
 
-/** A node's keys at `coinType`, derived once per opened node. */
+/** A node's keys at `coinType`, derived once per opened node and coin type. */
 export function evmKeys(node: ChainNode, coinType: number): EvmKeys {
-  let keys = opened.get(node);
-  if (!keys) {
-    keys = new EvmKeys(node.seedHex, coinType);
-    opened.set(node, keys);
-  }
+  let byCoin = opened.get(node);
+  if (!byCoin) opened.set(node, (byCoin = new Map()));
+  let keys = byCoin.get(coinType);
+  if (!keys) byCoin.set(coinType, (keys = new EvmKeys(node.seedHex, coinType)));
   return keys;
 }
