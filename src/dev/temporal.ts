@@ -3,6 +3,7 @@ import { freePort } from './postgres';
 import { startUiProxy } from './ui-proxy';
 import { connect } from 'node:net';
 import { allSearchAttributes } from '../contracts';
+import { stopChild } from './child';
 
 export interface LocalTemporal {
   address: string;
@@ -111,11 +112,7 @@ export async function startTemporalDevServer(options: {
     ...(child.pid !== undefined ? { pid: child.pid } : {}),
     async stop() {
       await proxy?.close();
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+      await stopChild(child, exited, 10_000);
     },
   };
 }

@@ -19,6 +19,7 @@ import { familyOfNetwork } from '../../chain/families';
 import { rpc } from '../../chain/evm/rpc';
 import { addChainNode } from '../../chain/registration';
 import type { Mode } from '../../lib/vocabulary';
+import { stopChild } from '../child';
 
 /** Anvil's default accounts (its public test mnemonic): 0 deploys and funds, 1 is the test customer. */
 export const ANVIL_KEYS = {
@@ -85,13 +86,7 @@ export async function startAnvil(options: {
   return {
     url,
     pid: child.pid,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    },
+    stop: () => stopChild(child, exited, 5000),
   };
 }
 

@@ -14,6 +14,7 @@ import { addChainNode } from '../../chain/registration';
 import { paceChain, type LocalNode } from './anvil';
 import { BitcoinKeys } from '../../chain/bitcoin/keys';
 import { bitcoinRpc } from '../../chain/bitcoin/rpc';
+import { stopChild } from '../child';
 
 /** The regtest faucet's private key: public knowledge, like anvil's test accounts; regtest coins only. */
 export const REGTEST_FAUCET_KEY = 'd1f1b3c3a0a4e0b5f6a7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3';
@@ -72,13 +73,7 @@ export async function startBtcd(options: {
   return {
     url,
     pid: child.pid,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(killer);
-    },
+    stop: () => stopChild(child, exited, 10_000),
   };
 }
 
