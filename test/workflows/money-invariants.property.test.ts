@@ -82,6 +82,13 @@ const BATCH = Number(process.env.MONEY_PROPERTY_BATCH ?? 10);
  */
 const CONCURRENCY = Number(process.env.MONEY_PROPERTY_CONCURRENCY ?? 1);
 const RUNS = Number(process.env.MONEY_PROPERTY_RUNS ?? 50);
+/**
+ * The Java time-skipping server now and then loses a workflow task it handed to the worker (seen around runs
+ * started by hand and sent updates) and hands it out again only once the task times out: at the default 10 s
+ * of real time, about one transaction in thirty waited that long. A task that runs longer still completes:
+ * the worker heartbeats a task whose local activities outlast most of this timeout.
+ */
+const TASK_TIMEOUT = process.env.MONEY_PROPERTY_TASK_TIMEOUT ?? '3s';
 /** Lanes side by side; one when a failing batch is replayed (its seed is the lane's own). */
 const LANES = Number(process.env.MONEY_PROPERTY_LANES ?? (process.env.MONEY_PROPERTY_PATH ? 1 : 2));
 
@@ -399,6 +406,7 @@ async function start(s: Scenario, merchant: MerchantCredentials) {
       workflowId: input.transactionId,
       taskQueue: ts().taskQueue,
       args: [input],
+      workflowTaskTimeout: TASK_TIMEOUT,
     }),
   });
   switch (s.kind) {
@@ -538,6 +546,7 @@ async function forgeRun(handle: WorkflowHandleWithFirstExecutionRunId, workflowI
     taskQueue: ts().taskQueue,
     args: [workflowId === handle.workflowId ? changed : { ...changed, transactionId: workflowId }],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    workflowTaskTimeout: TASK_TIMEOUT,
   });
   for (const update of copied.updates)
     await forged.executeUpdate(update.name, { args: update.args }).catch(() => undefined);
