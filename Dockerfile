@@ -1,5 +1,6 @@
-# The payments service: one image for both roles (ROLE=api, ROLE=worker). TypeScript runs through tsx, as
-# in `npm start`, so there is no build step; only production dependencies are installed.
+# The payments service: one image for both roles (ROLE=api, ROLE=worker). It runs as `npm start` does, from
+# the bundle bin/bundled.js makes of the TypeScript sources, made here once while the image is built; only
+# production dependencies are installed.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -22,10 +23,11 @@ COPY migrations ./migrations
 COPY src ./src
 COPY activities ./activities
 COPY workflows ./workflows
-# The code stays root's and read-only; tsx keeps its cache in /tmp.
+# The code and its bundle stay root's and read-only.
+RUN node bin/bundled.js --build src/process/main.ts src/cli/index.ts
 USER node
 EXPOSE 3000 9464
 # The API answers /readyz on PORT; a ROLE=worker process on METRICS_PORT (docker-compose.yml has the same).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "const e=process.env,p=e.ROLE==='worker'?e.METRICS_PORT||9464:e.PORT||3000;fetch('http://127.0.0.1:'+p+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--import", "tsx", "src/process/main.ts"]
+CMD ["node", "bin/service.js"]

@@ -86,7 +86,8 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     // BENCH_PROFILE_DIR: the service writes a V8 CPU profile there when it stops (see bench/README.md).
     const profile = env.BENCH_PROFILE_DIR ? [`--cpu-prof`, `--cpu-prof-dir=${env.BENCH_PROFILE_DIR}`] : [];
-    const service = child('service', [...profile, 'src/process/main.ts'], {
+    // As `npm start` runs it: from its bundle (bin/bundled.js).
+    const service = child('service', [...profile, 'bin/service.js'], {
       ...secrets,
       DATABASE_URL: postgres.url,
       TEMPORAL_ADDRESS: temporal.address,
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
     });
     children.push(service);
     const floorsPort = await freePort();
-    const floors = child('floors', ['bench/floors/server.ts'], {
+    const floors = child('floors', ['--import', 'tsx', 'bench/floors/server.ts'], {
       ...secrets,
       DATABASE_URL: postgres.url,
       TEMPORAL_ADDRESS: temporal.address,
@@ -511,7 +512,7 @@ async function countEachKind(ctx: {
 }
 
 function child(name: string, args: string[], extra: Record<string, string>): ChildProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const proc = spawn(process.execPath, args, {
     env: { ...process.env, NODE_ENV: 'production', ...extra },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `payments` command: runs the TypeScript CLI through tsx, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `payments` command: the TypeScript CLI, run from its bundle (bin/bundled.js), so no build step is
+// needed.
+import { importBundled } from './bundled.js';
 
-register();
-const { runCli } = await import('../src/cli/index.ts');
+const { runCli } = await importBundled('src/cli/index.ts');
 process.exit(await runCli(process.argv.slice(2)));

@@ -23,7 +23,7 @@ if (cli) {
 }
 env.DEV_PHASES = phases.join(', ');
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/index.ts'], { stdio: 'inherit', env });
+const child = spawn(process.execPath, ['bin/bundled.js', 'src/dev/index.ts'], { stdio: 'inherit', env });
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => child.kill(signal));
 }

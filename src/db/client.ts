@@ -1,7 +1,7 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../platform/root';
 import * as schema from './schema/index';
 
 export type Db = NodePgDatabase<typeof schema>;
@@ -31,7 +31,7 @@ export function createDatabase(url: string, poolSize = 10): Database {
   return { db, pool, close: () => pool.end() };
 }
 
-export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+export const migrationsFolder = fromRoot('migrations');
 
 const MIGRATION_LOCK = 727_001;
 

@@ -13,9 +13,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { root } from '../platform/root';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCES = ['workflows', 'activities', 'src'];
 const KEPT = 8;
 

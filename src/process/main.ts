@@ -149,7 +149,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   };
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();

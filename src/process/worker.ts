@@ -8,12 +8,12 @@ import {
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../platform/root';
 import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
   makeWorkflowExporter,
-} from '@temporalio/interceptors-opentelemetry/lib/worker';
+} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { Tracing } from '../platform/tracing';
 import type { Config } from '../platform/config';
 import type { Db } from '../db/client';
@@ -23,7 +23,7 @@ import type { Logger } from '../platform/log';
 import type { WorkerMetrics } from '../platform/metrics';
 import { cachedBundle } from './bundle-cache';
 
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+export const workflowsPath = fromRoot('workflows', 'index.ts');
 
 /** The OpenTelemetry workflow interceptors, bundled with the workflows when tracing is on. */
 const tracingInterceptors = createRequire(import.meta.url).resolve(

@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../platform/root';
 import {
   Client,
   Connection,
@@ -14,7 +14,7 @@ import {
   type SearchAttributePair,
   type UpdateDefinition,
 } from '@temporalio/common';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import type { Config } from '../platform/config';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import { updateProver, type UpdateProver } from '../ciphers/update-proof';
@@ -35,7 +35,7 @@ export function payloadCodec(config: Pick<Config, 'PAYLOAD_KEYS'>): AesGcmPayloa
 }
 
 /** Failures without stacks, their messages encoded (src/temporal/failure-converter.cjs). */
-export const failureConverterPath = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
+export const failureConverterPath = fromRoot('src', 'temporal', 'failure-converter.cjs');
 
 /** What every client and worker of the service converts payloads and failures with. */
 export function dataConverter(config: Pick<Config, 'PAYLOAD_KEYS'>): DataConverter {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fromRoot } from '../../platform/root';
 import { createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Db } from '../../db/client';
@@ -156,7 +156,7 @@ export function paceBlocks(url: string, options: { depth: number; intervalMs: nu
   );
 }
 
-const sourceFile = fileURLToPath(new URL('./contracts/TestStablecoin.sol', import.meta.url));
+const sourceFile = fromRoot('src', 'dev', 'chains', 'contracts', 'TestStablecoin.sol');
 
 /** The stablecoin's ABI and bytecode, compiled with solc once per source and compiler, then cached. */
 export async function compileStablecoin(cacheDir = join(homedir(), '.cache', 'payments')): Promise<{
