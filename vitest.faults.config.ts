@@ -5,7 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
     pool: 'forks',
-    maxWorkers: 1,
+    // Its two files side by side: each waits mostly on the processes it stopped or killed.
+    maxWorkers: 2,
     testTimeout: 900_000,
     hookTimeout: 180_000,
     reporters: ['default'],

@@ -1,6 +1,6 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
-// server, Schemathesis for the conformance test, Chromium for browser tests), then runs lint, typecheck, format check, the workflow bundle check,
-// every test, the fault suite and the cluster test.
+// server, Schemathesis for the conformance test, Chromium for browser tests), then runs every test with lint,
+// typecheck, format check and the workflow bundle check beside them, then the fault suite and the cluster test.
 import { existsSync, readdirSync } from 'node:fs';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
@@ -29,8 +29,9 @@ if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 // The JSON report, not Vitest's exit code, says whether the run passed (scripts/vitest-report.mjs).
 const results = reportArgs();
 
-// The checks are independent: on two cores they run side by side, each one's
-// output shown under its name once it is done.
+// The checks run beside the tests: the tests leave part of two cores idle while they wait on servers and
+// timers, and the checks fill it. Their output is shown under their names as soon as all are done (a failed
+// one says so then: Ctrl-C stops the tests); the run fails at the end if any failed.
 const checks = [
   ['lint', ['npx', 'eslint', '.']],
   ['lint rules', ['npx', 'vitest', 'run', '--config', 'vitest.lint.config.ts']],
@@ -38,42 +39,60 @@ const checks = [
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
 ];
-const checked = await Promise.all(checks.map(([, [command, ...args]]) => runCaptured(command, args, env)));
-for (const [i, [name]] of checks.entries()) {
-  process.stdout.write(`\n== ${name} ==\n${checked[i].output}`);
-  if (checked[i].status !== 0) {
-    process.stderr.write(`\n${name} failed\n`);
-    process.exit(checked[i].status);
-  }
-}
-process.stdout.write('\n== tests ==\n');
+const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(command, args, env))).then(
+  (checked) => {
+    for (const [i, [name]] of checks.entries()) {
+      process.stdout.write(`\n== ${name} ==\n${checked[i].output}`);
+      if (checked[i].status !== 0) process.stderr.write(`\n${name} failed\n`);
+    }
+    return checked.find((c) => c.status !== 0)?.status ?? 0;
+  },
+);
 const testStatus = await runQuietly('npx', ['vitest', 'run', ...results.args, ...process.argv.slice(2)], env);
+const checkStatus = await checking;
+if (checkStatus !== 0) {
+  process.stderr.write('\na check failed (above)\n');
+  process.exit(checkStatus);
+}
 if (testStatus !== 0) {
   process.stderr.write('\ntests failed\n');
   process.exit(testStatus);
 }
 const passed = [checkReport(results.file, 'tests')];
 
-// The fault suite and the cluster test (docs/reliability.md) run last, about three minutes together;
-// skipped when only some files run.
+// The fault suite and the cluster test (docs/reliability.md) run last, side by side: most of their time is
+// spent waiting on processes they killed or stopped. The fault suite's output comes as it runs, the cluster
+// test's once it is done. Skipped when only some files run.
+const suites = [];
 if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
   env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  passed.push(await runSuite('fault suite', 'vitest.faults.config.ts'));
+  suites.push(['fault suite', 'vitest.faults.config.ts', 'live']);
 }
 if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
   const { server, sqlTool } = await ensureTemporalServer();
   env.TEMPORAL_SERVER_PATH = server;
   env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  passed.push(await runSuite('cluster test', 'vitest.cluster.config.ts'));
+  suites.push(['cluster test', 'vitest.cluster.config.ts', 'captured']);
 }
+const ran = await Promise.all(suites.map(([name, config, output]) => runSuite(name, config, output)));
+for (const { name, file } of ran) passed.push(checkReport(file, name));
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
-/** Runs one Vitest configuration on its own; answers how many of its tests passed. */
-async function runSuite(name, config) {
+/**
+ * Runs one Vitest configuration, its output shown as it comes (`live`) or under its name once it is done
+ * (`captured`, for a suite that runs beside another). Answers where its report is.
+ */
+async function runSuite(name, config, output) {
   const report = reportArgs();
-  process.stdout.write(`\n== ${name} ==\n`);
-  await runQuietly('npx', ['vitest', 'run', '--config', config, ...report.args], env);
-  return checkReport(report.file, name);
+  const args = ['vitest', 'run', '--config', config, ...report.args];
+  if (output === 'live') {
+    process.stdout.write(`\n== ${name} ==\n`);
+    await runQuietly('npx', args, env);
+  } else {
+    const { output: text } = await runCaptured('npx', args, env);
+    process.stdout.write(`\n== ${name} ==\n${text}`);
+  }
+  return { name, file: report.file };
 }
 
 /** Exits when the run's report is missing or says anything failed. Answers how many tests passed. */

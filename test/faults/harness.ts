@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { freePort } from '../../src/dev/postgres';
 import { waitForPort } from '../../src/dev/temporal';
@@ -113,6 +116,35 @@ export function cleanUpAfterAll(): { push(...cleanups: (() => Promise<unknown>)[
 }
 
 /** Polls until `probe` answers true, or fails naming `what`. */
+/** How many transactions each fault test's load makes (FAULT_TRANSACTIONS), and how many at once. */
+export const TRANSACTIONS = Number(process.env.FAULT_TRANSACTIONS ?? 150);
+export const CONCURRENCY = 4;
+
+export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Settings that make retries quick enough to watch: a 1 s webhook timeout and a short retry schedule. */
+export const serviceSettings = {
+  LOG_LEVEL: 'warn',
+  SHUTDOWN_DRAIN_SECONDS: '0',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2,3,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5,5',
+  RATE_LIMIT_PER_SECOND: '10000',
+  RATE_LIMIT_BURST: '10000',
+  PAGE_RATE_LIMIT_PER_SECOND: '10000',
+  PAGE_RATE_LIMIT_BURST: '10000',
+};
+
+/** A scratch folder for one test's servers, removed after the file (kept when FAULTS_KEEP is set). */
+export function scratchDir(cleanups: { push(...cleanups: (() => Promise<unknown>)[]): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'payments-faults-'));
+  chmodSync(dir, 0o755); // embedded Postgres runs as its own user when we are root
+  cleanups.push(async () => {
+    if (process.env.FAULTS_KEEP) process.stdout.write(`[faults] kept ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
 export async function until(
   what: string,
   probe: () => Promise<boolean>,
@@ -132,7 +164,7 @@ export async function until(
 export const ready = (baseUrl: string) => async () => (await fetch(`${baseUrl}/readyz`)).ok;
 
 /** The service's entry point, as `npm start` runs it. */
-export const SERVICE_COMMAND = [process.execPath, '--import', 'tsx', 'src/process/main.ts'];
+export const SERVICE_COMMAND = [process.execPath, 'bin/service.js'];
 
 /** Waits until a started service's `/readyz` answers 200; fails with its output if it exits first. */
 export function waitReady(url: string, service: ServiceProcess, timeoutMs = 180_000): Promise<void> {
