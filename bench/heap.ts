@@ -13,9 +13,10 @@ import { createMerchant } from '../src/merchants/accounts';
 import { loadConfig } from '../src/platform/config';
 import { workflowBundle } from '../src/process/worker';
 import { SANDBOX_TERMINALS } from '../src/schemas/sandbox-cards';
-import { dataConverter } from '../src/temporal/client';
+import { dataConverter, serviceClientOptions } from '../src/temporal/client';
 import { firstAnswerUpdate } from '../src/contracts';
 import { insertCardTransaction } from '../test/helpers/fixtures';
+import { testClientOptions } from '../test/helpers/update-key';
 
 const WORKFLOWS = Number(process.env.BENCH_HEAP_WORKFLOWS ?? 400);
 const WARM = 50;
@@ -50,9 +51,11 @@ async function main() {
     maxCachedWorkflows: WARM + WORKFLOWS + 100,
   });
   const running = worker.run();
+  // Started as the service starts them (its update key in the input, its updates proven): a run started
+  // any other way is refused at its first step.
   const client = new Client({
     connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
-    dataConverter: dataConverter(config),
+    ...testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
   });
   const leaveWaiting = async () => {
     const input = await insertCardTransaction(database.db, config.MASTER_KEY, merchant, {
