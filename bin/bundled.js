@@ -15,7 +15,7 @@
 //   node bin/bundled.js --build ENTRY.ts...   only makes the bundles (a container image, while it is built)
 //   import { importBundled } from './bundled.js'; await importBundled('src/cli/index.ts')
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -29,12 +29,24 @@ export const bundlesDir = join(root, 'node_modules', '.cache', 'payments', 'bund
 
 /** The module `entry` (a path from the checkout's root) exports, loaded from its bundle. */
 export async function importBundled(entry, dir = bundlesDir) {
-  const file = await bundleOf(entry, dir).catch(() => undefined);
+  let why = 'no bundle could be kept';
+  const file = await bundleOf(entry, dir).catch((error) => {
+    why = error instanceof Error ? error.message : String(error);
+    return undefined;
+  });
   if (file) {
     // Stack traces name the TypeScript sources, as they do under tsx.
     process.setSourceMapsEnabled(true);
-    return import(pathToFileURL(file).href);
+    try {
+      return await import(pathToFileURL(file).href);
+    } catch (error) {
+      // Only a bundle gone before it was read (removed by hand) is run another way; an error of the code
+      // itself is the code's, and running it again would repeat what it did before failing.
+      if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes(file)) throw error;
+      why = 'its bundle was removed';
+    }
   }
+  process.stderr.write(`[bundled] ${entry} runs through tsx: ${why}\n`);
   const { register } = await import('tsx/esm/api');
   register();
   return import(pathToFileURL(join(root, entry)).href);
@@ -46,8 +58,13 @@ export async function bundleOf(entry, dir = bundlesDir) {
   const key = await keyOf(entry, version);
   const folder = join(dir, key);
   const file = join(folder, 'entry.mjs');
-  if ((await own(dir, 'folder')) && (await own(folder, 'folder')) && (await own(file, 'file'))) return file;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if ((await own(dir, 'folder')) && (await own(folder, 'folder')) && (await own(file, 'file'))) {
+    // In use: the clean-up below keeps what was used lately.
+    await utimes(folder, new Date(), new Date()).catch(() => undefined);
+    return file;
+  }
+  // Readable by all (a container's user reads the bundle its image made as root), writable by its owner.
+  await mkdir(dir, { recursive: true, mode: 0o755 });
   if (!(await own(dir, 'folder'))) return undefined;
   const partial = `${folder}.${randomBytes(6).toString('hex')}.partial`;
   try {
@@ -65,6 +82,8 @@ export async function bundleOf(entry, dir = bundlesDir) {
       logLevel: 'silent',
       plugins: [checkoutRoot],
     });
+    // A source saved while esbuild read them: what was bundled may not be what the key names.
+    if ((await keyOf(entry, version)) !== key) throw new Error('the sources changed while they were bundled');
     await rename(partial, folder).catch(async (error) => {
       // Another process kept the same bundle first: theirs is as good.
       if (!(await own(file, 'file'))) throw error;
@@ -105,7 +124,13 @@ async function keyOf(entry, esbuildVersion) {
       ),
     )
   ).flat();
-  for (const file of [...files.sort(), 'package-lock.json', join('node_modules', '.package-lock.json')]) {
+  const settings = [
+    'tsconfig.json',
+    'package.json',
+    'package-lock.json',
+    join('node_modules', '.package-lock.json'),
+  ];
+  for (const file of [...files.sort(), ...settings]) {
     hash.update(`${file}\n`).update(await readFile(join(root, file)).catch(() => 'absent'));
   }
   return hash.digest('hex').slice(0, 32);
@@ -133,7 +158,11 @@ async function forgetOld(dir) {
   const names = await readdir(dir);
   if (names.length <= KEPT) return;
   const aged = await Promise.all(
-    names.map(async (name) => ({ name, at: (await stat(join(dir, name))).mtimeMs })),
+    // A folder another process renames or removes meanwhile counts as new: it is left alone.
+    names.map(async (name) => ({
+      name,
+      at: (await stat(join(dir, name)).catch(() => undefined))?.mtimeMs ?? Date.now(),
+    })),
   );
   aged.sort((a, b) => b.at - a.at);
   const old = aged.slice(KEPT).filter(({ at }) => Date.now() - at > DAY_MS);

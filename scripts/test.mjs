@@ -75,24 +75,30 @@ if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
   suites.push(['cluster test', 'vitest.cluster.config.ts', 'captured']);
 }
 const ran = await Promise.all(suites.map(([name, config, output]) => runSuite(name, config, output)));
-for (const { name, file } of ran) passed.push(checkReport(file, name));
+for (const { name, file, status } of ran) {
+  // Vitest's exit code too: its report says nothing of an error outside the tests (an unhandled rejection).
+  if (status !== 0) {
+    process.stderr.write(`\n${name} failed (exit status ${status})\n`);
+    process.exit(1);
+  }
+  passed.push(checkReport(file, name));
+}
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
 /**
  * Runs one Vitest configuration, its output shown as it comes (`live`) or under its name once it is done
- * (`captured`, for a suite that runs beside another). Answers where its report is.
+ * (`captured`, for a suite that runs beside another). Answers where its report is and its exit status.
  */
 async function runSuite(name, config, output) {
   const report = reportArgs();
   const args = ['vitest', 'run', '--config', config, ...report.args];
   if (output === 'live') {
     process.stdout.write(`\n== ${name} ==\n`);
-    await runQuietly('npx', args, env);
-  } else {
-    const { output: text } = await runCaptured('npx', args, env);
-    process.stdout.write(`\n== ${name} ==\n${text}`);
+    return { name, file: report.file, status: await runQuietly('npx', args, env) };
   }
-  return { name, file: report.file };
+  const { status, output: text } = await runCaptured('npx', args, env);
+  process.stdout.write(`\n== ${name} ==\n${text}`);
+  return { name, file: report.file, status };
 }
 
 /** Exits when the run's report is missing or says anything failed. Answers how many tests passed. */
