@@ -55,7 +55,13 @@ export default tseslint.config(
       globals: { ...globals.node },
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs', 'src/temporal/*.cjs'],
+          allowDefaultProject: [
+            '*.js',
+            'bin/*.js',
+            'scripts/*.mjs',
+            'src/temporal/*.cjs',
+            'src/process/*.js',
+          ],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 24,
         },
       },

@@ -14,13 +14,13 @@
 //   node bin/bundled.js src/dev/index.ts      runs an entry whose module starts itself
 //   node bin/bundled.js --build ENTRY.ts...   only makes the bundles (a container image, while it is built)
 //   import { importBundled } from './bundled.js'; await importBundled('src/cli/index.ts')
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { codeHash, safeToRun } from '../src/process/kept-code.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = ['src', 'activities', 'workflows'];
 const KEPT = 12;
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -112,43 +112,12 @@ const checkoutRoot = {
   },
 };
 
-/** The key of `entry`'s bundle: a hash of everything the bundle holds or stands on. */
-async function keyOf(entry, esbuildVersion) {
-  const hash = createHash('sha256').update(`${entry}\n${root}\n${esbuildVersion}\n${process.version}\n`);
-  const files = (
-    await Promise.all(
-      SOURCES.map(async (folder) =>
-        (await readdir(join(root, folder), { recursive: true }))
-          .filter((name) => /\.[cm]?[jt]s$/.test(name))
-          .map((name) => join(folder, name)),
-      ),
-    )
-  ).flat();
-  const settings = [
-    'tsconfig.json',
-    'package.json',
-    'package-lock.json',
-    join('node_modules', '.package-lock.json'),
-  ];
-  for (const file of [...files.sort(), ...settings]) {
-    hash.update(`${file}\n`).update(await readFile(join(root, file)).catch(() => 'absent'));
-  }
-  return hash.digest('hex').slice(0, 32);
-}
+/** The key of `entry`'s bundle: a hash of everything the bundle holds or is made with. */
+const keyOf = (entry, esbuildVersion) =>
+  codeHash(root, `${entry}\n${root}\n${esbuildVersion}\n${process.version}`);
 
-/**
- * Whether `path` is this user's (or root's: a container image's, made while it was built) folder or file
- * that no one else may write, and not a link.
- */
-async function own(path, kind) {
-  const found = await lstat(path).catch(() => undefined);
-  return (
-    found !== undefined &&
-    (kind === 'folder' ? found.isDirectory() : found.isFile()) &&
-    (found.uid === process.getuid?.() || found.uid === 0) &&
-    (found.mode & 0o022) === 0
-  );
-}
+/** Bundles made as root (a container image's, while it was built) are read by its other users too. */
+const own = (path, kind) => safeToRun(path, kind, { rootToo: true });
 
 /**
  * Keeps the newest bundles only (every edit of the sources leaves one behind), and none younger than a day:

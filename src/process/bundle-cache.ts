@@ -1,21 +1,21 @@
 /**
  * The workflow bundle kept on disk between processes of the same code: a worker that starts again (a
  * deploy's next process, a restart after a crash, another worker on the machine) reads it instead of
- * bundling again, about 2.5 s of CPU each time. Keyed by everything the bundle can hold: every file under
- * workflows/, activities/ and src/, the installed packages (node_modules/.package-lock.json) and the
- * project's lockfile, and what is bundled with it; a change to any of them is another key. The cache lives
+ * bundling again, about 2.5 s of CPU each time. Keyed by everything the bundle can hold (every source file,
+ * the settings, the lockfile and the installed packages: src/process/kept-code.js) and what is bundled with
+ * it; a change to any of them is another key. The cache lives
  * in the user's own cache folder (mode 0700: a folder or file another user could write, or a link, is
  * never read, since what is read is run), and is written whole under a name of its own, renamed into
  * place, so a process never reads half a bundle. Where the key cannot be made or the folder cannot be
  * written, the worker just bundles.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { root } from '../platform/root';
+import { codeHash, safeToRun } from './kept-code.js';
 
-const SOURCES = ['workflows', 'activities', 'src'];
 const KEPT = 8;
 
 /** Where the bundles are kept: the user's cache folder ($XDG_CACHE_HOME, or ~/.cache). */
@@ -24,24 +24,7 @@ export function bundleCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The key of the bundle the code on disk makes with `variant` (what else is bundled in). */
-export async function bundleKey(variant: string): Promise<string> {
-  const hash = createHash('sha256').update(`${variant}\n`);
-  const files = (
-    await Promise.all(
-      SOURCES.map(async (folder) =>
-        (await readdir(join(root, folder), { recursive: true }))
-          .filter((name) => /\.[cm]?[jt]s$/.test(name))
-          .map((name) => join(folder, name)),
-      ),
-    )
-  ).flat();
-  const lockfiles = ['package-lock.json', join('node_modules', '.package-lock.json')];
-  for (const file of [...files.sort(), ...lockfiles]) {
-    const text = await readFile(join(root, file)).catch(() => 'absent');
-    hash.update(`${file}\n`).update(text);
-  }
-  return hash.digest('hex').slice(0, 32);
-}
+export const bundleKey = (variant: string): Promise<string> => codeHash(root, variant);
 
 /**
  * The bundle for `variant`: read from the cache when this code made one before, else made by `make` and
@@ -55,7 +38,7 @@ export async function cachedBundle(
   const key = await bundleKey(variant).catch(() => undefined);
   if (!key) return make();
   const file = join(dir, `${key}.js`);
-  const trusted = (await ownPath(dir, 'folder')) && (await ownPath(file, 'file'));
+  const trusted = (await safeToRun(dir, 'folder')) && (await safeToRun(file, 'file'));
   const kept = trusted ? await readFile(file, 'utf8').catch(() => undefined) : undefined;
   if (kept !== undefined) return { code: kept };
   const bundle = await make();
@@ -70,17 +53,6 @@ export async function cachedBundle(
     await rm(partial, { force: true }).catch(() => undefined);
   }
   return bundle;
-}
-
-/** Whether `path` is a folder or file of this user's that no one else may write, and not a link. */
-async function ownPath(path: string, kind: 'folder' | 'file'): Promise<boolean> {
-  const found = await lstat(path).catch(() => undefined);
-  return (
-    found !== undefined &&
-    (kind === 'folder' ? found.isDirectory() : found.isFile()) &&
-    found.uid === process.getuid?.() &&
-    (found.mode & 0o022) === 0
-  );
 }
 
 /** Keeps the newest bundles only: each release leaves one behind. */
