@@ -23,6 +23,11 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver';
 const DRAIN_SECONDS = Number(process.env.ROLLING_DRAIN_SECONDS ?? 3);
 /** A backend counts as ready only on a 200 from `/readyz` this recent: a slow probe cannot keep it in. */
 const FRESH_MS = 500;
+/**
+ * Each lane's pause between transactions: a steady load of about ten requests a second, enough that every
+ * drain has requests in flight, and not a throughput test (the fault suite and the cluster test are).
+ */
+const PACE_MS = Number(process.env.ROLLING_PACE_MS ?? 250);
 
 const cleanups = cleanUpAfterAll();
 
@@ -116,7 +121,8 @@ describe('rolling restart', () => {
     );
     await services.ready();
 
-    // The load: card payments and payouts with their status lookups, three at a time, never retried.
+    // The load: card payments and payouts with their status lookups, three lanes at a steady pace, never
+    // retried.
     const balancer = new Balancer(apiUrls);
     const failures: string[] = [];
     const created: string[] = [];
@@ -160,6 +166,7 @@ describe('rolling restart', () => {
           created.push(id);
           await send('GET', `/api/test/status/${id}`);
         }
+        await pause(PACE_MS);
       }
     };
     const load = Promise.all([0, 1, 2].map(lane));
