@@ -269,6 +269,17 @@ describe('a payout stuck on a processor outage', () => {
     );
     const id = created.json().data.transaction_id as string;
     const handle = env.client.workflow.getHandle(id);
+    // The first answer may come from the projection before the workflow task that made it has completed
+    // (a busy machine): ops terminate a workflow that has run, so wait until it has.
+    await expect
+      .poll(
+        async () => (await handle.fetchHistory()).events!.some((e) => e.workflowTaskCompletedEventAttributes),
+        {
+          timeout: 30_000,
+          interval: 200,
+        },
+      )
+      .toBe(true);
     await handle.terminate('operator mistake');
 
     const refused = await cli('ops', 'fail', id, '--reason', 'cleanup');
