@@ -12,7 +12,10 @@ export const layers = [
   ['base', ['src/platform', 'src/ciphers', 'src/db', 'src/net', 'src/webhooks']],
   ['temporal', ['src/temporal']],
   ['client', ['src/client']],
-  ['domain', ['src/transactions', 'src/merchants', 'src/wallets', 'src/coins', 'src/sandbox']],
+  [
+    'domain',
+    ['src/transactions', 'src/merchants', 'src/wallets', 'src/coins', 'src/sandbox', 'src/reconciliation'],
+  ],
   // The chain adapters: nodes, the watcher, transfers. Above the domain, which never imports them.
   // Test deposits (test mode's faucets and deposits on the local chains) build on the chain adapters.
   ['adapters', ['src/chain', 'src/test-deposits']],

@@ -20,6 +20,7 @@ import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
 import { runAuthority } from './authority';
+import { reconciliationActivities } from './reconciliation';
 import type { WorkerMetrics } from '../src/platform/metrics';
 import type { Mode } from '../src/contracts';
 import type { Client } from '@temporalio/client';
@@ -146,6 +147,7 @@ function buildActivities({
   resolve,
   metrics,
   afterPayoutStep,
+  temporal,
 }: ActivityDeps) {
   const schedule = webhookSchedule(config);
   const projection = projectionActivities(db, { allowSandboxInLive: config.ALLOW_SANDBOX_IN_LIVE, metrics });
@@ -193,6 +195,12 @@ function buildActivities({
     ...opsActivities(db, schedule),
     ...aftercareActivities(db),
     ...linkActivities(db),
+    ...reconciliationActivities({
+      db,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      lagMs: config.RECONCILIATION_LAG_SECONDS * 1000,
+      temporal,
+    }),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,

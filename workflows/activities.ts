@@ -87,3 +87,12 @@ export const chain = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
+
+/**
+ * Reconciliation's steps (docs/reconciliation.md): reading a source runs for as long as its window takes (a
+ * day of transactions in pages); each step is retried until Postgres, Temporal or the source answers.
+ */
+export const reconciliation = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});

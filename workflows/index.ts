@@ -7,6 +7,7 @@ import { webhookDelivery, webhookRedelivery } from './webhook-delivery';
 import { aftercare } from './aftercare';
 import { apmPayment } from './apm-payment';
 import { paymentLink } from './payment-link';
+import { reconciliation } from './reconciliation';
 
 export {
   aftercare,
@@ -16,6 +17,7 @@ export {
   cryptoPayin,
   cryptoRamp,
   paymentLink,
+  reconciliation,
   webhookDelivery,
   webhookRedelivery,
 };
@@ -32,5 +34,6 @@ const registered = {
   webhookRedelivery,
   aftercare,
   paymentLink,
+  reconciliation,
 } satisfies WorkflowSignatures;
 void registered;

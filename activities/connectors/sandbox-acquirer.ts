@@ -51,7 +51,11 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
     async authorize(request) {
       const decided = decide(request);
       if (decided === 'outage') throw new NotProcessedError('sandbox acquirer: simulated processor outage');
-      const recorded = await books.record(request.idempotencyKey, decided);
+      const recorded = await books.record(request.idempotencyKey, {
+        ...decided,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+      });
       if (request.pan === '4000000000000770' || request.pan === UNKNOWN_UNTIL_OPS_RETRY)
         throw new OutcomeUnknownError('sandbox acquirer: the answer was lost');
       return asResult(recorded);
@@ -94,10 +98,13 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
       if (authorization?.state !== 'approved') {
         return { outcome: 'refused', message: 'This transaction cannot be refunded.' };
       }
+      // A refund is of the whole payment.
       const recorded = await refunds.record(request.refundKey, {
         state: 'refunded',
         reference: `sbx_refund_${authorization.reference}`,
         message: null,
+        amountMinor: authorization.amountMinor ?? null,
+        currency: authorization.currency ?? null,
       });
       return { outcome: 'refunded', reference: recorded.reference };
     },

@@ -23,6 +23,8 @@ export function sandboxApm(db: Db, connector: 'sandbox-bank' | 'sandbox-wallet')
         state: 'pending',
         reference: `${connector === 'sandbox-bank' ? 'sbx_bank' : 'sbx_wallet'}_${request.transactionId}`,
         message: null,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
       });
       return { reference: recorded.reference };
     },

@@ -53,7 +53,11 @@ export function sandboxPayouts(db: Db): PayoutProcessor {
         throw new NotProcessedError('sandbox payouts: the request arrived after its deadline');
       if (request.pan === DOWN_UNTIL_OPS_RETRY && !(await opsRetried(db, request.transactionId)))
         throw new NotProcessedError('sandbox payouts: processor outage (until ops retry the payout)');
-      const recorded = await books.record(request.idempotencyKey, decide(request));
+      const recorded = await books.record(request.idempotencyKey, {
+        ...decide(request),
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+      });
       if (request.pan === LOST_SEND) throw new OutcomeUnknownError('sandbox payouts: the answer was lost');
       return asResult(recorded);
     },

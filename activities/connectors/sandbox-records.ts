@@ -6,6 +6,9 @@ export interface SandboxRecord {
   state: string;
   reference: string;
   message: string | null;
+  /** What the request moved (minor units) and in which currency: the books reconciliation reads. */
+  amountMinor?: bigint | null;
+  currency?: string | null;
 }
 
 /**
@@ -26,7 +29,13 @@ export function sandboxRecords(db: Db, connector: string, operation: 'authorizat
     async record(idempotencyKey: string, entry: SandboxRecord): Promise<SandboxRecord> {
       await db
         .insert(sandboxOperations)
-        .values({ idempotencyKey, connector, operation, ...entry })
+        .values({
+          idempotencyKey,
+          transactionId: idempotencyKey.split(':')[0],
+          connector,
+          operation,
+          ...entry,
+        })
         .onConflictDoNothing();
       return (await this.find(idempotencyKey))!;
     },

@@ -20,7 +20,7 @@ const USAGE = `Usage: payments <command>
              [--seed-hex HEX]   (an EVM node watched for deposits; a fresh HD seed unless given)
   chains list [--json]
   chains retire CHAIN_NODE_ID [--force]   (stop watching a replaced node once its transactions have closed)
-  wallets credit --wallet ID --amount MINOR [--reference REF]
+  wallets credit --wallet ID --amount MINOR [--reference REF] [--actor NAME]
   wallets statement WALLET_ID [--json]
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
   webhooks events --merchant ID --mode test|live [--transaction ID] [--delivered true|false] [--limit N] [--json]
@@ -29,6 +29,13 @@ const USAGE = `Usage: payments <command>
   ops retry TRANSACTION_ID [--actor NAME]
   ops fail TRANSACTION_ID --reason TEXT [--actor NAME]
   ops chargeback TRANSACTION_ID [--reason TEXT] [--actor NAME]
+  recon run [--source SOURCE]... [--since ISO] [--until ISO] [--actor NAME] [--json]
+                                   (reconciles now and waits; the schedule runs every 15 minutes)
+  recon list [--state open|acknowledged|resolved|accepted] [--kind KIND] [--source SOURCE] [--json]
+  recon show BREAK_ID [--json]
+  recon ack BREAK_ID [--actor NAME]
+  recon accept BREAK_ID --reason TEXT [--actor NAME]
+  recon runs [--json]
   templates add --merchant ID --mode test|live --name NAME --redirect-url URL [--webhook-url URL]
                 [--screenshot-url URL] [--json]   (a payment page template for payment links)
   templates list --merchant ID --mode test|live [--json]
@@ -57,6 +64,7 @@ const groups: Record<string, () => Promise<Commands>> = {
   webhooks: async () => (await import('./webhooks')).commands,
   ops: async () => (await import('./ops')).commands,
   templates: async () => (await import('./templates')).commands,
+  recon: async () => (await import('./recon')).commands,
   db: async () => ({
     async migrate(ctx) {
       const { runMigrations } = await import('../db/client');

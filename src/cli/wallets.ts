@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { asc, eq } from 'drizzle-orm';
-import { ledgerEntries, wallets } from '../db/schema/index';
+import { auditLog, ledgerEntries, wallets } from '../db/schema/index';
 import { creditWallet } from '../wallets/ledger';
 import { newId } from '../ciphers/ids';
-import type { Command } from './context';
+import { actorOf, type Command } from './context';
 import { CliError } from './errors';
 
 const walletCreditCommand: Command = async (ctx, argv) => {
@@ -13,23 +13,34 @@ const walletCreditCommand: Command = async (ctx, argv) => {
       wallet: { type: 'string' },
       amount: { type: 'string' },
       reference: { type: 'string' },
+      actor: { type: 'string' },
       json: { type: 'boolean' },
     },
   });
   if (!values.wallet) throw new CliError('--wallet is required');
+  const walletId = values.wallet;
   if (!values.amount || !/^\d{1,15}$/.test(values.amount) || BigInt(values.amount) <= 0n) {
     throw new CliError('--amount must be a positive whole number of minor units');
   }
   const reference = values.reference ?? newId('credit');
-  try {
-    const result = await creditWallet(ctx.database.db, values.wallet, reference, BigInt(values.amount));
-    ctx.print({ wallet_id: values.wallet, reference, result }, values.json ?? false);
-  } catch (error) {
-    if (/foreign key/.test(String((error as { cause?: unknown }).cause ?? ''))) {
-      throw new CliError(`Wallet ${values.wallet} not found.`);
-    }
-    throw error;
-  }
+  const amount = BigInt(values.amount);
+  // The credit and its audit row together: reconciliation takes a credit without one for a hand edit.
+  const result = await ctx.database.db.transaction(async (tx) => {
+    const [wallet] = await tx
+      .select({ merchantId: wallets.merchantId })
+      .from(wallets)
+      .where(eq(wallets.id, walletId));
+    if (!wallet) throw new CliError(`Wallet ${walletId} not found.`);
+    const credited = await creditWallet(tx, walletId, reference, amount);
+    if (credited === 'applied')
+      await tx.insert(auditLog).values({
+        merchantId: wallet.merchantId,
+        action: 'wallet.credit',
+        details: { walletId, reference, amount: amount.toString(), actor: actorOf(values.actor) },
+      });
+    return credited;
+  });
+  ctx.print({ wallet_id: walletId, reference, result }, values.json ?? false);
 };
 
 export const commands: Record<string, Command> = {

@@ -137,3 +137,23 @@ export interface PaymentLinkInput extends UpdateKeyed {
   /** ISO 8601. */
   expiresAt: string;
 }
+
+/**
+ * A reconciliation run (docs/reconciliation.md): by the schedule, or asked for by ops. It reads and
+ * records breaks; it never moves money, so whoever starts one decides nothing.
+ */
+export interface ReconciliationInput {
+  /** `schedule`, or the actor who asked for the run. */
+  trigger: string;
+  /** The sources to read; every one when absent. */
+  sources?: string[];
+  /** ISO 8601: the window a run asked for by hand reads (a scheduled run continues from the last). */
+  since?: string;
+  until?: string;
+}
+
+/** What a reconciliation run read and found, by source. */
+export interface ReconciliationSummary {
+  window: { from: string; to: string };
+  sources: Record<string, { found: number; opened: number; resolved: number }>;
+}

@@ -8,6 +8,8 @@ import type {
   AftercareInput,
   ApmPaymentInput,
   PaymentLinkInput,
+  ReconciliationInput,
+  ReconciliationSummary,
 } from './inputs';
 import type { FirstAnswer } from './updates';
 
@@ -26,13 +28,14 @@ export interface WorkflowSignatures {
   webhookRedelivery(input: WebhookRedeliveryInput): Promise<{ delivered: number; retrying: number }>;
   aftercare(input: AftercareInput): Promise<void>;
   paymentLink(input: PaymentLinkInput): Promise<'used' | 'expired'>;
+  reconciliation(input: ReconciliationInput): Promise<ReconciliationSummary>;
 }
 
 export type WorkflowName = keyof WorkflowSignatures;
 /** The workflows that carry a transaction, started by update-with-start. */
 export type TransactionWorkflow = Exclude<
   WorkflowName,
-  'webhookDelivery' | 'webhookRedelivery' | 'aftercare' | 'paymentLink'
+  'webhookDelivery' | 'webhookRedelivery' | 'aftercare' | 'paymentLink' | 'reconciliation'
 >;
 /**
  * A short digest of a text (FNV-1a, 64 bits, hex): names a workflow after what it holds. Not for
@@ -60,4 +63,8 @@ export const workflowIds = {
   aftercare: (transactionId: string) => `aftercare-${transactionId}`,
   /** A payment link, open until used once or expired. */
   paymentLink: (linkId: string) => `link-${linkId}`,
+  /** The reconciliation schedule of a task queue; its runs are named after it and the time they start. */
+  reconciliationSchedule: (taskQueue: string) => `reconciliation-${taskQueue}`,
+  /** A reconciliation run asked for by hand. */
+  reconciliationRun: (suffix: string) => `reconciliation-run-${suffix}`,
 };

@@ -70,6 +70,13 @@ const schema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: duration.default(500),
   /** How often a worker asks the registered EVM nodes for new blocks (docs/connectors.md). */
   CHAIN_POLL_MS: duration.default(2000),
+  /**
+   * How often the reconciliation schedule runs (docs/reconciliation.md), in seconds; 0 makes no schedule
+   * (`npx payments recon run` still runs one).
+   */
+  RECONCILIATION_EVERY_SECONDS: z.coerce.number().int().nonnegative().default(900),
+  /** How far behind now a scheduled run's window ends, so what is still settling waits for the next. */
+  RECONCILIATION_LAG_SECONDS: z.coerce.number().int().nonnegative().default(300),
   /** Allow webhook and redirect hosts on loopback or private networks in live mode. */
   ALLOW_PRIVATE_URLS: bool.default(false),
   /** Which processes this one runs. */

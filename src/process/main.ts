@@ -2,6 +2,8 @@ import { loadConfig, ConfigError, type Config } from '../platform/config';
 import { createDatabase, runMigrations } from '../db/client';
 import { createLogger, type Logger } from '../platform/log';
 import { createTemporalClient } from '../temporal/client';
+import { ensureReconciliationSchedule } from '../temporal/reconciliation';
+import { registerOpenBreaks } from '../reconciliation/metrics';
 import { createWorker, NativeConnection, installRuntime } from './worker';
 import { buildApp } from '../api/app';
 import { startMaintenance } from './maintenance';
@@ -48,6 +50,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
   // Set when a stop begins: `/readyz` answers 503 from then on, on the API and on the worker's port.
   let draining = false;
   const workerMetrics = createWorkerMetrics();
+  registerOpenBreaks(workerMetrics.registry, database.db);
   let sdkMetricsUrl: string | undefined;
   const workerMetricsText = async () => {
     const sdk = sdkMetricsUrl
@@ -95,6 +98,13 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       await watcher.stop();
       await watcherClient.connection.close();
     });
+    // One schedule for every worker process (docs/reconciliation.md); payments go on without it.
+    await ensureReconciliationSchedule(watcherClient, {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      everySeconds: config.RECONCILIATION_EVERY_SECONDS,
+    }).catch((error: unknown) =>
+      log.error({ err: error }, 'the reconciliation schedule could not be set up'),
+    );
     if (config.ROLE === 'worker') {
       const endpoints = await serveWorkerEndpoints({
         host: config.HOST,

@@ -9,3 +9,4 @@ export * from './sandbox';
 export * from './ops';
 export * from './chain';
 export * from './links';
+export * from './reconciliation';

@@ -90,6 +90,11 @@ export const transactions = pgTable(
     // A merchant's transactions by time; the lists' keyset (newest first, the id breaking ties).
     index('transactions_list_idx').on(t.merchantId, t.mode, t.createdAt, t.id),
     index('transactions_fingerprint_idx').on(t.merchantId, t.cardFingerprint),
+    // Reconciliation: what changed in a window, and what is still waiting.
+    index('transactions_updated_idx').on(t.updatedAt),
+    index('transactions_waiting_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} in ('PENDING', 'REDIRECT')`),
   ],
 );
 

@@ -49,5 +49,8 @@ export const ledgerEntries = pgTable(
     uniqueIndex('ledger_entries_reference_step_idx').on(t.walletId, t.reference, t.step),
     // The wallet-transactions list's keyset: newest first, the id breaking ties.
     index('ledger_entries_wallet_time_idx').on(t.walletId, t.createdAt, t.id),
+    // Reconciliation: a transaction's steps in every wallet, and the entries of a window.
+    index('ledger_entries_reference_idx').on(t.reference),
+    index('ledger_entries_created_idx').on(t.createdAt),
   ],
 );

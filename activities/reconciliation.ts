@@ -1,0 +1,67 @@
+import type { Client } from '@temporalio/client';
+import type { Db } from '../src/db/client';
+import type { ReconciliationInput } from '../src/contracts';
+import type { Recorded } from '../src/reconciliation/breaks';
+import type { ReconciliationLeg } from '../src/reconciliation/leg';
+import { ledgerLeg } from '../src/reconciliation/ledger';
+import { sandboxLeg } from '../src/reconciliation/sandbox';
+import { finishRun, planRun, reconcileSource, type Window } from '../src/reconciliation/runs';
+
+/**
+ * Every reconciliation leg, by source: the ledger against itself and the workflows, and against each
+ * processor's books. A new acquirer or chain family adds its leg here (docs/reconciliation.md).
+ */
+export function reconciliationLegs(
+  db: Db,
+  temporal?: { client: Client; taskQueue: string },
+): ReconciliationLeg[] {
+  return [ledgerLeg(db, temporal), sandboxLeg(db)];
+}
+
+/**
+ * The steps of a reconciliation run: plan its window, read each source into breaks, finish. Each is
+ * idempotent by the run's id: a retried step plans the same window, and records what it finds once.
+ */
+export function reconciliationActivities(deps: {
+  db: Db;
+  taskQueue: string;
+  lagMs: number;
+  temporal?: () => Client | undefined;
+}) {
+  const legs = () => {
+    const client = deps.temporal?.();
+    return reconciliationLegs(deps.db, client ? { client, taskQueue: deps.taskQueue } : undefined);
+  };
+  return {
+    async planReconciliation(
+      input: ReconciliationInput & { runId: string },
+    ): Promise<{ window: Window; sources: string[] }> {
+      const known = legs().map((leg) => leg.source);
+      const unknown = (input.sources ?? []).filter((source) => !known.includes(source));
+      if (unknown.length > 0)
+        throw new Error(
+          `no reconciliation source ${unknown.join(', ')}: the sources are ${known.join(', ')}`,
+        );
+      const sources = input.sources?.length ? input.sources : known;
+      const window = await planRun(deps.db, {
+        id: input.runId,
+        trigger: input.trigger,
+        sources,
+        lagMs: deps.lagMs,
+        ...(input.since ? { since: input.since } : {}),
+        ...(input.until ? { until: input.until } : {}),
+      });
+      return { window, sources };
+    },
+
+    async reconcileSource(input: { runId: string; source: string; window: Window }): Promise<Recorded> {
+      const leg = legs().find((l) => l.source === input.source);
+      if (!leg) throw new Error(`no reconciliation source ${input.source}`);
+      return reconcileSource(deps.db, leg, { id: input.runId, window: input.window });
+    },
+
+    async finishReconciliation(input: { runId: string; summary: Record<string, unknown> }): Promise<void> {
+      await finishRun(deps.db, input.runId, input.summary);
+    },
+  };
+}
