@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
@@ -28,7 +28,7 @@ import {
   until,
 } from './harness';
 import { LoadClient, type Created, type Merchant } from './load';
-import { depositsOf, expectClean, report, runLoad, verify } from './verdict';
+import { depositsOf, expectClean, reconcileAll, report, runLoad, verify } from './verdict';
 
 const cleanups = cleanUpAfterAll();
 const scratch = () => scratchDir(cleanups);
@@ -181,5 +181,7 @@ describe('fault suite: processes', () => {
     }
     if (verdict.notFinal.length > 0) process.stdout.write(`${worker.log.slice(-4000)}\n`);
     expectClean(verdict);
+    // Reconciliation finds the faults left no difference behind.
+    expect(await reconcileAll(postgres.url, temporal.address)).toEqual([]);
   }, 900_000);
 });

@@ -3,6 +3,9 @@
  * verdict read back from Postgres and from what the webhook receiver acknowledged (docs/reliability.md).
  */
 import pg from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { createDatabase } from '../../src/db/client';
+import { reconciliationLegs } from '../../activities/reconciliation';
 import { expect } from 'vitest';
 import { FaultyReceiver, until } from './harness';
 import { FLOWS, type Created, type LoadClient } from './load';
@@ -155,4 +158,25 @@ export function expectClean(verdict: Verdict) {
   expect(verdict.walletsOff).toBe(0);
   expect(verdict.webhooksMissing).toBe(0);
   expect(verdict.byStatus).toEqual({ SUCCESS: verdict.transactions });
+}
+
+/**
+ * Reconciliation over everything the run did (docs/reconciliation.md): every leg over all of time, against
+ * the deployment's Postgres and Temporal. A clean run finds no break; each one found is printed.
+ */
+export async function reconcileAll(databaseUrl: string, temporalAddress: string, taskQueue = 'payments') {
+  const database = createDatabase(databaseUrl, 2);
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const client = new Client({ connection });
+    const scope = { from: new Date(0), to: new Date(), transactionIds: [], references: [] };
+    const found: string[] = [];
+    for (const leg of reconciliationLegs(database.db, { client, taskQueue }))
+      for (const f of await leg.check(scope))
+        found.push(`${leg.source}/${f.kind}/${f.reference}: ${f.message}`);
+    return found;
+  } finally {
+    await connection.close();
+    await database.close();
+  }
 }
