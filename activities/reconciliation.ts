@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
 import type { ReconciliationInput } from '../src/contracts';
 import type { Recorded } from '../src/reconciliation/breaks';
@@ -38,8 +39,9 @@ export function reconciliationActivities(deps: {
     ): Promise<{ window: Window; sources: string[] }> {
       const known = legs().map((leg) => leg.source);
       const unknown = (input.sources ?? []).filter((source) => !known.includes(source));
+      // A source nobody reads is no fault to retry: the run ends with the reason.
       if (unknown.length > 0)
-        throw new Error(
+        throw ApplicationFailure.nonRetryable(
           `no reconciliation source ${unknown.join(', ')}: the sources are ${known.join(', ')}`,
         );
       const sources = input.sources?.length ? input.sources : known;
@@ -56,7 +58,7 @@ export function reconciliationActivities(deps: {
 
     async reconcileSource(input: { runId: string; source: string; window: Window }): Promise<Recorded> {
       const leg = legs().find((l) => l.source === input.source);
-      if (!leg) throw new Error(`no reconciliation source ${input.source}`);
+      if (!leg) throw ApplicationFailure.nonRetryable(`no reconciliation source ${input.source}`);
       return reconcileSource(deps.db, leg, { id: input.runId, window: input.window });
     },
 

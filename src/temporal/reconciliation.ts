@@ -63,7 +63,7 @@ export async function runReconciliation(
   const runId = workflowIds.reconciliationRun(
     `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}`,
   );
-  const summary = (await client.workflow.execute(RECONCILIATION, {
+  const run = client.workflow.execute(RECONCILIATION, {
     workflowId: runId,
     taskQueue: options.taskQueue,
     args: [
@@ -74,6 +74,14 @@ export async function runReconciliation(
         ...(options.until ? { until: options.until } : {}),
       },
     ],
+  });
+  const summary = (await run.catch((error: unknown) => {
+    // The reason the run failed, not Temporal's wrapping of it ("Workflow execution failed").
+    let cause = error;
+    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+    throw new Error(
+      `The reconciliation run ${runId} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
   })) as ReconciliationSummary;
   return { runId, summary };
 }

@@ -352,6 +352,10 @@ describe('reconciliation', () => {
     expect((await runCliIn(env, 'recon', 'list', '--kind', 'nonsense')).stderr).toMatch(
       /^error: --kind must be one of/,
     );
+    // A source nobody reads ends the run at once with the reason, rather than retrying it.
+    const unknown = await runCliIn(env, 'recon', 'run', '--source', 'nowhere');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no reconciliation source nowhere: the sources are ledger, sandbox/);
     const runs = await runCliIn(env, 'recon', 'runs');
     expect(runs.stdout).toMatch(/reconciliation-run-.* finished/);
   });
