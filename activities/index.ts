@@ -200,6 +200,10 @@ function buildActivities({
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       lagMs: config.RECONCILIATION_LAG_SECONDS * 1000,
       temporal,
+      stripe: {
+        masterKey: config.MASTER_KEY,
+        ...(config.STRIPE_API_URL ? { apiUrl: config.STRIPE_API_URL } : {}),
+      },
     }),
     ...webhookActivities(db, {
       masterKey: config.MASTER_KEY,

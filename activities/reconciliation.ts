@@ -6,17 +6,19 @@ import type { Recorded } from '../src/reconciliation/breaks';
 import type { ReconciliationLeg } from '../src/reconciliation/leg';
 import { ledgerLeg } from '../src/reconciliation/ledger';
 import { sandboxLeg } from '../src/reconciliation/sandbox';
+import { stripeLeg } from './connectors/stripe-books';
 import { finishRun, planRun, reconcileSource, type Window } from '../src/reconciliation/runs';
 
 /**
  * Every reconciliation leg, by source: the ledger against itself and the workflows, and against each
- * processor's books. A new acquirer or chain family adds its leg here (docs/reconciliation.md).
+ * processor's books (Stripe's when the worker can reach it). A new acquirer or chain family adds its leg here (docs/reconciliation.md).
  */
 export function reconciliationLegs(
   db: Db,
   temporal?: { client: Client; taskQueue: string },
+  stripe?: { masterKey: string; apiUrl?: string },
 ): ReconciliationLeg[] {
-  return [ledgerLeg(db, temporal), sandboxLeg(db)];
+  return [ledgerLeg(db, temporal), sandboxLeg(db), ...(stripe ? [stripeLeg(db, stripe)] : [])];
 }
 
 /**
@@ -28,10 +30,15 @@ export function reconciliationActivities(deps: {
   taskQueue: string;
   lagMs: number;
   temporal?: () => Client | undefined;
+  stripe: { masterKey: string; apiUrl?: string };
 }) {
   const legs = () => {
     const client = deps.temporal?.();
-    return reconciliationLegs(deps.db, client ? { client, taskQueue: deps.taskQueue } : undefined);
+    return reconciliationLegs(
+      deps.db,
+      client ? { client, taskQueue: deps.taskQueue } : undefined,
+      deps.stripe,
+    );
   };
   return {
     async planReconciliation(

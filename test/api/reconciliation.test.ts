@@ -355,7 +355,9 @@ describe('reconciliation', () => {
     // A source nobody reads ends the run at once with the reason, rather than retrying it.
     const unknown = await runCliIn(env, 'recon', 'run', '--source', 'nowhere');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/no reconciliation source nowhere: the sources are ledger, sandbox/);
+    expect(unknown.stderr).toMatch(
+      /no reconciliation source nowhere: the sources are ledger, sandbox, stripe/,
+    );
     const runs = await runCliIn(env, 'recon', 'runs');
     expect(runs.stdout).toMatch(/reconciliation-run-.* finished/);
   });

@@ -7,6 +7,7 @@ import { cardRequest, merchantClient, type MerchantClient } from '../helpers/mer
 import { terminals, transactions } from '../../src/db/schema/index';
 import Stripe from 'stripe';
 import { stripeAcquirer } from '../../activities/connectors/stripe';
+import { reconciliationLegs } from '../../activities/reconciliation';
 
 let env: TestEnv;
 let stripe: StripeDouble;
@@ -250,6 +251,37 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     const [row] = await env.database.db.select().from(terminals).where(eq(terminals.id, stripeTerminal));
     expect(row!.credentialsEnc).toBeTruthy();
     expect(row!.credentialsEnc).not.toContain('sk_test_');
+  });
+});
+
+describe('reconciliation against Stripe (docs/reconciliation.md)', () => {
+  it('finds every succeeded PaymentIntent a paid payment for its amount, and one Stripe changed', async () => {
+    const paid = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ order_id: `recon-${Math.random()}` }),
+    );
+    expect(paid.json().status).toBe('SUCCESS');
+    const [leg] = reconciliationLegs(env.database.db, undefined, {
+      masterKey: env.config.MASTER_KEY,
+      apiUrl: stripe.url,
+    }).filter((l) => l.source === 'stripe');
+    const scope = {
+      from: new Date(0),
+      to: new Date(Date.now() + 60_000),
+      transactionIds: [],
+      references: [],
+    };
+    expect(await leg!.check(scope)).toEqual([]);
+
+    const intent = [...stripe.intents.values()].find(
+      (i) => (i.metadata as Record<string, string>).transaction_id === paid.json().data.transaction_id,
+    )!;
+    intent.amount = Number(intent.amount) + 1;
+    const found = await leg!.check(scope);
+    expect(found.map((f) => `${f.kind}/${f.reference}`)).toEqual([`amount/${String(intent.id)}`]);
+    intent.amount = Number(intent.amount) - 1;
+    // Stripe's requests all matched its published API (list and retrieve included).
+    expect(stripe.violations).toEqual([]);
   });
 });
 

@@ -1,0 +1,162 @@
+import Stripe from 'stripe';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/db/client';
+import { decryptSecret } from '../../src/ciphers/secrets';
+import type { Finding } from '../../src/reconciliation/breaks';
+import { textArray, type ReconciliationLeg, type Scope } from '../../src/reconciliation/leg';
+import { toStripeAmount } from './stripe-amounts';
+
+interface StripeTerminal extends Record<string, unknown> {
+  id: string;
+  merchant_id: string;
+  mode: string;
+  credentials_enc: string;
+}
+
+interface OurTransaction extends Record<string, unknown> {
+  id: string;
+  status: string;
+  merchant_id: string;
+  mode: string;
+  amount_minor: string | null;
+  currency: string;
+  acquirer_reference: string | null;
+}
+
+/**
+ * The ledger against Stripe's books (docs/reconciliation.md), account by account (each Stripe terminal's
+ * key): every PaymentIntent created in the window that carries our `transaction_id` metadata and took
+ * money belongs to a transaction we know, in SUCCESS, for its amount (in Stripe's own decimals) and
+ * currency; every paid card payment through a Stripe terminal changed in the window has its succeeded
+ * PaymentIntent (read by its id when the window's list did not hold it). Read through Stripe's list and
+ * retrieve APIs, a page of 100 at a time.
+ */
+export function stripeLeg(db: Db, options: { masterKey: string; apiUrl?: string }): ReconciliationLeg {
+  const api = options.apiUrl ? new URL(options.apiUrl) : undefined;
+  const clientOf = (secretKey: string) =>
+    new Stripe(secretKey, {
+      maxNetworkRetries: 2,
+      ...(api
+        ? {
+            host: api.hostname,
+            port: api.port || undefined,
+            protocol: api.protocol.replace(':', '') as 'http' | 'https',
+          }
+        : {}),
+    });
+  return {
+    source: 'stripe',
+    async check(scope) {
+      const { rows: terminals } = await db.execute<StripeTerminal>(sql`
+        select id, merchant_id, mode, credentials_enc from terminals
+        where connector = 'stripe' and credentials_enc is not null`);
+      // One account may serve several terminals: read it once.
+      const accounts = new Map<string, StripeTerminal[]>();
+      for (const terminal of terminals) {
+        const key = (
+          JSON.parse(decryptSecret(terminal.credentials_enc, options.masterKey)) as { secret_key?: string }
+        ).secret_key;
+        if (key) accounts.set(key, [...(accounts.get(key) ?? []), terminal]);
+      }
+      const findings: Finding[] = [];
+      for (const [key, served] of accounts)
+        findings.push(...(await account(db, clientOf(key), served, scope)));
+      return findings;
+    },
+  };
+}
+
+async function account(
+  db: Db,
+  stripe: Stripe,
+  terminals: StripeTerminal[],
+  scope: Scope,
+): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const seen = new Map<string, Stripe.PaymentIntent>();
+  const created = { gte: Math.floor(scope.from.getTime() / 1000), lt: Math.ceil(scope.to.getTime() / 1000) };
+  for await (const intent of stripe.paymentIntents.list({ created, limit: 100 })) {
+    const transactionId = intent.metadata?.transaction_id;
+    if (transactionId) seen.set(transactionId, intent);
+  }
+  const terminalIds = terminals.map((t) => t.id);
+  const { rows } = await db.execute<OurTransaction>(sql`
+    select id, status, merchant_id, mode, amount_minor::text as amount_minor, currency, acquirer_reference
+    from transactions
+    where kind = 'card' and (id = any(${textArray([...seen.keys()])})
+      or (terminal_id = any(${textArray(terminalIds)}) and status = 'SUCCESS'
+        and ((updated_at >= ${scope.from} and updated_at < ${scope.to}) or id = any(${textArray(scope.transactionIds)}))))`);
+  const ours = new Map(rows.map((t) => [t.id, t]));
+  for (const [transactionId, intent] of seen) {
+    if (intent.status !== 'succeeded') continue;
+    const t = ours.get(transactionId);
+    const what = `Stripe PaymentIntent ${intent.id} (succeeded, ${intent.amount} ${intent.currency.toUpperCase()})`;
+    if (!t) {
+      findings.push({
+        reference: intent.id,
+        kind: 'missing_in_ledger',
+        observed: 'succeeded',
+        message: `${what} carries our transaction_id ${transactionId}, but no such card payment exists.`,
+      });
+      continue;
+    }
+    findings.push(...compare(t, intent));
+  }
+  // Paid payments whose PaymentIntent the window's list did not hold: read by the reference we kept.
+  for (const t of ours.values()) {
+    if (t.status !== 'SUCCESS' || seen.has(t.id)) continue;
+    const intent = t.acquirer_reference
+      ? await stripe.paymentIntents.retrieve(t.acquirer_reference).catch((error: unknown) => {
+          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+            return undefined;
+          throw error;
+        })
+      : undefined;
+    if (!intent || intent.status !== 'succeeded')
+      findings.push({
+        reference: t.id,
+        transactionId: t.id,
+        merchantId: t.merchant_id,
+        mode: t.mode,
+        kind: 'missing_at_source',
+        expected: 'succeeded',
+        observed: intent?.status ?? 'none',
+        message: `Card payment ${t.id} is SUCCESS, but Stripe has no succeeded PaymentIntent for it${intent ? ` (${intent.id} is ${intent.status})` : ''}.`,
+      });
+    else findings.push(...compare(t, intent));
+  }
+  return findings;
+}
+
+function compare(t: OurTransaction, intent: Stripe.PaymentIntent): Finding[] {
+  const about = { reference: intent.id, transactionId: t.id, merchantId: t.merchant_id, mode: t.mode };
+  const findings: Finding[] = [];
+  if (t.status !== 'SUCCESS' && ['SUCCESS', 'FAILED', 'BLOCKED'].includes(t.status))
+    findings.push({
+      ...about,
+      kind: 'status',
+      expected: 'SUCCESS',
+      observed: t.status,
+      message: `Stripe PaymentIntent ${intent.id} succeeded, but card payment ${t.id} is ${t.status}.`,
+    });
+  if (intent.currency.toUpperCase() !== t.currency)
+    findings.push({
+      ...about,
+      kind: 'currency',
+      expected: t.currency,
+      observed: intent.currency.toUpperCase(),
+      message: `Stripe PaymentIntent ${intent.id} is in ${intent.currency.toUpperCase()}, but card payment ${t.id} is in ${t.currency}.`,
+    });
+  else if (t.amount_minor !== null) {
+    const expected = toStripeAmount(BigInt(t.amount_minor), t.currency);
+    if ('amount' in expected && expected.amount !== BigInt(intent.amount))
+      findings.push({
+        ...about,
+        kind: 'amount',
+        expected: String(expected.amount),
+        observed: String(intent.amount),
+        message: `Stripe PaymentIntent ${intent.id} is for ${intent.amount}, but card payment ${t.id} is for ${expected.amount} (Stripe's units of ${t.currency}).`,
+      });
+  }
+  return findings;
+}
