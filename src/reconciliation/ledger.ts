@@ -336,6 +336,20 @@ async function workflowsAgainstProjection(
     closedRuns.set(info.runId, stateOf(info));
     candidates.add(info.workflowId);
   }
+  // Final transactions changed in the window whose bound run the list did not hold (Temporal's visibility
+  // lags its history a little, and a projection may have been edited): their run is asked for by its id.
+  for (let after = ''; ;) {
+    const { rows: changed } = await db.execute<{ id: string; run_id: string | null }>(sql`
+      select id, run_id from transactions
+      where id > ${after} and status in ('SUCCESS', 'FAILED', 'BLOCKED')
+        and updated_at >= ${scope.from} and updated_at < ${scope.to}
+        and run_chain is distinct from 'legacy'
+      order by id
+      limit ${PAGE}`);
+    for (const t of changed) if (!t.run_id || !closedRuns.has(t.run_id)) candidates.add(t.id);
+    if (changed.length < PAGE) break;
+    after = changed.at(-1)!.id;
+  }
   // Waiting transactions past their kind's deadline at the cut-off (few: only those in flight).
   const { rows: late } = await db.execute<{ id: string; kind: string; created_at: Date }>(sql`
     select id, kind, created_at from transactions

@@ -172,6 +172,14 @@ describe('reconciliation', () => {
       ),
     );
     await env.client.workflow.getHandle(id).terminate('operator mistake');
+    // Temporal lists a closed workflow a moment after it closed (a scheduled run's lag covers that).
+    await until('Temporal to list the terminated workflow', async () => {
+      for await (const _ of env.client.workflow.list({
+        query: `WorkflowId = '${id}' AND ExecutionStatus = 'Terminated'`,
+      }))
+        return true;
+      return false;
+    });
     const found = await reconcile();
     expect(found.open).toEqual([`ledger/status/${id}`]);
     expect(found.rows[0]!.message).toMatch(
