@@ -207,4 +207,12 @@ it('records the histories', { timeout: 180_000 }, async () => {
     args: [{ runs }],
   });
   await save('webhook-redelivery-batch', batch, 'finished');
+
+  // A reconciliation run over all of the above (docs/reconciliation.md).
+  const reconciliation = await env.client.workflow.start('reconciliation', {
+    workflowId: workflowIds.reconciliationRun('recording'),
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [{ trigger: 'recording' }],
+  });
+  await save('reconciliation-run', reconciliation, 'finished');
 });
