@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { sql } from 'drizzle-orm';
+import { isFinal, type TransactionStatus } from '../../src/lib/vocabulary';
 import type { Db } from '../../src/db/client';
 import { decryptSecret } from '../../src/ciphers/secrets';
 import type { Finding } from '../../src/reconciliation/breaks';
@@ -131,7 +132,7 @@ async function account(
 function compare(t: OurTransaction, intent: Stripe.PaymentIntent): Finding[] {
   const about = { reference: intent.id, transactionId: t.id, merchantId: t.merchant_id, mode: t.mode };
   const findings: Finding[] = [];
-  if (t.status !== 'SUCCESS' && ['SUCCESS', 'FAILED', 'BLOCKED'].includes(t.status))
+  if (t.status !== 'SUCCESS' && isFinal(t.status as TransactionStatus))
     findings.push({
       ...about,
       kind: 'status',

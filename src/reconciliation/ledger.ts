@@ -1,13 +1,12 @@
 import { sql } from 'drizzle-orm';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { Db } from '../db/client';
-import { textArray } from './leg';
-import { FINAL_STATUSES, type TransactionStatus } from '../lib/vocabulary';
+import { isFinal as isFinalStatus, type TransactionStatus } from '../lib/vocabulary';
 import { fiatValue, type LockedRate } from '../lib/settlement';
 import { parseUnits } from '../lib/units';
 import { searchAttributes } from '../contracts';
 import type { Finding } from './breaks';
-import { STALE_AFTER_MS, type ReconciliationLeg, type Scope } from './leg';
+import { isStale, textArray, type ReconciliationLeg, type Scope } from './leg';
 
 /** The workflow types that carry one transaction each (their id is the transaction id). */
 const TRANSACTION_WORKFLOWS = ['cardPayment', 'cardPayout', 'cryptoPayin', 'cryptoRamp', 'apmPayment'];
@@ -15,7 +14,7 @@ const TRANSACTION_WORKFLOWS = ['cardPayment', 'cardPayout', 'cryptoPayin', 'cryp
 /** How many rows one query of a window reads at a time. */
 const PAGE = 2_000;
 
-const isFinal = (status: string) => (FINAL_STATUSES as readonly string[]).includes(status);
+const isFinal = (status: string) => isFinalStatus(status as TransactionStatus);
 
 interface Entry {
   wallet: string;
@@ -354,12 +353,7 @@ async function workflowsAgainstProjection(
   const { rows: late } = await db.execute<{ id: string; kind: string; created_at: Date }>(sql`
     select id, kind, created_at from transactions
     where status in ('PENDING', 'REDIRECT') and created_at < ${scope.to}`);
-  for (const t of late)
-    if (
-      scope.to.getTime() - new Date(t.created_at).getTime() >
-      (STALE_AFTER_MS[t.kind] ?? STALE_AFTER_MS.card!)
-    )
-      candidates.add(t.id);
+  for (const t of late) if (isStale(t.kind, new Date(t.created_at), scope.to)) candidates.add(t.id);
   if (candidates.size === 0) return [];
 
   const findings: Finding[] = [];
@@ -388,10 +382,7 @@ async function workflowsAgainstProjection(
     const ended = run.status === 'COMPLETED' ? run.outcome : undefined;
     if (run.status === 'RUNNING') {
       const since = new Date(t.created_at);
-      if (
-        !isFinal(t.status) &&
-        scope.to.getTime() - since.getTime() > (STALE_AFTER_MS[t.kind] ?? STALE_AFTER_MS.card!)
-      )
+      if (!isFinal(t.status) && isStale(t.kind, since, scope.to))
         findings.push({
           ...about,
           kind: 'stale_pending',

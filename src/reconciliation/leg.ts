@@ -26,13 +26,17 @@ export interface ReconciliationLeg {
 }
 
 /** Transactions of these kinds wait no longer than this before a run calls them stale. */
-export const STALE_AFTER_MS: Record<string, number> = {
+const STALE_AFTER_MS: Record<string, number> = {
   card: 60 * 60_000,
   apm: 2 * 60 * 60_000,
   payout: 24 * 60 * 60_000,
   crypto_payin: 3 * 60 * 60_000,
   ramp: 3 * 60 * 60_000,
 };
+
+/** Whether a transaction of `kind` created at `createdAt` has waited past its deadline by `cutOff`. */
+export const isStale = (kind: string, createdAt: Date, cutOff: Date): boolean =>
+  cutOff.getTime() - createdAt.getTime() > (STALE_AFTER_MS[kind] ?? STALE_AFTER_MS.card!);
 
 /** A list of texts as one Postgres array parameter (`= any(...)`), empty or not. */
 export const textArray = (values: string[]): SQL => sql`${sql.param(values)}::text[]`;

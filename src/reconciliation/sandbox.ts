@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { isFinal, type TransactionStatus } from '../lib/vocabulary';
 import type { Db } from '../db/client';
 import { textArray } from './leg';
 import type { Finding } from './breaks';
@@ -84,7 +85,7 @@ function recordAgainstLedger(o: BookRow): Finding[] {
     ];
   const about = { transactionId: o.id, merchantId: o.merchant_id!, mode: o.mode! };
   const findings: Finding[] = [];
-  const final = ['SUCCESS', 'FAILED', 'BLOCKED'].includes(o.status!);
+  const final = isFinal(o.status as TransactionStatus);
   if (o.operation === 'refund' ? !o.refunded && final : final && o.status !== 'SUCCESS')
     findings.push({
       ...about,

@@ -14,6 +14,8 @@ import {
   webhookEvents,
 } from '../../src/db/schema/index';
 import { runReconciliation } from '../../src/temporal/reconciliation';
+import { registerOpenBreaks } from '../../src/reconciliation/metrics';
+import { Registry } from 'prom-client';
 
 /**
  * Reconciliation (docs/reconciliation.md) on the real workflows and the sandbox processors' books: a clean
@@ -365,6 +367,14 @@ describe('reconciliation', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(
       /no reconciliation source nowhere: the sources are ledger, sandbox, stripe/,
+    );
+    // The metric counts what is open now, by kind and age.
+    const registry = new Registry();
+    registerOpenBreaks(registry, env.database.db);
+    const open = (await reconcile()).rows.filter((b) => b.kind === 'missing_event').length;
+    expect(open).toBeGreaterThan(0);
+    expect(await registry.metrics()).toContain(
+      `payments_reconciliation_open_breaks{kind="missing_event",age="under_1h"} ${open}`,
     );
     const runs = await runCliIn(env, 'recon', 'runs');
     expect(runs.stdout).toMatch(/reconciliation-run-.* finished/);
