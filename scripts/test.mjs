@@ -1,7 +1,6 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Schemathesis for the conformance test, Chromium for browser tests), then runs every test with lint,
-// typecheck, format check and the workflow bundle check beside them, and the fault suite and the cluster test
-// beside them once the checks are done.
+// typecheck, format check and the workflow bundle check beside them, then the fault suite and the cluster test.
 import { existsSync, readdirSync } from 'node:fs';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
@@ -49,30 +48,8 @@ const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(
     return checked.find((c) => c.status !== 0)?.status ?? 0;
   },
 );
-// The fault suite and the cluster test (docs/reliability.md) run beside the tests, from when the checks are
-// done: most of their time is spent waiting on processes they killed or stopped, which the tests fill. Their
-// output comes under their names once each is done. Skipped when only some files run.
-const suiteEnv = { ...env };
-const suites = [];
-if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
-  suiteEnv.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  suites.push(['fault suite', 'vitest.faults.config.ts']);
-}
-const clusterServer =
-  process.argv.length <= 2 && !env.SKIP_CLUSTER
-    ? ensureTemporalServer().then(({ server, sqlTool }) => {
-        suiteEnv.TEMPORAL_SERVER_PATH = server;
-        suiteEnv.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-        suites.push(['cluster test', 'vitest.cluster.config.ts']);
-      })
-    : Promise.resolve();
-const running = Promise.all([checking, clusterServer]).then(() =>
-  Promise.all(suites.map(([name, config]) => runSuite(name, config))),
-);
-
 const testStatus = await runQuietly('npx', ['vitest', 'run', ...results.args, ...process.argv.slice(2)], env);
 const checkStatus = await checking;
-const ran = await running;
 if (checkStatus !== 0) {
   process.stderr.write('\na check failed (above)\n');
   process.exit(checkStatus);
@@ -82,6 +59,22 @@ if (testStatus !== 0) {
   process.exit(testStatus);
 }
 const passed = [checkReport(results.file, 'tests')];
+
+// The fault suite and the cluster test (docs/reliability.md) run last, side by side: most of their time is
+// spent waiting on processes they killed or stopped. The fault suite's output comes as it runs, the cluster
+// test's once it is done. Skipped when only some files run.
+const suites = [];
+if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
+  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
+  suites.push(['fault suite', 'vitest.faults.config.ts', 'live']);
+}
+if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
+  const { server, sqlTool } = await ensureTemporalServer();
+  env.TEMPORAL_SERVER_PATH = server;
+  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
+  suites.push(['cluster test', 'vitest.cluster.config.ts', 'captured']);
+}
+const ran = await Promise.all(suites.map(([name, config, output]) => runSuite(name, config, output)));
 for (const { name, file, status } of ran) {
   // Vitest's exit code too: its report says nothing of an error outside the tests (an unhandled rejection).
   if (status !== 0) {
@@ -93,13 +86,17 @@ for (const { name, file, status } of ran) {
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
 /**
- * Runs one Vitest configuration beside the tests, its output shown under its name once it is done. Answers
- * where its report is and its exit status.
+ * Runs one Vitest configuration, its output shown as it comes (`live`) or under its name once it is done
+ * (`captured`, for a suite that runs beside another). Answers where its report is and its exit status.
  */
-async function runSuite(name, config) {
+async function runSuite(name, config, output) {
   const report = reportArgs();
   const args = ['vitest', 'run', '--config', config, ...report.args];
-  const { status, output: text } = await runCaptured('npx', args, suiteEnv);
+  if (output === 'live') {
+    process.stdout.write(`\n== ${name} ==\n`);
+    return { name, file: report.file, status: await runQuietly('npx', args, env) };
+  }
+  const { status, output: text } = await runCaptured('npx', args, env);
   process.stdout.write(`\n== ${name} ==\n${text}`);
   return { name, file: report.file, status };
 }
