@@ -237,7 +237,14 @@ function stepsOf(t: TransactionRow): Finding[] {
           `Payin ${t.id} is ${t.status} but credited ${credit.amount} to its wallet.`,
         );
     } else if (!credit) {
-      mismatch('missing_in_ledger', 'credit', `Payin ${t.id} is SUCCESS but its wallet was never credited.`);
+      // Deposits worth less than one minor unit of the currency credit nothing, and the workflow writes no
+      // entry of zero.
+      if (!creditsFor(t)?.every((amount) => amount === 0n))
+        mismatch(
+          'missing_in_ledger',
+          'credit',
+          `Payin ${t.id} is SUCCESS but its wallet was never credited.`,
+        );
     } else {
       const allowed = creditsFor(t);
       if (allowed && !allowed.includes(BigInt(credit.amount)))

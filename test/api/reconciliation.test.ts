@@ -5,6 +5,7 @@ import { runCliIn } from '../helpers/cli';
 import { cardRequest, merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import {
+  cryptoDeposits,
   ledgerEntries,
   reconciliationBreakEvents,
   reconciliationBreaks,
@@ -14,6 +15,9 @@ import {
   webhookEvents,
 } from '../../src/db/schema/index';
 import { runReconciliation } from '../../src/temporal/reconciliation';
+import { ledgerLeg } from '../../src/reconciliation/ledger';
+import { creditWallet } from '../../src/wallets/ledger';
+import { insertPayinTransaction } from '../helpers/fixtures';
 import { registerOpenBreaks } from '../../src/reconciliation/metrics';
 import { Registry } from 'prom-client';
 
@@ -341,6 +345,48 @@ describe('reconciliation', () => {
     const found = await reconcile();
     expect(found.open).toEqual([`ledger/duplicate/${eur}:${id}:credit`, `ledger/missing_event/${id}`]);
     expect(found.rows[0]!.message).toMatch(/not its wallet: a second run's step\?/);
+  });
+
+  it("checks a paid payin's credit against the fiat value of its counted deposits", async () => {
+    const { db } = env.database;
+    // 100 USDT on TRON for 100.00 USD (test/helpers/fixtures.ts), paid as `deposits` say, credited `credit`.
+    const payin = async (paymentStatus: string, deposits: string[], credit?: bigint) => {
+      const { transactionId, walletId } = await insertPayinTransaction(db, merchant.credentials);
+      await db
+        .update(transactions)
+        .set({
+          status: 'SUCCESS',
+          details: sql`${transactions.details} || ${JSON.stringify({ crypto_payment_status: paymentStatus })}::jsonb`,
+        })
+        .where(eq(transactions.id, transactionId));
+      for (const [i, amount] of deposits.entries())
+        await db
+          .insert(cryptoDeposits)
+          .values({ transactionId, txHash: `${transactionId}-${i}`, amount, countedInPayment: true });
+      if (credit) await creditWallet(db, walletId, transactionId, credit);
+      return transactionId;
+    };
+    const paidInFull = await payin('FULLPAID', ['60', '40'], 10_000n);
+    // One base unit of USDT is worth less than a cent: nothing to credit, and no entry of zero.
+    const dust = await payin('UNDERPAID', ['0.000001']);
+    const overCredited = await payin('UNDERPAID', ['50'], 10_000n);
+    const neverCredited = await payin('FULLPAID', ['100']);
+    const ids = [paidInFull, dust, overCredited, neverCredited];
+
+    const findings = await ledgerLeg(db).check({
+      from: new Date(0),
+      to: new Date(Date.now() + 60_000),
+      transactionIds: ids,
+      references: [],
+    });
+    expect(
+      findings
+        .filter((f) => ids.includes(f.transactionId ?? ''))
+        .map((f) => `${f.kind} ${f.transactionId} expected ${f.expected}`)
+        .sort(),
+    ).toEqual(
+      [`amount ${overCredited} expected 5000`, `missing_in_ledger ${neverCredited} expected credit`].sort(),
+    );
   });
 
   it('reports a payment waiting past its deadline as stale', async () => {

@@ -28,6 +28,7 @@ import {
 } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { changedInput, copyRun } from '../helpers/forged-runs';
+import { updateKeyOf } from '../../src/ciphers/update-proof';
 import { reconciliationLegs } from '../../activities/reconciliation';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { activitiesOutsideAnyRun } from '../../activities/index';
@@ -401,15 +402,21 @@ async function start(s: Scenario, merchant: MerchantCredentials) {
   const run = async <T extends { transactionId: string }>(
     workflow: (input: T) => Promise<unknown>,
     input: T,
-  ) => ({
-    input,
-    handle: await ts().env.client.workflow.start(workflow, {
+  ) => {
+    // Recorded as the API records it (src/transactions/create.ts), with the update key the test client
+    // adds: reconciliation reads a payin's locked rate from it.
+    await db()
+      .update(transactions)
+      .set({ workflowInput: { ...input, updateKey: updateKeyOf(key) } })
+      .where(eq(transactions.id, input.transactionId));
+    const handle = await ts().env.client.workflow.start(workflow, {
       workflowId: input.transactionId,
       taskQueue: ts().taskQueue,
       args: [input],
       workflowTaskTimeout: TASK_TIMEOUT,
-    }),
-  });
+    });
+    return { input, handle };
+  };
   switch (s.kind) {
     case 'card': {
       const input = await insertCardTransaction(db(), key, merchant, {
