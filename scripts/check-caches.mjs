@@ -1,7 +1,7 @@
-// The caches of `npm test`'s checks, kept outside the clone (~/.cache/payments/checks) so that a fresh clone's
-// checks redo only what changed: TypeScript's incremental build info (it compares each file's contents and
-// type-checks again every file a change can affect), and ESLint's and Prettier's results per file, by
-// content. They are keyed by the lockfile, the Node version and the tools' configurations; the checks run
+// The caches of `npm test`'s two slowest checks, kept outside the clone (~/.cache/payments/checks) so that a
+// fresh clone's checks redo only what changed: TypeScript's incremental build info (it compares each file's
+// contents and type-checks again every file a change can affect) and ESLint's results per file, by content.
+// (Prettier's cache cannot move between clones: it keys each file's result by a hash of its absolute path.) They are keyed by the lockfile, the Node version and the tools' configurations; the checks run
 // on copies inside the clone's node_modules, put back when they are done.
 //
 // ESLint's cache has one known limit: a file is linted again when it changed, not when only a file it
@@ -21,19 +21,12 @@ import { join, resolve } from 'node:path';
 import { cacheRoot } from './toolchain.mjs';
 
 /** What the caches depend on besides the files they check. */
-const KEYED_BY = [
-  'package-lock.json',
-  'tsconfig.json',
-  'eslint.config.js',
-  'eslint.boundaries.js',
-  '.prettierrc.json',
-  '.prettierignore',
-];
+const KEYED_BY = ['package-lock.json', 'tsconfig.json', 'eslint.config.js', 'eslint.boundaries.js'];
 /** How many keys' caches are kept (the newest): a branch switch back finds its own. */
 const KEPT = 3;
 /** Caches whose contents name the clone's absolute path (TypeScript's names paths relative to itself). */
-const ABSOLUTE = new Set(['eslint', 'prettier']);
-const FILES = ['tsc.tsbuildinfo', 'eslint', 'prettier'];
+const ABSOLUTE = new Set(['eslint']);
+const FILES = ['tsc.tsbuildinfo', 'eslint'];
 
 const root = resolve('.');
 const local = join(root, 'node_modules', '.cache', 'payments-checks');
@@ -48,7 +41,6 @@ function keyDir() {
 export const checkCache = {
   tsc: join(local, 'tsc.tsbuildinfo'),
   eslint: join(local, 'eslint'),
-  prettier: join(local, 'prettier'),
 };
 
 /** Stands for the clone's absolute path in a kept cache. */

@@ -1,7 +1,10 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Schemathesis for the conformance test, Chromium for browser tests), then runs every test with lint,
-// typecheck, format check and the workflow bundle check beside them, then the fault suite and the cluster test.
-import { existsSync, readdirSync } from 'node:fs';
+// typecheck, format check and the workflow bundle check beside them, and the fault suite and the cluster test
+// as its last files run.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { checkCache, keepCheckCaches, restoreCheckCaches } from './check-caches.mjs';
 import { ensureDependencies } from './deps.mjs';
 import { runCaptured, runQuietly } from './quiet.mjs';
 import { readReport, reportArgs } from './vitest-report.mjs';
@@ -32,15 +35,21 @@ const results = reportArgs();
 // The checks run beside the tests: the tests leave part of two cores idle while they wait on servers and
 // timers, and the checks fill it. Their output is shown under their names as soon as all are done (a failed
 // one says so then: Ctrl-C stops the tests); the run fails at the end if any failed.
+// They keep caches outside the clone (scripts/check-caches.mjs), so a fresh clone redoes only what changed.
+restoreCheckCaches();
 const checks = [
-  ['lint', ['npx', 'eslint', '.']],
+  [
+    'lint',
+    ['npx', 'eslint', '.', '--cache', '--cache-strategy', 'content', '--cache-location', checkCache.eslint],
+  ],
   ['lint rules', ['npx', 'vitest', 'run', '--config', 'vitest.lint.config.ts']],
-  ['typecheck', ['npx', 'tsc', '--noEmit']],
+  ['typecheck', ['npx', 'tsc', '--noEmit', '--incremental', '--tsBuildInfoFile', checkCache.tsc]],
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
 ];
 const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(command, args, env))).then(
   (checked) => {
+    keepCheckCaches();
     for (const [i, [name]] of checks.entries()) {
       process.stdout.write(`\n== ${name} ==\n${checked[i].output}`);
       if (checked[i].status !== 0) process.stderr.write(`\n${name} failed\n`);
@@ -48,8 +57,41 @@ const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(
     return checked.find((c) => c.status !== 0)?.status ?? 0;
   },
 );
-const testStatus = await runQuietly('npx', ['vitest', 'run', ...results.args, ...process.argv.slice(2)], env);
+// The fault suite and the cluster test (docs/reliability.md) run side by side, started once the main suite
+// has SIDE_SUITES_WHEN_LEFT files or fewer to finish: its last files leave a core idle, and most of the side
+// suites' time is spent waiting on processes they killed or stopped. Their output is shown under their
+// names once the main suite's is done. Skipped when only some files run.
+const SIDE_SUITES_WHEN_LEFT = 3;
+const suites = [];
+if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
+  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
+  suites.push(['fault suite', 'vitest.faults.config.ts']);
+}
+if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
+  const { server, sqlTool } = await ensureTemporalServer();
+  env.TEMPORAL_SERVER_PATH = server;
+  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
+  suites.push(['cluster test', 'vitest.cluster.config.ts']);
+}
+const progress = join(dirname(results.file), 'progress');
+const mainEnv = { ...env, PAYMENTS_TEST_PROGRESS: progress };
+let sideSuites;
+const startSideSuites = () =>
+  (sideSuites ??= Promise.all(suites.map(([name, config]) => runSuite(name, config))));
+const watching = setInterval(() => {
+  const [finished, total] = existsSync(progress) ? readFileSync(progress, 'utf8').split(' ').map(Number) : [];
+  if (total > 0 && total - finished <= SIDE_SUITES_WHEN_LEFT) startSideSuites();
+}, 1000);
+const testStatus = await runQuietly(
+  'npx',
+  ['vitest', 'run', ...results.args, '--reporter=./scripts/vitest-progress.mjs', ...process.argv.slice(2)],
+  mainEnv,
+);
+clearInterval(watching);
 const checkStatus = await checking;
+// Started already, they finish; not yet, they start only when the rest passed.
+const ran = sideSuites || (testStatus === 0 && checkStatus === 0) ? await startSideSuites() : [];
+for (const { name, output } of ran) process.stdout.write(`\n== ${name} ==\n${output}`);
 if (checkStatus !== 0) {
   process.stderr.write('\na check failed (above)\n');
   process.exit(checkStatus);
@@ -59,22 +101,6 @@ if (testStatus !== 0) {
   process.exit(testStatus);
 }
 const passed = [checkReport(results.file, 'tests')];
-
-// The fault suite and the cluster test (docs/reliability.md) run last, side by side: most of their time is
-// spent waiting on processes they killed or stopped. The fault suite's output comes as it runs, the cluster
-// test's once it is done. Skipped when only some files run.
-const suites = [];
-if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
-  env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  suites.push(['fault suite', 'vitest.faults.config.ts', 'live']);
-}
-if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
-  const { server, sqlTool } = await ensureTemporalServer();
-  env.TEMPORAL_SERVER_PATH = server;
-  env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  suites.push(['cluster test', 'vitest.cluster.config.ts', 'captured']);
-}
-const ran = await Promise.all(suites.map(([name, config, output]) => runSuite(name, config, output)));
 for (const { name, file, status } of ran) {
   // Vitest's exit code too: its report says nothing of an error outside the tests (an unhandled rejection).
   if (status !== 0) {
@@ -85,20 +111,15 @@ for (const { name, file, status } of ran) {
 }
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
-/**
- * Runs one Vitest configuration, its output shown as it comes (`live`) or under its name once it is done
- * (`captured`, for a suite that runs beside another). Answers where its report is and its exit status.
- */
-async function runSuite(name, config, output) {
+/** Runs one Vitest configuration with its output captured. Answers its output, report and exit status. */
+async function runSuite(name, config) {
   const report = reportArgs();
-  const args = ['vitest', 'run', '--config', config, ...report.args];
-  if (output === 'live') {
-    process.stdout.write(`\n== ${name} ==\n`);
-    return { name, file: report.file, status: await runQuietly('npx', args, env) };
-  }
-  const { status, output: text } = await runCaptured('npx', args, env);
-  process.stdout.write(`\n== ${name} ==\n${text}`);
-  return { name, file: report.file, status };
+  const { status, output } = await runCaptured(
+    'npx',
+    ['vitest', 'run', '--config', config, ...report.args],
+    env,
+  );
+  return { name, output, file: report.file, status };
 }
 
 /** Exits when the run's report is missing or says anything failed. Answers how many tests passed. */

