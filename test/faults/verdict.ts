@@ -101,7 +101,22 @@ export async function verify(
       const key = `${a.transactionId}:${a.status}`;
       acked.set(key, (acked.get(key) ?? new Set()).add(a.eventId));
     }
-    const webhooksMissing = final.filter((r) => !acked.has(`${r.id}:${r.status}`)).length;
+    const missing = final.filter((r) => !acked.has(`${r.id}:${r.status}`));
+    const webhooksMissing = missing.length;
+    // What the service recorded of each missing one: no event (never sent), or its attempts and their errors.
+    if (missing.length > 0) {
+      const { rows: events } = await db.query(
+        `select e.transaction_id, e.event_key, e.status, e.attempts,
+           (select json_agg(json_build_object('run', a.run, 'attempt', a.attempt, 'at', a.started_at,
+              'http', a.http_status, 'ms', a.latency_ms, 'error', a.error) order by a.started_at)
+            from webhook_attempts a where a.event_id = e.id) as tries
+         from webhook_events e where e.transaction_id = any($1)`,
+        [missing.map((r) => r.id)],
+      );
+      process.stdout.write(
+        `[faults] webhooks missing for ${missing.map((r) => `${r.id} ${r.status}`).join(', ')}; events: ${JSON.stringify(events, null, 2)}\n`,
+      );
+    }
     const eventsWithTwoIds = [...acked.values()].filter((events) => events.size > 1).length;
 
     // Nothing charged, paid out or credited twice: the processor's and the ledger's own records.
