@@ -351,11 +351,14 @@ describe('reconciliation', () => {
     const { db } = env.database;
     // 100 USDT on TRON for 100.00 USD (test/helpers/fixtures.ts), paid as `deposits` say, credited `credit`.
     const payin = async (paymentStatus: string, deposits: string[], credit?: bigint) => {
-      const { transactionId, walletId } = await insertPayinTransaction(db, merchant.credentials);
+      const input = await insertPayinTransaction(db, merchant.credentials);
+      const { transactionId, walletId } = input;
       await db
         .update(transactions)
         .set({
           status: 'SUCCESS',
+          // As the API records it: the leg reads the locked rate there.
+          workflowInput: { ...input },
           details: sql`${transactions.details} || ${JSON.stringify({ crypto_payment_status: paymentStatus })}::jsonb`,
         })
         .where(eq(transactions.id, transactionId));
