@@ -8,17 +8,28 @@ import { ledgerLeg } from '../src/reconciliation/ledger';
 import { sandboxLeg } from '../src/reconciliation/sandbox';
 import { stripeLeg } from './connectors/stripe-books';
 import { finishRun, planRun, reconcileSource, type Window } from '../src/reconciliation/runs';
+import { chainCutOffs, chainLeg, firstBlockOf } from '../src/chain/reconciliation';
 
 /**
- * Every reconciliation leg, by source: the ledger against itself and the workflows, and against each
- * processor's books (Stripe's when the worker can reach it). A new acquirer or chain family adds its leg here (docs/reconciliation.md).
+ * Every reconciliation leg, by source: the ledger against itself and the workflows, against each
+ * processor's books (Stripe's when the worker can reach it), and against the chains the service watches
+ * (every family through its reader; it needs the master key to open the nodes). A new acquirer adds its
+ * leg here (docs/reconciliation.md).
  */
 export function reconciliationLegs(
   db: Db,
-  temporal?: { client: Client; taskQueue: string },
-  stripe?: { masterKey: string; apiUrl?: string },
+  options: {
+    temporal?: { client: Client; taskQueue: string };
+    stripe?: { masterKey: string; apiUrl?: string };
+    masterKey?: string;
+  } = {},
 ): ReconciliationLeg[] {
-  return [ledgerLeg(db, temporal), sandboxLeg(db), ...(stripe ? [stripeLeg(db, stripe)] : [])];
+  return [
+    ledgerLeg(db, options.temporal),
+    sandboxLeg(db),
+    ...(options.stripe ? [stripeLeg(db, options.stripe)] : []),
+    ...(options.masterKey ? [chainLeg(db, options.masterKey)] : []),
+  ];
 }
 
 /**
@@ -34,11 +45,11 @@ export function reconciliationActivities(deps: {
 }) {
   const legs = () => {
     const client = deps.temporal?.();
-    return reconciliationLegs(
-      deps.db,
-      client ? { client, taskQueue: deps.taskQueue } : undefined,
-      deps.stripe,
-    );
+    return reconciliationLegs(deps.db, {
+      ...(client ? { temporal: { client, taskQueue: deps.taskQueue } } : {}),
+      stripe: deps.stripe,
+      masterKey: deps.stripe.masterKey,
+    });
   };
   return {
     async planReconciliation(
@@ -52,14 +63,23 @@ export function reconciliationActivities(deps: {
           `no reconciliation source ${unknown.join(', ')}: the sources are ${known.join(', ')}`,
         );
       const sources = input.sources?.length ? input.sources : known;
-      const window = await planRun(deps.db, {
-        id: input.runId,
-        trigger: input.trigger,
-        sources,
-        lagMs: deps.lagMs,
-        ...(input.since ? { since: input.since } : {}),
-        ...(input.until ? { until: input.until } : {}),
-      });
+      const window = await planRun(
+        deps.db,
+        {
+          id: input.runId,
+          trigger: input.trigger,
+          sources,
+          lagMs: deps.lagMs,
+          ...(input.since ? { since: input.since } : {}),
+          ...(input.until ? { until: input.until } : {}),
+        },
+        sources.includes('chain')
+          ? {
+              cutOffs: () => chainCutOffs(deps.db),
+              firstBlock: (id, cutOff) => firstBlockOf(deps.db, id, cutOff),
+            }
+          : undefined,
+      );
       return { window, sources };
     },
 

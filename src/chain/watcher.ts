@@ -170,9 +170,10 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
 
 /**
  * The transfers that pay deposit addresses of this node, one per (transaction, hash, asset) with the
- * amounts of one hash summed. A native transfer counts only if its transaction succeeded.
+ * amounts of one hash summed. A native transfer counts only if its transaction succeeded. Reconciliation
+ * reads the chain again through it (src/chain/reconciliation.ts).
  */
-async function depositsAmong(
+export async function depositsAmong(
   options: Pick<WatcherOptions, 'db'>,
   node: ChainNode,
   reader: ChainReader,

@@ -12,6 +12,14 @@ export interface Scope {
   transactionIds: string[];
   /** References of this source's unsettled breaks (ledger entries, processor records). */
   references: string[];
+  /** The chain legs': each watched node's blocks to read, by node id. */
+  blocks?: Record<string, BlockRange>;
+}
+
+/** Blocks of one chain node, both ends included, as decimal text. */
+export interface BlockRange {
+  from: string;
+  to: string;
 }
 
 /**

@@ -2,11 +2,19 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { reconciliationBreaks, reconciliationRuns } from '../db/schema/index';
 import { recordFindings, UNSETTLED, type Recorded } from './breaks';
-import type { ReconciliationLeg } from './leg';
+import type { BlockRange, ReconciliationLeg } from './leg';
 
 export interface Window {
   from: string;
   to: string;
+  /** Each watched chain node's blocks, for the chain leg: from the previous run's cut-off to this one's. */
+  blocks?: Record<string, BlockRange>;
+}
+
+/** How a run being planned finds each chain node's cut-off, and the first block of a node never read. */
+export interface ChainCutOffs {
+  cutOffs(): Promise<Record<string, string>>;
+  firstBlock(nodeId: string, cutOff: string): Promise<string>;
 }
 
 /**
@@ -18,33 +26,50 @@ export interface Window {
 export async function planRun(
   db: Db,
   run: { id: string; trigger: string; sources: string[]; since?: string; until?: string; lagMs: number },
+  chains?: ChainCutOffs,
 ): Promise<Window> {
   const [existing] = await db.select().from(reconciliationRuns).where(eq(reconciliationRuns.id, run.id));
-  if (existing) return { from: existing.windowStart.toISOString(), to: existing.windowEnd.toISOString() };
+  if (existing) return windowOf(existing);
   const to = run.until ? new Date(run.until) : new Date(Date.now() - run.lagMs);
-  let from = run.since ? new Date(run.since) : undefined;
-  if (!from) {
-    const [latest] = await db
-      .select({ windowEnd: reconciliationRuns.windowEnd })
-      .from(reconciliationRuns)
-      .where(and(eq(reconciliationRuns.trigger, 'schedule'), eq(reconciliationRuns.state, 'finished')))
-      .orderBy(desc(reconciliationRuns.windowEnd))
-      .limit(1);
-    from = latest?.windowEnd ?? new Date(0);
+  let since = run.since ? new Date(run.since) : undefined;
+  const [latest] = await db
+    .select({ windowEnd: reconciliationRuns.windowEnd, blocks: reconciliationRuns.blocks })
+    .from(reconciliationRuns)
+    .where(and(eq(reconciliationRuns.trigger, 'schedule'), eq(reconciliationRuns.state, 'finished')))
+    .orderBy(desc(reconciliationRuns.windowEnd))
+    .limit(1);
+  since ??= latest?.windowEnd ?? new Date(0);
+  if (since > to) since = to;
+  // A chain's blocks follow the scheduled runs' cut-offs, whatever window a run by hand is given.
+  const blocks: Record<string, BlockRange> = {};
+  for (const [nodeId, cutOff] of Object.entries(chains ? await chains.cutOffs() : {})) {
+    const previous = latest?.blocks[nodeId]?.to;
+    // Empty (`from` past `to`) when the watcher read nothing new, or went back to read a lost block again.
+    const from =
+      previous === undefined ? await chains!.firstBlock(nodeId, cutOff) : String(BigInt(previous) + 1n);
+    blocks[nodeId] = { from, to: cutOff };
   }
-  if (from > to) from = to;
   await db
     .insert(reconciliationRuns)
     .values({
       id: run.id,
       trigger: run.trigger,
       sources: run.sources.join(','),
-      windowStart: from,
+      windowStart: since,
       windowEnd: to,
+      blocks,
     })
     .onConflictDoNothing();
   const [row] = await db.select().from(reconciliationRuns).where(eq(reconciliationRuns.id, run.id));
-  return { from: row!.windowStart.toISOString(), to: row!.windowEnd.toISOString() };
+  return windowOf(row!);
+}
+
+function windowOf(row: typeof reconciliationRuns.$inferSelect): Window {
+  return {
+    from: row.windowStart.toISOString(),
+    to: row.windowEnd.toISOString(),
+    ...(Object.keys(row.blocks).length > 0 ? { blocks: row.blocks } : {}),
+  };
 }
 
 /** Reads one source over the run's window and records what it found (breaks opened, seen, resolved). */
@@ -64,6 +89,7 @@ export async function reconcileSource(
     to: new Date(run.window.to),
     transactionIds: [...new Set(unsettled.flatMap((b) => (b.transactionId ? [b.transactionId] : [])))],
     references: unsettled.map((b) => b.reference),
+    ...(run.window.blocks ? { blocks: run.window.blocks } : {}),
   });
   return recordFindings(db, run.id, leg.source, findings);
 }

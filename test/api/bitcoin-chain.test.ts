@@ -26,6 +26,7 @@ import {
   merchants,
 } from '../../src/db/schema/index';
 import { nodeChains } from '../../activities/connectors/node-chains';
+import { expectChainReconciled } from '../helpers/chain-reconciliation';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 
 /**
@@ -123,6 +124,7 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     expect(rows[0]!.sender).toBe(faucetAddress(watched));
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 60000n]]);
+    await expectChainReconciled(env, id);
   });
 
   it('settles more than asked as OVERPAID and less as UNDERPAID, from real transactions', async () => {

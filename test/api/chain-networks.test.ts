@@ -18,6 +18,7 @@ import {
 import { erc20Abi, rpc } from '../../src/chain/evm/rpc';
 import { addChainNode } from '../../src/chain/registration';
 import { fromTronAddress, toTronAddress } from '../../src/chain/tron/address';
+import { expectChainReconciled } from '../helpers/chain-reconciliation';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 
 /**
@@ -121,6 +122,7 @@ describe.each(NETWORKS)('crypto deposits on $network (anvil, chain id $chainId)'
     expect(rows.map((r) => [r.txHash, r.disposition])).toEqual([[sent.tx_hash, 'counted']]);
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+    await expectChainReconciled(env, id);
   });
 
   it('settles more than asked as OVERPAID and less as UNDERPAID, from real transfers', async () => {

@@ -22,6 +22,7 @@ import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 import { rpc } from '../../src/chain/evm/rpc';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { insertPayinTransaction } from '../helpers/fixtures';
+import { expectChainReconciled } from '../helpers/chain-reconciliation';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { firstAnswerUpdate, workflowIds } from '../../src/contracts';
 
@@ -105,6 +106,16 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     });
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+  });
+
+  it('reconciles a counted deposit with the chain, and reports one missed or recorded for another amount', async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    await receiptOf((await deposit(merchant, id, '10')).tx_hash);
+    await chain.mine(CONFIRMATIONS);
+    await expect
+      .poll(async () => (await status(merchant, id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    await expectChainReconciled(env, id);
   });
 
   it('is held up by neither a zero-value transfer nor a deposit no workflow takes: the next customer settles', async () => {

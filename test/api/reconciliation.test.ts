@@ -415,7 +415,7 @@ describe('reconciliation', () => {
     const unknown = await runCliIn(env, 'recon', 'run', '--source', 'nowhere');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(
-      /no reconciliation source nowhere: the sources are ledger, sandbox, stripe/,
+      /no reconciliation source nowhere: the sources are ledger, sandbox, stripe, chain/,
     );
     // The metric counts what is open now, by kind and age.
     const registry = new Registry();

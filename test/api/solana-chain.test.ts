@@ -13,6 +13,7 @@ import { addChainNode } from '../../src/chain/registration';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';
+import { expectChainReconciled } from '../helpers/chain-reconciliation';
 import {
   chainSends,
   chainTransfers,
@@ -154,6 +155,7 @@ describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
     expect(rows.map((r) => [r.txHash, r.disposition])).toEqual([[sent.tx_hash, 'counted']]);
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+    await expectChainReconciled(env, id);
   });
 
   it('settles more than asked as OVERPAID and less as UNDERPAID, from real transfers', async () => {

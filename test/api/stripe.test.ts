@@ -261,9 +261,8 @@ describe('reconciliation against Stripe (docs/reconciliation.md)', () => {
       cardRequest({ order_id: `recon-${Math.random()}` }),
     );
     expect(paid.json().status).toBe('SUCCESS');
-    const [leg] = reconciliationLegs(env.database.db, undefined, {
-      masterKey: env.config.MASTER_KEY,
-      apiUrl: stripe.url,
+    const [leg] = reconciliationLegs(env.database.db, {
+      stripe: { masterKey: env.config.MASTER_KEY, apiUrl: stripe.url },
     }).filter((l) => l.source === 'stripe');
     const scope = {
       from: new Date(0),

@@ -186,7 +186,7 @@ export async function reconcileAll(databaseUrl: string, temporalAddress: string,
     const client = new Client({ connection });
     const scope = { from: new Date(0), to: new Date(), transactionIds: [], references: [] };
     const found: string[] = [];
-    for (const leg of reconciliationLegs(database.db, { client, taskQueue }))
+    for (const leg of reconciliationLegs(database.db, { temporal: { client, taskQueue } }))
       for (const f of await leg.check(scope))
         found.push(`${leg.source}/${f.kind}/${f.reference}: ${f.message}`);
     return found;

@@ -23,6 +23,14 @@ export const reconciliationRuns = pgTable(
     state: text('state', { enum: ['running', 'finished'] })
       .notNull()
       .default('running'),
+    /**
+     * Each watched chain node's blocks the run reads (both ends included), by node id: from the previous
+     * scheduled run's cut-off to the last block the node's watcher had read when the run was planned.
+     */
+    blocks: jsonb('blocks')
+      .$type<Record<string, { from: string; to: string }>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     /** Per source: what was checked, breaks found, breaks resolved. */
     summary: jsonb('summary')
       .$type<Record<string, unknown>>()

@@ -1,0 +1,1 @@
+ALTER TABLE "reconciliation_runs" ADD COLUMN "blocks" jsonb DEFAULT '{}'::jsonb NOT NULL;

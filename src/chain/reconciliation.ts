@@ -1,0 +1,203 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import type { Finding } from '../reconciliation/breaks';
+import type { BlockRange, ReconciliationLeg, Scope } from '../reconciliation/leg';
+import { textArray } from '../reconciliation/leg';
+import { canonicalDecimal } from '../lib/units';
+import { chainNodeById, watchedChainNodeIds, type ChainNode } from './nodes';
+import { readerOf } from './families';
+import { depositsAmong } from './watcher';
+
+/**
+ * Each watched node's cut-off for a run being planned: the last block its watcher has read. A run reads a
+ * node's blocks from the previous run's cut-off to its own (src/reconciliation/runs.ts).
+ */
+export async function chainCutOffs(db: Db): Promise<Record<string, string>> {
+  const ids = await watchedChainNodeIds(db);
+  if (ids.length === 0) return {};
+  const { rows } = await db.execute<{ id: string; scanned_block: string | null }>(
+    sql`select id, scanned_block::text from chain_nodes where id = any(${textArray(ids)})`,
+  );
+  return Object.fromEntries(rows.flatMap((r) => (r.scanned_block === null ? [] : [[r.id, r.scanned_block]])));
+}
+
+/** The first block a node's first run reads: the lowest holding a deposit we recorded, else its cut-off. */
+export async function firstBlockOf(db: Db, nodeId: string, cutOff: string): Promise<string> {
+  const { rows } = await db.execute<{ first: string | null }>(
+    sql`select min(block)::text as first from chain_transfers where chain_node_id = ${nodeId}`,
+  );
+  const first = rows[0]?.first;
+  return first !== null && first !== undefined && BigInt(first) <= BigInt(cutOff) ? first : cutOff;
+}
+
+interface Transfer {
+  transactionId: string;
+  txHash: string;
+  asset: string;
+  /** Exact decimal. */
+  amount: string;
+  block: bigint;
+}
+
+const keyOf = (t: Pick<Transfer, 'transactionId' | 'txHash' | 'asset'>) =>
+  `${t.transactionId}:${t.txHash}:${t.asset}`;
+/** A break's reference names the node and the block, so a later run can read that block again. */
+const referenceOf = (node: ChainNode, t: Pick<Transfer, 'block' | 'txHash' | 'asset'>) =>
+  `${node.id}:${t.block}:${t.txHash}:${t.asset}`;
+const sameAmount = (a: string, b: string) => canonicalDecimal(a) === canonicalDecimal(b);
+
+/**
+ * The ledger against each chain the service watches (docs/reconciliation.md), on every family through its
+ * reader: the blocks of the run's range are read again from the node, and every transfer into one of our
+ * deposit addresses there must be a deposit the watcher recorded, for the same amount (else a missed
+ * deposit), and every one recorded there must be on the chain (else it is missing at the source); every
+ * recorded deposit handed to its transaction is counted there for its amount, and every counted chain
+ * deposit was seen on its chain. The blocks of unsettled breaks are read again, so a break outside the
+ * range is settled by the chain too.
+ */
+export function chainLeg(db: Db, masterKey: string): ReconciliationLeg {
+  return {
+    source: 'chain',
+    async check(scope) {
+      const findings: Finding[] = [];
+      const ranges = new Map<string, BlockRange[]>();
+      for (const [nodeId, range] of Object.entries(scope.blocks ?? {}))
+        ranges.set(nodeId, [...(ranges.get(nodeId) ?? []), range]);
+      for (const reference of scope.references) {
+        const [nodeId, block] = reference.split(':');
+        if (!nodeId || !block || !/^\d+$/.test(block)) continue;
+        const inRange = (ranges.get(nodeId) ?? []).some(
+          (r) => BigInt(r.from) <= BigInt(block) && BigInt(block) <= BigInt(r.to),
+        );
+        if (!inRange) ranges.set(nodeId, [...(ranges.get(nodeId) ?? []), { from: block, to: block }]);
+      }
+      for (const [nodeId, nodeRanges] of ranges) {
+        const node = await chainNodeById(db, masterKey, nodeId);
+        if (!node) continue;
+        for (const range of nodeRanges)
+          findings.push(...(await blocksAgainstLedger(db, node, BigInt(range.from), BigInt(range.to))));
+      }
+      findings.push(...(await countedAgainstSeen(db, scope)));
+      return findings;
+    },
+  };
+}
+
+/** One node's blocks `from` to `to` read again, against the deposits the watcher recorded from them. */
+async function blocksAgainstLedger(db: Db, node: ChainNode, from: bigint, to: bigint): Promise<Finding[]> {
+  const reader = readerOf(node, db);
+  const findings: Finding[] = [];
+  for (let start = from; start <= to; start += reader.batchBlocks) {
+    const end = start + reader.batchBlocks - 1n < to ? start + reader.batchBlocks - 1n : to;
+    const onChain = new Map<string, Transfer>();
+    for (const d of await depositsAmong({ db }, node, reader, await reader.transfers(start, end))) {
+      const t: Transfer = { ...d, amount: d.amount, block: BigInt(d.block) };
+      onChain.set(keyOf(t), t);
+    }
+    const { rows } = await db.execute<{
+      transaction_id: string;
+      tx_hash: string;
+      asset: string;
+      amount: string;
+      block: string;
+    }>(sql`
+      select transaction_id, tx_hash, asset, amount::text, block::text from chain_transfers
+      where chain_node_id = ${node.id} and block between ${start.toString()} and ${end.toString()}`);
+    const recorded = new Map(
+      rows.map((r) => {
+        const t: Transfer = {
+          transactionId: r.transaction_id,
+          txHash: r.tx_hash,
+          asset: r.asset,
+          amount: r.amount,
+          block: BigInt(r.block),
+        };
+        return [keyOf(t), t];
+      }),
+    );
+    for (const [key, seen] of onChain) {
+      const ours = recorded.get(key);
+      const about = { transactionId: seen.transactionId, reference: referenceOf(node, seen) };
+      if (!ours)
+        findings.push({
+          ...about,
+          kind: 'missing_in_ledger',
+          expected: `${seen.amount} ${seen.asset}`,
+          observed: 'none',
+          message: `${node.network} block ${seen.block} pays ${seen.amount} ${seen.asset} to the deposit address of ${seen.transactionId} (${seen.txHash}), but the watcher recorded no such deposit: a missed deposit.`,
+        });
+      else if (!sameAmount(ours.amount, seen.amount))
+        findings.push({
+          ...about,
+          kind: 'amount',
+          expected: `${seen.amount} ${seen.asset}`,
+          observed: `${ours.amount} ${ours.asset}`,
+          message: `Deposit ${seen.txHash} to ${seen.transactionId} is ${seen.amount} ${seen.asset} on ${node.network}, but ${ours.amount} was recorded.`,
+        });
+    }
+    for (const [key, ours] of recorded)
+      if (!onChain.has(key))
+        findings.push({
+          transactionId: ours.transactionId,
+          reference: referenceOf(node, ours),
+          kind: 'missing_at_source',
+          expected: 'none',
+          observed: `${ours.amount} ${ours.asset}`,
+          message: `The deposit ${ours.txHash} of ${ours.amount} ${ours.asset} to ${ours.transactionId} was recorded from ${node.network} block ${ours.block}, but that block no longer holds it (a reorg deeper than the confirmations, or a row not written by the watcher).`,
+        });
+  }
+  return findings;
+}
+
+/**
+ * Deposits handed to their transactions (or recorded for them) in the window: each chain transfer counted
+ * once for its amount in `crypto_deposits`, and each deposit of a transaction paid through a node's address
+ * seen on its chain by the watcher.
+ */
+async function countedAgainstSeen(db: Db, scope: Scope): Promise<Finding[]> {
+  const inWindow = (column: string) =>
+    sql`(${sql.raw(column)} >= ${scope.from} and ${sql.raw(column)} < ${scope.to})`;
+  const { rows: uncounted } = await db.execute<{
+    chain_node_id: string;
+    transaction_id: string;
+    tx_hash: string;
+    asset: string;
+    amount: string;
+    block: string;
+    counted: string | null;
+  }>(sql`
+    select t.chain_node_id, t.transaction_id, t.tx_hash, t.asset, t.amount::text, t.block::text,
+      d.amount::text as counted
+    from chain_transfers t
+    left join crypto_deposits d on d.transaction_id = t.transaction_id and d.tx_hash = t.tx_hash
+    where t.handed_over_at is not null
+      and (${inWindow('t.handed_over_at')} or t.transaction_id = any(${textArray(scope.transactionIds)}))
+      and (d.id is null or d.amount <> t.amount)`);
+  const findings: Finding[] = uncounted.map((t) => ({
+    transactionId: t.transaction_id,
+    reference: `${t.chain_node_id}:${t.block}:${t.tx_hash}:${t.asset}`,
+    kind: t.counted === null ? 'missing_in_ledger' : 'amount',
+    expected: `${t.amount} ${t.asset}`,
+    observed: t.counted === null ? 'none' : `${t.counted} ${t.asset}`,
+    message:
+      t.counted === null
+        ? `The deposit ${t.tx_hash} of ${t.amount} ${t.asset} was handed to ${t.transaction_id}, which has no record of it.`
+        : `The deposit ${t.tx_hash} of ${t.amount} ${t.asset} was counted for ${t.transaction_id} as ${t.counted}.`,
+  }));
+  const { rows: unseen } = await db.execute<{ transaction_id: string; tx_hash: string; amount: string }>(sql`
+    select d.transaction_id, d.tx_hash, d.amount::text from crypto_deposits d
+    where (${inWindow('d.created_at')} or d.transaction_id = any(${textArray(scope.transactionIds)}))
+      and exists (select 1 from deposit_addresses a where a.transaction_id = d.transaction_id)
+      and not exists (select 1 from chain_transfers t
+        where t.transaction_id = d.transaction_id and t.tx_hash = d.tx_hash)`);
+  for (const d of unseen)
+    findings.push({
+      transactionId: d.transaction_id,
+      reference: `deposit:${d.transaction_id}:${d.tx_hash}`,
+      kind: 'missing_at_source',
+      expected: 'none',
+      observed: d.amount,
+      message: `${d.transaction_id} counts a deposit ${d.tx_hash} of ${d.amount} that no chain watcher saw on its chain.`,
+    });
+  return findings;
+}
