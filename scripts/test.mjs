@@ -61,7 +61,7 @@ const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(
 // has SIDE_SUITES_WHEN_LEFT files or fewer to finish: its last files leave a core idle, and most of the side
 // suites' time is spent waiting on processes they killed or stopped. Their output is shown under their
 // names once the main suite's is done. Skipped when only some files run.
-const SIDE_SUITES_WHEN_LEFT = 20;
+const SIDE_SUITES_WHEN_LEFT = 8;
 const suites = [];
 if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
   env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
