@@ -29,8 +29,8 @@ interface OurTransaction extends Record<string, unknown> {
  * key): every PaymentIntent created in the window that carries our `transaction_id` metadata and took
  * money belongs to a transaction we know, in SUCCESS, for its amount (in Stripe's own decimals) and
  * currency; every paid card payment through a Stripe terminal changed in the window has its succeeded
- * PaymentIntent (read by its id when the window's list did not hold it). Read through Stripe's list and
- * retrieve APIs, a page of 100 at a time.
+ * PaymentIntent (read by its id when the window's list did not hold it); and the same both ways for
+ * refunds. Read through Stripe's list and retrieve APIs, a page of 100 at a time.
  */
 export function stripeLeg(db: Db, options: { masterKey: string; apiUrl?: string }): ReconciliationLeg {
   const api = options.apiUrl ? new URL(options.apiUrl) : undefined;
@@ -125,6 +125,107 @@ async function account(
         message: `Card payment ${t.id} is SUCCESS, but Stripe has no succeeded PaymentIntent for it${intent ? ` (${intent.id} is ${intent.status})` : ''}.`,
       });
     else findings.push(...compare(t, intent));
+  }
+  findings.push(...(await refunds(db, stripe, terminalIds, scope, created)));
+  return findings;
+}
+
+interface RefundedTransaction extends Record<string, unknown> {
+  id: string;
+  merchant_id: string;
+  mode: string;
+  amount_minor: string | null;
+  currency: string;
+  acquirer_reference: string | null;
+  refunded: boolean;
+  refund_reference: string | null;
+}
+
+/**
+ * Refunds: every refund Stripe made in the window on a PaymentIntent of ours is the one we recorded for
+ * its card payment, for the payment's amount; every card payment we refunded through a Stripe terminal in
+ * the window has its refund at Stripe, succeeded (read by its id when the window's list did not hold it).
+ */
+async function refunds(
+  db: Db,
+  stripe: Stripe,
+  terminalIds: string[],
+  scope: Scope,
+  created: { gte: number; lt: number },
+): Promise<Finding[]> {
+  const listed = new Map<string, Stripe.Refund>();
+  for await (const refund of stripe.refunds.list({ created, limit: 100 })) listed.set(refund.id, refund);
+  const intentOf = (refund: Stripe.Refund) =>
+    typeof refund.payment_intent === 'string' ? refund.payment_intent : refund.payment_intent?.id;
+  const intents = [...listed.values()].flatMap((r) => intentOf(r) ?? []);
+  const { rows } = await db.execute<RefundedTransaction>(sql`
+    select id, merchant_id, mode, amount_minor::text as amount_minor, currency, acquirer_reference, refunded,
+      refund_reference
+    from transactions
+    where kind = 'card' and (acquirer_reference = any(${textArray(intents)})
+      or (terminal_id = any(${textArray(terminalIds)}) and refunded
+        and ((refunded_at >= ${scope.from} and refunded_at < ${scope.to}) or id = any(${textArray(scope.transactionIds)}))))`);
+  const byIntent = new Map(rows.flatMap((t) => (t.acquirer_reference ? [[t.acquirer_reference, t]] : [])));
+  const findings: Finding[] = [];
+  const checkAmount = (t: RefundedTransaction, refund: Stripe.Refund) => {
+    const expected = t.amount_minor === null ? undefined : toStripeAmount(BigInt(t.amount_minor), t.currency);
+    if (expected && 'amount' in expected && expected.amount !== BigInt(refund.amount))
+      findings.push({
+        reference: refund.id,
+        transactionId: t.id,
+        merchantId: t.merchant_id,
+        mode: t.mode,
+        kind: 'amount',
+        expected: String(expected.amount),
+        observed: String(refund.amount),
+        message: `Stripe refund ${refund.id} is for ${refund.amount}, but card payment ${t.id} was for ${expected.amount} (Stripe's units of ${t.currency}).`,
+      });
+  };
+  for (const refund of listed.values()) {
+    if (refund.status !== 'succeeded') continue;
+    const t = byIntent.get(intentOf(refund) ?? '');
+    // A refund of a PaymentIntent we do not know: the PaymentIntent's own break says so when it is ours.
+    if (!t) continue;
+    const about = { reference: refund.id, transactionId: t.id, merchantId: t.merchant_id, mode: t.mode };
+    if (!t.refunded)
+      findings.push({
+        ...about,
+        kind: 'missing_in_ledger',
+        expected: 'refunded',
+        observed: 'not refunded',
+        message: `Stripe refunded card payment ${t.id} (refund ${refund.id}), but we have no refund of it.`,
+      });
+    else if (t.refund_reference && t.refund_reference !== refund.id)
+      findings.push({
+        ...about,
+        kind: 'duplicate',
+        expected: t.refund_reference,
+        observed: refund.id,
+        message: `Stripe refunded card payment ${t.id} twice: ${refund.id} besides ${t.refund_reference}, the refund we recorded.`,
+      });
+    else checkAmount(t, refund);
+  }
+  for (const t of rows) {
+    if (!t.refunded || (t.refund_reference && listed.has(t.refund_reference))) continue;
+    const refund = t.refund_reference
+      ? await stripe.refunds.retrieve(t.refund_reference).catch((error: unknown) => {
+          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+            return undefined;
+          throw error;
+        })
+      : undefined;
+    if (!refund || refund.status !== 'succeeded')
+      findings.push({
+        reference: `refund:${t.id}`,
+        transactionId: t.id,
+        merchantId: t.merchant_id,
+        mode: t.mode,
+        kind: 'missing_at_source',
+        expected: 'succeeded',
+        observed: refund?.status ?? 'none',
+        message: `Card payment ${t.id} is refunded, but Stripe has no succeeded refund of it${refund ? ` (${refund.id} is ${refund.status})` : ''}.`,
+      });
+    else checkAmount(t, refund);
   }
   return findings;
 }

@@ -255,7 +255,7 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
 });
 
 describe('reconciliation against Stripe (docs/reconciliation.md)', () => {
-  it('finds every succeeded PaymentIntent a paid payment for its amount, and one Stripe changed', async () => {
+  it('finds every succeeded PaymentIntent a paid payment and every refund a refund, for their amounts, and each Stripe changed', async () => {
     const paid = await merchant.post(
       '/api/v1/test/card',
       cardRequest({ order_id: `recon-${Math.random()}` }),
@@ -279,6 +279,32 @@ describe('reconciliation against Stripe (docs/reconciliation.md)', () => {
     const found = await leg!.check(scope);
     expect(found.map((f) => `${f.kind}/${f.reference}`)).toEqual([`amount/${String(intent.id)}`]);
     intent.amount = Number(intent.amount) - 1;
+
+    // Refunded: Stripe's refund is the one recorded, for the payment's amount, until Stripe's books differ.
+    const refunded = await merchant.postPlain('/api/v1/test/refund?Skip-Encryption=true', {
+      transaction_id: paid.json().data.transaction_id,
+      reason: 'Returned',
+    });
+    expect(refunded.statusCode, refunded.body).toBe(200);
+    expect(await leg!.check(scope)).toEqual([]);
+    const refund = [...stripe.refunds.values()].find((r) => r.payment_intent === intent.id)!;
+    refund.amount = Number(refund.amount) - 1;
+    expect((await leg!.check(scope)).map((f) => `${f.kind}/${f.reference}`)).toEqual([
+      `amount/${String(refund.id)}`,
+    ]);
+    refund.amount = Number(refund.amount) + 1;
+    // A refund our ledger never recorded: Stripe refunded it again.
+    stripe.refunds.set('re_by_hand', { ...refund, id: 're_by_hand' });
+    expect((await leg!.check(scope)).map((f) => `${f.kind}/${f.reference}`)).toEqual([
+      'duplicate/re_by_hand',
+    ]);
+    stripe.refunds.delete('re_by_hand');
+    // The refund we recorded is gone from Stripe's books.
+    stripe.refunds.delete(String(refund.id));
+    expect((await leg!.check(scope)).map((f) => `${f.kind}/${f.reference}`)).toEqual([
+      `missing_at_source/refund:${paid.json().data.transaction_id}`,
+    ]);
+    stripe.refunds.set(String(refund.id), refund);
     // Stripe's requests all matched its published API (list and retrieve included).
     expect(stripe.violations).toEqual([]);
   });

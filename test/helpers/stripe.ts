@@ -13,6 +13,8 @@ export interface StripeDouble {
   /** Every request, in order, with its idempotency key. */
   requests: { method: string; path: string; idempotencyKey: string | undefined }[];
   intents: Map<string, Json>;
+  /** The refunds made, by id: a test may change one as Stripe's books would. */
+  refunds: Map<string, Json>;
   /** The cardholder finishes (or fails) 3-D Secure on Stripe's page. */
   complete3ds(intentId: string, approve: boolean): void;
   /** The next PaymentIntent create is processed, then its answer lost (the connection drops). */
@@ -52,6 +54,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const violations: string[] = [];
   const requests: StripeDouble['requests'] = [];
   const intents = new Map<string, Json>();
+  const refunds = new Map<string, Json>();
   const cards = new Map<string, string>(); // payment method id -> card number
   const answered = new Map<string, { status: number; body: Json }>(); // idempotency key -> first answer
   let loseNext = false;
@@ -169,6 +172,32 @@ export async function startStripeDouble(): Promise<StripeDouble> {
             body: { error: { type: 'invalid_request_error', message: 'No such payment_intent' } },
           };
     }
+    // Refunds, kept as Stripe keeps them: a full refund of the PaymentIntent named, succeeded at once.
+    if (method === 'POST' && path === '/v1/refunds') {
+      const intent = intents.get(form.get('payment_intent') ?? '');
+      const refund = {
+        ...mocked,
+        status: 'succeeded',
+        payment_intent: form.get('payment_intent'),
+        amount: intent?.amount ?? mocked.amount,
+        currency: intent?.currency ?? mocked.currency,
+      };
+      refunds.set(String(mocked.id), refund);
+      return { status: 200, body: refund };
+    }
+    const refunded = /^\/v1\/refunds\/([^/]+)$/.exec(path);
+    if (method === 'GET' && refunded) {
+      const refund = refunds.get(refunded[1]!);
+      return refund
+        ? { status: 200, body: refund }
+        : { status: 404, body: { error: { type: 'invalid_request_error', message: 'No such refund' } } };
+    }
+    if (method === 'GET' && path === '/v1/refunds') {
+      return {
+        status: 200,
+        body: { object: 'list', url: path, has_more: false, data: [...refunds.values()].reverse() },
+      };
+    }
     if (method === 'GET' && path === '/v1/payment_intents') {
       return {
         status: 200,
@@ -231,6 +260,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
     violations,
     requests,
     intents,
+    refunds,
     complete3ds(intentId, approve) {
       const intent = intents.get(intentId);
       if (!intent) throw new Error(`no payment intent ${intentId}`);
