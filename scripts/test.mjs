@@ -1,7 +1,7 @@
 // `npm test`: installs what the suite needs (npm packages, the Temporal CLI, the Java time-skipping test
 // server, Schemathesis for the conformance test, Chromium for browser tests), then runs every test with lint,
 // typecheck, format check and the workflow bundle check beside them, and the fault suite and the cluster test
-// as its last files run.
+// beside its last files.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checkCache, keepCheckCaches, restoreCheckCaches } from './check-caches.mjs';
@@ -57,30 +57,43 @@ const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(
     return checked.find((c) => c.status !== 0)?.status ?? 0;
   },
 );
-// The fault suite and the cluster test (docs/reliability.md) run side by side, started once the main suite
-// has SIDE_SUITES_WHEN_LEFT files or fewer to finish: its last files leave a core idle, and most of the side
-// suites' time is spent waiting on processes they killed or stopped. Their output is shown under their
-// names once the main suite's is done. Skipped when only some files run.
-const SIDE_SUITES_WHEN_LEFT = 8;
+// The fault suite's two files and the cluster test (docs/reliability.md) run beside the main suite's last
+// files, each started once the main suite has its number of files or fewer left to finish: most of their
+// time is spent waiting on processes they killed or stopped, and the main suite's last files leave a core
+// idle. The fault suite's processes test, the longest and the most idle (20 s without Postgres), starts
+// first; the `npm run dev` test and the cluster test, which start whole stacks, at the very end. Their output
+// is shown under their names once the main suite's is done. Skipped when only some files run.
 const suites = [];
 if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
   env.TEMPORAL_CLI_PATH ??= await ensureTemporalCli();
-  suites.push(['fault suite', 'vitest.faults.config.ts']);
+  suites.push(
+    {
+      name: 'fault suite: processes',
+      args: ['--config', 'vitest.faults.config.ts', 'test/faults/processes'],
+      whenLeft: 25,
+    },
+    {
+      name: 'fault suite: npm run dev',
+      args: ['--config', 'vitest.faults.config.ts', 'test/faults/dev-stack'],
+      whenLeft: 8,
+    },
+  );
 }
 if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
   const { server, sqlTool } = await ensureTemporalServer();
   env.TEMPORAL_SERVER_PATH = server;
   env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  suites.push(['cluster test', 'vitest.cluster.config.ts']);
+  suites.push({ name: 'cluster test', args: ['--config', 'vitest.cluster.config.ts'], whenLeft: 8 });
 }
 const progress = join(dirname(results.file), 'progress');
 const mainEnv = { ...env, PAYMENTS_TEST_PROGRESS: progress };
-let sideSuites;
-const startSideSuites = () =>
-  (sideSuites ??= Promise.all(suites.map(([name, config]) => runSuite(name, config))));
+const started = new Map();
+const start = (suite) => {
+  if (!started.has(suite)) started.set(suite, runSuite(suite.name, suite.args));
+};
 const watching = setInterval(() => {
   const [finished, total] = existsSync(progress) ? readFileSync(progress, 'utf8').split(' ').map(Number) : [];
-  if (total > 0 && total - finished <= SIDE_SUITES_WHEN_LEFT) startSideSuites();
+  for (const suite of suites) if (total > 0 && total - finished <= suite.whenLeft) start(suite);
 }, 1000);
 const testStatus = await runQuietly(
   'npx',
@@ -89,8 +102,9 @@ const testStatus = await runQuietly(
 );
 clearInterval(watching);
 const checkStatus = await checking;
-// Started already, they finish; not yet, they start only when the rest passed.
-const ran = sideSuites || (testStatus === 0 && checkStatus === 0) ? await startSideSuites() : [];
+// Those started finish; the others start only when the rest passed.
+if (testStatus === 0 && checkStatus === 0) suites.forEach(start);
+const ran = await Promise.all(started.values());
 for (const { name, output } of ran) process.stdout.write(`\n== ${name} ==\n${output}`);
 if (checkStatus !== 0) {
   process.stderr.write('\na check failed (above)\n');
@@ -111,14 +125,10 @@ for (const { name, file, status } of ran) {
 }
 process.stdout.write(`\n${passed.reduce((a, b) => a + b, 0)} passed, 0 failed\n`);
 
-/** Runs one Vitest configuration with its output captured. Answers its output, report and exit status. */
-async function runSuite(name, config) {
+/** Runs one Vitest configuration (and files) with its output captured: its output, report and exit status. */
+async function runSuite(name, args) {
   const report = reportArgs();
-  const { status, output } = await runCaptured(
-    'npx',
-    ['vitest', 'run', '--config', config, ...report.args],
-    env,
-  );
+  const { status, output } = await runCaptured('npx', ['vitest', 'run', ...args, ...report.args], env);
   return { name, output, file: report.file, status };
 }
 
