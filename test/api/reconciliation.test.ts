@@ -315,6 +315,46 @@ describe('reconciliation', () => {
     expect((await reconcile()).open).toEqual([]);
   });
 
+  it("reports an acquirer's record in another currency, and a second approved authorization of one payment", async () => {
+    const authorizationOf = async (id: string) =>
+      (
+        await env.database.db
+          .select()
+          .from(sandboxOperations)
+          .where(
+            and(eq(sandboxOperations.transactionId, id), eq(sandboxOperations.operation, 'authorization')),
+          )
+      )[0]!;
+    const inEuros = await authorizationOf(await card());
+    await env.database.db
+      .update(sandboxOperations)
+      .set({ currency: 'EUR' })
+      .where(eq(sandboxOperations.idempotencyKey, inEuros.idempotencyKey));
+    const twice = await card();
+    const first = await authorizationOf(twice);
+    const again = {
+      ...first,
+      idempotencyKey: `${first.idempotencyKey}:again`,
+      reference: `${first.reference}-2`,
+    };
+    await env.database.db.insert(sandboxOperations).values(again);
+
+    const found = await reconcile();
+    expect(found.open).toEqual(
+      [`sandbox/currency/${inEuros.idempotencyKey}`, `sandbox/duplicate/${twice}`].sort(),
+    );
+    expect(found.rows.find((b) => b.kind === 'currency')).toMatchObject({ expected: 'USD', observed: 'EUR' });
+
+    await env.database.db
+      .update(sandboxOperations)
+      .set({ currency: 'USD' })
+      .where(eq(sandboxOperations.idempotencyKey, inEuros.idempotencyKey));
+    await env.database.db
+      .delete(sandboxOperations)
+      .where(eq(sandboxOperations.idempotencyKey, again.idempotencyKey));
+    expect((await reconcile()).open).toEqual([]);
+  });
+
   it("reports a second run's credit in a wallet that is not the transaction's, and a missing webhook event", async () => {
     const id = await card();
     const eur = merchant.credentials.wallets.find(
