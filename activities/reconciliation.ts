@@ -8,7 +8,7 @@ import { ledgerLeg } from '../src/reconciliation/ledger';
 import { sandboxLeg } from '../src/reconciliation/sandbox';
 import { stripeLeg } from './connectors/stripe-books';
 import { finishRun, planRun, reconcileSource, type Window } from '../src/reconciliation/runs';
-import { chainCutOffs, chainLeg, firstBlockOf } from '../src/chain/reconciliation';
+import { CHAIN_BLOCKS_PER_RUN, chainCutOffs, chainLeg, firstBlockOf } from '../src/chain/reconciliation';
 
 /**
  * Every reconciliation leg, by source: the ledger against itself and the workflows, against each
@@ -77,6 +77,7 @@ export function reconciliationActivities(deps: {
           ? {
               cutOffs: () => chainCutOffs(deps.db),
               firstBlock: (id, cutOff) => firstBlockOf(deps.db, id, cutOff),
+              blocksPerRun: CHAIN_BLOCKS_PER_RUN,
             }
           : undefined,
       );

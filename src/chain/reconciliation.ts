@@ -9,6 +9,13 @@ import { readerOf } from './families';
 import { depositsAmong } from './watcher';
 
 /**
+ * Blocks of one node a reconciliation run reads at most (about a day and a half of Ethereum, two months of
+ * Bitcoin, an hour of Solana's slots): a backlog, such as a node's first run or a schedule paused for days,
+ * is read over several runs, each within its step's time.
+ */
+export const CHAIN_BLOCKS_PER_RUN = 10_000n;
+
+/**
  * Each watched node's cut-off for a run being planned: the last block its watcher has read. A run reads a
  * node's blocks from the previous run's cut-off to its own (src/reconciliation/runs.ts).
  */

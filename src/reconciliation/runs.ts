@@ -15,6 +15,8 @@ export interface Window {
 export interface ChainCutOffs {
   cutOffs(): Promise<Record<string, string>>;
   firstBlock(nodeId: string, cutOff: string): Promise<string>;
+  /** Blocks of one node a run reads at most: a backlog (a first run, a paused schedule) takes several runs. */
+  blocksPerRun: bigint;
 }
 
 /**
@@ -41,14 +43,7 @@ export async function planRun(
   since ??= latest?.windowEnd ?? new Date(0);
   if (since > to) since = to;
   // A chain's blocks follow the scheduled runs' cut-offs, whatever window a run by hand is given.
-  const blocks: Record<string, BlockRange> = {};
-  for (const [nodeId, cutOff] of Object.entries(chains ? await chains.cutOffs() : {})) {
-    const previous = latest?.blocks[nodeId]?.to;
-    // Empty (`from` past `to`) when the watcher read nothing new, or went back to read a lost block again.
-    const from =
-      previous === undefined ? await chains!.firstBlock(nodeId, cutOff) : String(BigInt(previous) + 1n);
-    blocks[nodeId] = { from, to: cutOff };
-  }
+  const blocks = chains ? await blockRanges(chains, latest?.blocks) : {};
   await db
     .insert(reconciliationRuns)
     .values({
@@ -62,6 +57,25 @@ export async function planRun(
     .onConflictDoNothing();
   const [row] = await db.select().from(reconciliationRuns).where(eq(reconciliationRuns.id, run.id));
   return windowOf(row!);
+}
+
+/**
+ * Each watched node's blocks for a run: from just past the previous scheduled run's (from the node's first
+ * block when none read it) to its cut-off now, at most `blocksPerRun` of them. Empty (`from` past `to`)
+ * when the watcher read nothing new, or went back to read a lost block again.
+ */
+export async function blockRanges(
+  chains: ChainCutOffs,
+  previous: Record<string, BlockRange> | undefined,
+): Promise<Record<string, BlockRange>> {
+  const blocks: Record<string, BlockRange> = {};
+  for (const [nodeId, cutOff] of Object.entries(await chains.cutOffs())) {
+    const before = previous?.[nodeId]?.to;
+    const from = before === undefined ? await chains.firstBlock(nodeId, cutOff) : String(BigInt(before) + 1n);
+    const last = BigInt(from) + chains.blocksPerRun - 1n;
+    blocks[nodeId] = { from, to: last < BigInt(cutOff) ? String(last) : cutOff };
+  }
+  return blocks;
 }
 
 function windowOf(row: typeof reconciliationRuns.$inferSelect): Window {
