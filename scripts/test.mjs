@@ -70,7 +70,7 @@ if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
     {
       name: 'fault suite: processes',
       args: ['--config', 'vitest.faults.config.ts', 'test/faults/processes'],
-      whenLeft: 25,
+      whenLeft: 40,
     },
     {
       name: 'fault suite: npm run dev',
