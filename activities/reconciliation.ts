@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import type { Db } from '../src/db/client';
 import type { ReconciliationInput } from '../src/contracts';
 import type { Recorded } from '../src/reconciliation/breaks';
@@ -36,6 +37,29 @@ export function reconciliationLegs(
  * The steps of a reconciliation run: plan its window, read each source into breaks, finish. Each is
  * idempotent by the run's id: a retried step plans the same window, and records what it finds once.
  */
+/**
+ * Runs one step, heartbeating every 5 s while it does (outside an activity, as in tests, it just runs): the
+ * step's heartbeat timeout then tells a dead worker from a long read.
+ */
+async function beating<T>(step: () => Promise<T>): Promise<T> {
+  const context = activityContext();
+  const beat = context ? setInterval(() => context.heartbeat(), 5_000) : undefined;
+  try {
+    return await step();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** The running activity's context, or none outside one. */
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
 export function reconciliationActivities(deps: {
   db: Db;
   taskQueue: string;
@@ -63,23 +87,25 @@ export function reconciliationActivities(deps: {
           `no reconciliation source ${unknown.join(', ')}: the sources are ${known.join(', ')}`,
         );
       const sources = input.sources?.length ? input.sources : known;
-      const window = await planRun(
-        deps.db,
-        {
-          id: input.runId,
-          trigger: input.trigger,
-          sources,
-          lagMs: deps.lagMs,
-          ...(input.since ? { since: input.since } : {}),
-          ...(input.until ? { until: input.until } : {}),
-        },
-        sources.includes('chain')
-          ? {
-              cutOffs: () => chainCutOffs(deps.db),
-              firstBlock: (id, cutOff) => firstBlockOf(deps.db, id, cutOff),
-              blocksPerRun: CHAIN_BLOCKS_PER_RUN,
-            }
-          : undefined,
+      const window = await beating(() =>
+        planRun(
+          deps.db,
+          {
+            id: input.runId,
+            trigger: input.trigger,
+            sources,
+            lagMs: deps.lagMs,
+            ...(input.since ? { since: input.since } : {}),
+            ...(input.until ? { until: input.until } : {}),
+          },
+          sources.includes('chain')
+            ? {
+                cutOffs: () => chainCutOffs(deps.db),
+                firstBlock: (id, cutOff) => firstBlockOf(deps.db, id, cutOff),
+                blocksPerRun: CHAIN_BLOCKS_PER_RUN,
+              }
+            : undefined,
+        ),
       );
       return { window, sources };
     },
@@ -87,11 +113,11 @@ export function reconciliationActivities(deps: {
     async reconcileSource(input: { runId: string; source: string; window: Window }): Promise<Recorded> {
       const leg = legs().find((l) => l.source === input.source);
       if (!leg) throw ApplicationFailure.nonRetryable(`no reconciliation source ${input.source}`);
-      return reconcileSource(deps.db, leg, { id: input.runId, window: input.window });
+      return beating(() => reconcileSource(deps.db, leg, { id: input.runId, window: input.window }));
     },
 
     async finishReconciliation(input: { runId: string; summary: Record<string, unknown> }): Promise<void> {
-      await finishRun(deps.db, input.runId, input.summary);
+      await beating(() => finishRun(deps.db, input.runId, input.summary));
     },
   };
 }

@@ -90,9 +90,12 @@ export const chain = proxyActivities<Activities>({
 
 /**
  * Reconciliation's steps (docs/reconciliation.md): reading a source runs for as long as its window takes (a
- * day of transactions in pages); each step is retried until Postgres, Temporal or the source answers.
+ * day of transactions in pages); each step is retried until Postgres, Temporal or the source answers. A step
+ * heartbeats while it runs, so one whose worker died is retried on another within 30 s, not after its
+ * 30 minutes (until then the schedule skips every run, as one is still under way).
  */
 export const reconciliation = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
