@@ -107,11 +107,7 @@ async function account(
   for (const t of ours.values()) {
     if (t.status !== 'SUCCESS' || seen.has(t.id)) continue;
     const intent = t.acquirer_reference
-      ? await stripe.paymentIntents.retrieve(t.acquirer_reference).catch((error: unknown) => {
-          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
-            return undefined;
-          throw error;
-        })
+      ? await orNone(stripe.paymentIntents.retrieve(t.acquirer_reference))
       : undefined;
     if (!intent || intent.status !== 'succeeded')
       findings.push({
@@ -207,13 +203,7 @@ async function refunds(
   }
   for (const t of rows) {
     if (!t.refunded || (t.refund_reference && listed.has(t.refund_reference))) continue;
-    const refund = t.refund_reference
-      ? await stripe.refunds.retrieve(t.refund_reference).catch((error: unknown) => {
-          if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
-            return undefined;
-          throw error;
-        })
-      : undefined;
+    const refund = t.refund_reference ? await orNone(stripe.refunds.retrieve(t.refund_reference)) : undefined;
     if (!refund || refund.status !== 'succeeded')
       findings.push({
         reference: `refund:${t.id}`,
@@ -228,6 +218,17 @@ async function refunds(
     else checkAmount(t, refund);
   }
   return findings;
+}
+
+/** What Stripe retrieved, or undefined when it has no such object (404); any other error is thrown. */
+async function orNone<T>(retrieving: Promise<T>): Promise<T | undefined> {
+  try {
+    return await retrieving;
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+      return undefined;
+    throw error;
+  }
 }
 
 function compare(t: OurTransaction, intent: Stripe.PaymentIntent): Finding[] {
