@@ -46,16 +46,26 @@ const receiverUrl = () => {
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
 };
 
-async function paidTransactionWithWebhook(): Promise<string> {
+/**
+ * A paid card transaction whose webhook's first attempt was made. With `withoutSkipping`, nothing awaits
+ * a workflow's result meanwhile, so the test server skips no time: a delivery run started by the payment
+ * keeps its retry timer until the test awaits something.
+ */
+async function paidTransactionWithWebhook({ withoutSkipping = false } = {}): Promise<string> {
   const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
     pan: '4242424242424242',
     webhookUrl: receiverUrl(),
   });
-  await ts.env.client.workflow.execute(cardPayment, {
+  const payment = await ts.env.client.workflow.start(cardPayment, {
     workflowId: input.transactionId,
     taskQueue: ts.taskQueue,
     args: [input],
   });
+  if (withoutSkipping)
+    await expect
+      .poll(async () => (await payment.describe()).status.name, { timeout: 20_000 })
+      .toBe('COMPLETED');
+  else await payment.result();
   const [event] = await ts.database.db
     .select()
     .from(webhookEvents)
@@ -198,13 +208,14 @@ describe('webhook delivery workflow (time-skipping)', () => {
   });
 
   it("stops an older run's retries once a redelivery delivered the event, and never undoes a delivery", async () => {
-    // Run 0 waits ten minutes before its second attempt: the redelivery comes first, whatever the load.
+    // Run 0 waits ten minutes before its second attempt, and no time is skipped until the test awaits run 0:
+    // the redelivery comes first, whatever the load.
     await ts.close();
     ts = await startTimeSkipping({ WEBHOOK_RETRY_SCHEDULE_SECONDS: '600' });
     merchant = await ts.createMerchant();
     answers = [500, 200];
     received = 0;
-    const eventId = await paidTransactionWithWebhook();
+    const eventId = await paidTransactionWithWebhook({ withoutSkipping: true });
     // Run 0 waits to retry; ops redeliver meanwhile (run 1), and the merchant takes it.
     const schedule = webhookSchedule(ts.config);
     const runs = await prepareRedelivery(ts.database.db, eventId, schedule);
