@@ -32,7 +32,16 @@ export interface ChainReader {
   transfers(from: bigint, to: bigint): Promise<Seen[]>;
   /** Whether a transfer that pays a deposit address stands, and who sent it when `from` is ''. */
   settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
+  /** Where a transaction the service signed stands on the node, for reconciliation (docs/reconciliation.md). */
+  locate(txHash: string): Promise<Located>;
 }
+
+/**
+ * A signed transaction as a node sees it: in a block (at `block`, and whether it did what it says: a
+ * reverted EVM call or a failed Solana instruction moved nothing), still waiting to be included (`pool`),
+ * or unknown to it (`absent`: never broadcast, or dropped from its pool).
+ */
+export type Located = { block: bigint; succeeded: boolean } | 'pool' | 'absent';
 
 /** A send the service signs: a deposit given back, or an on-ramp's crypto. Keyed: a retry sends once. */
 export interface ChainSend {

@@ -6,6 +6,7 @@ import { textArray } from '../reconciliation/leg';
 import { canonicalDecimal } from '../lib/units';
 import { chainNodeById, watchedChainNodeIds, type ChainNode } from './nodes';
 import { readerOf } from './families';
+import type { Located } from './family';
 import { depositsAmong } from './watcher';
 
 /**
@@ -14,6 +15,16 @@ import { depositsAmong } from './watcher';
  * is read over several runs, each within its step's time.
  */
 export const CHAIN_BLOCKS_PER_RUN = 10_000n;
+
+/**
+ * How long a send the service signed may wait to land before a run reports it: in a node's pool past this it
+ * is stale, and unknown to the node it was dropped. Well past any fee market's usual wait, so a run never
+ * reports a send that is merely slow.
+ */
+export const SEND_LANDS_WITHIN_MS = 30 * 60_000;
+
+/** The sends that move a transaction's money (`chain_sends` keys): refunds and on-ramp sends. */
+const MONEY_SEND = /^(refund|payment-refund|send):([^:]+)/;
 
 /**
  * Each watched node's cut-off for a run being planned: the last block its watcher has read. A run reads a
@@ -85,6 +96,7 @@ export function chainLeg(db: Db, masterKey: string): ReconciliationLeg {
           findings.push(...(await blocksAgainstLedger(db, node, BigInt(range.from), BigInt(range.to))));
       }
       findings.push(...(await countedAgainstSeen(db, scope)));
+      findings.push(...(await sendsAgainstChain(db, masterKey, scope)));
       return findings;
     },
   };
@@ -206,5 +218,82 @@ async function countedAgainstSeen(db: Db, scope: Scope): Promise<Finding[]> {
       observed: d.amount,
       message: `${d.transaction_id} counts a deposit ${d.tx_hash} of ${d.amount} that no chain watcher saw on its chain.`,
     });
+  return findings;
+}
+
+/**
+ * Every send a transaction's money made (a deposit refunded, a paid payin given back, an on-ramp's crypto)
+ * that was signed in the window, or named by an unsettled break, landed once on its node: exactly one of its
+ * attempts is in a block and did what it says (`duplicate` for more). One that has not landed within
+ * SEND_LANDS_WITHIN_MS of its last attempt is reported: `stale_pending` while the node still holds it in its
+ * pool, `missing_at_source` once the node has no trace of it (dropped from the pool). A landed transaction
+ * moved what the service signed: its hash is that of the bytes stored before they were broadcast.
+ */
+async function sendsAgainstChain(db: Db, masterKey: string, scope: Scope): Promise<Finding[]> {
+  const keys = scope.references.filter((r) => r.startsWith('send:')).map((r) => r.slice('send:'.length));
+  const { rows } = await db.execute<{
+    idempotency_key: string;
+    chain_node_id: string;
+    attempt: number;
+    tx_hash: string;
+    created_at: Date | string;
+  }>(sql`
+    select s.idempotency_key, s.chain_node_id, s.attempt, s.tx_hash, s.created_at from chain_sends s
+    where s.state <> 'rejected' and s.idempotency_key ~ '^(refund|payment-refund|send):'
+      and s.idempotency_key in (select idempotency_key from chain_sends
+        where (created_at >= ${scope.from} and created_at < ${scope.to})
+          or idempotency_key = any(${textArray(keys)})
+          or split_part(idempotency_key, ':', 2) = any(${textArray(scope.transactionIds)}))
+    order by s.idempotency_key, s.attempt`);
+  const byKey = new Map<string, typeof rows>();
+  for (const row of rows) byKey.set(row.idempotency_key, [...(byKey.get(row.idempotency_key) ?? []), row]);
+  const nodes = new Map<string, ChainNode | undefined>();
+  const findings: Finding[] = [];
+  for (const [key, attempts] of byKey) {
+    const located: { txHash: string; where: Located }[] = [];
+    for (const attempt of attempts) {
+      if (!nodes.has(attempt.chain_node_id))
+        nodes.set(attempt.chain_node_id, await chainNodeById(db, masterKey, attempt.chain_node_id));
+      const node = nodes.get(attempt.chain_node_id);
+      if (!node) continue;
+      located.push({ txHash: attempt.tx_hash, where: await readerOf(node, db).locate(attempt.tx_hash) });
+    }
+    const landed = located.filter((l) => typeof l.where === 'object' && l.where.succeeded);
+    const last = attempts[attempts.length - 1]!;
+    const about = {
+      transactionId: MONEY_SEND.exec(key)?.[2],
+      reference: `send:${key}`,
+      expected: 'landed once',
+    };
+    const what = `The ${key.split(':')[0]} ${key}`;
+    if (landed.length > 1)
+      findings.push({
+        ...about,
+        kind: 'duplicate',
+        observed: `landed ${landed.length} times`,
+        message: `${what} landed ${landed.length} times on its chain (${landed.map((l) => l.txHash).join(', ')}): it was sent more than once.`,
+      });
+    else if (
+      landed.length === 0 &&
+      scope.to.getTime() - new Date(last.created_at).getTime() > SEND_LANDS_WITHIN_MS
+    ) {
+      const waiting = located.filter((l) => l.where === 'pool');
+      findings.push(
+        waiting.length > 0
+          ? {
+              ...about,
+              kind: 'stale_pending',
+              observed: 'in the pool',
+              message: `${what} (${waiting.map((l) => l.txHash).join(', ')}) still waits in its node's pool, ${Math.round(SEND_LANDS_WITHIN_MS / 60_000)} minutes after it was signed: its fee may be too low to be mined.`,
+            }
+          : {
+              ...about,
+              kind: 'missing_at_source',
+              observed: 'none',
+              message: `${what} (${located.map((l) => l.txHash).join(', ') || 'its node is gone'}) is recorded as sent, but its node has no trace of it: it never landed (dropped from the node's pool). Broadcast its stored bytes again (docs/reconciliation.md, chain breaks).`,
+            },
+      );
+    }
+  }
   return findings;
 }

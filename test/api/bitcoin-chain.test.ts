@@ -26,7 +26,7 @@ import {
   merchants,
 } from '../../src/db/schema/index';
 import { nodeChains } from '../../activities/connectors/node-chains';
-import { expectChainReconciled } from '../helpers/chain-reconciliation';
+import { expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
 import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 
 /**
@@ -185,8 +185,13 @@ describe('BITCOIN on btcd regtest, watched block by block', () => {
     expect(toSender[1]).toBeLessThan(200_000n);
     expect(toSender[1]).toBeGreaterThan(199_000n);
     expect(paid.find(([to]) => to === address)?.[1]).toBe(1_000_000n);
+    // Reconciled: in the node's pool it has not landed (reported only past half an hour); in a block, once.
+    const key = `send:refund:${id}:${sent.tx_hash}`;
+    expect(await sendBreaksOf(env, id)).toEqual([]);
+    expect(await sendBreaksOf(env, id, 31)).toEqual([`stale_pending ${key}`]);
     await mine(1);
     expect(await rpc().call<unknown>('gettxout', [row!.refundTxHash, 0, true])).not.toBeNull();
+    expect(await sendBreaksOf(env, id, 31)).toEqual([]);
   });
 
   it('sends once per key, retried or concurrent, spends the change an earlier send left, and never takes it for a deposit', async () => {

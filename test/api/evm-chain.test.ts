@@ -22,7 +22,7 @@ import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 import { rpc } from '../../src/chain/evm/rpc';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { insertPayinTransaction } from '../helpers/fixtures';
-import { expectChainReconciled } from '../helpers/chain-reconciliation';
+import { expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { firstAnswerUpdate, workflowIds } from '../../src/contracts';
 
@@ -377,6 +377,8 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .data.tx_hash;
     expect((await receiptOf(txHash)).status).toBe('success');
     expect(await chain.tokenBalance('USDT', chain.customer)).toBe(before + 15_000_000n);
+    // Reconciled: the send landed once.
+    expect(await sendBreaksOf(env, id, 31)).toEqual([]);
   });
 
   it('sends once per idempotency key: a retried or concurrent send gets the first transfer, not a second', async () => {
@@ -404,6 +406,82 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .from(chainSends)
       .where(eq(chainSends.idempotencyKey, `refund:${id}:retried`));
     expect(attempts.map((a) => [a.attempt, a.state])).toEqual([[1, 'mined']]);
+  });
+
+  it("reports a refund dropped from the node's pool, and one still waiting there, until each lands once", async () => {
+    const { transaction_id: id } = await payin(merchant, 10);
+    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
+    const refund = (name: string) =>
+      connector.send({
+        idempotencyKey: `refund:${id}:${name}`,
+        transactionId: id,
+        mode: 'test',
+        network: 'ETHEREUM',
+        address: chain.customer,
+        amount: '0.25',
+        currency: 'USDT',
+      });
+    const client = rpc(chain.node.url);
+    const request = (method: string, params: unknown[]) =>
+      client.request({ method: method as never, params: params as never });
+    const signed = async (name: string) => {
+      await expect
+        .poll(async () => {
+          const [row] = await env.database.db
+            .select()
+            .from(chainSends)
+            .where(eq(chainSends.idempotencyKey, `refund:${id}:${name}`));
+          return row?.txHash;
+        })
+        .toBeDefined();
+      const [row] = await env.database.db
+        .select()
+        .from(chainSends)
+        .where(eq(chainSends.idempotencyKey, `refund:${id}:${name}`));
+      await expect
+        .poll(() => client.getTransaction({ hash: row!.txHash as Hex }).catch(() => null))
+        .not.toBeNull();
+      return row!.txHash as Hex;
+    };
+    await request('evm_setAutomine', [false]);
+    // The first calls wait for their mining, which the test holds back: their answers are not awaited.
+    const first: Promise<unknown>[] = [];
+    try {
+      // One stays in the pool unmined; the next (its nonce after it) is dropped from the pool.
+      first.push(refund('waiting').catch(() => undefined));
+      await signed('waiting');
+      first.push(refund('dropped').catch(() => undefined));
+      await request('anvil_dropTransaction', [await signed('dropped')]);
+      // Within half an hour of signing neither is reported; past it, each is.
+      expect(await sendBreaksOf(env, id)).toEqual([]);
+      expect(await sendBreaksOf(env, id, 31)).toEqual([
+        `missing_at_source send:refund:${id}:dropped`,
+        `stale_pending send:refund:${id}:waiting`,
+      ]);
+    } finally {
+      await request('evm_setAutomine', [true]);
+    }
+    // The waiting one is mined; the dropped one is broadcast again by its retry, then mined: each landed once.
+    await request('evm_mine', []);
+    expect((await receiptOf(await refund('waiting'))).status).toBe('success');
+    expect((await receiptOf(await refund('dropped'))).status).toBe('success');
+    await Promise.all(first);
+    expect(await sendBreaksOf(env, id, 31)).toEqual([]);
+    // A second attempt of one refund recorded as landed too: the refund went out twice.
+    await env.database.db.insert(chainSends).values({
+      ...(await env.database.db
+        .select()
+        .from(chainSends)
+        .where(eq(chainSends.idempotencyKey, `refund:${id}:waiting`))
+        .then(([row]) => {
+          const { id: _id, ...kept } = row!;
+          return kept;
+        })),
+      idempotencyKey: `refund:${id}:dropped`,
+      attempt: 2,
+      nonce: 1_000_000,
+    });
+    expect(await sendBreaksOf(env, id)).toEqual([`duplicate send:refund:${id}:dropped`]);
   });
 
   it('registers a node with the CLI, checking its tokens against the catalogue, and lists it', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import pino from 'pino';
 import { address, lamports } from '@solana/kit';
 import { startTestEnv, type TestEnv } from '../helpers/env';
@@ -13,7 +13,7 @@ import { addChainNode } from '../../src/chain/registration';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';
-import { expectChainReconciled } from '../helpers/chain-reconciliation';
+import { chainBreaksOf, expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
 import {
   chainSends,
   chainTransfers,
@@ -21,6 +21,7 @@ import {
   depositAddresses,
   ledgerEntries,
   merchants,
+  transactions,
 } from '../../src/db/schema/index';
 
 /**
@@ -257,6 +258,52 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       .from(chainTransfers)
       .where(eq(chainTransfers.transactionId, id));
     expect(read).toHaveLength(1);
+    // Reconciled: the refund landed once, in a finalized slot.
+    expect(await sendBreaksOf(env, id, 31)).toEqual([]);
+  });
+
+  it("reads a late deposit made while the watcher was stopped for longer than its window, by the chain's clock", async () => {
+    const { transaction_id: id } = await payin(10);
+    await deposit(id, '10');
+    node.mine(CONFIRMATIONS - 1);
+    await expect
+      .poll(() => status(id), { timeout: 15_000, interval: 100 })
+      .toMatchObject({ status: 'SUCCESS' });
+    await watcher.stop();
+    try {
+      // Read eight days after the payment closed, a deposit made six days after it: within the 7-day window
+      // by the chain's clock (the whole ledger two days old), past it by the reader's.
+      node.timeOffset = -2n * 86_400n;
+      await env.database.db
+        .update(transactions)
+        .set({ updatedAt: sql`now() - interval '8 days'` })
+        .where(eq(transactions.id, id));
+      const late = await deposit(id, '2');
+      node.mine(CONFIRMATIONS - 1);
+      await scan();
+      const [seen] = await env.database.db
+        .select()
+        .from(chainTransfers)
+        .where(eq(chainTransfers.txHash, late.tx_hash));
+      expect(seen).toMatchObject({ transactionId: id, amount: '2.000000000000000000' });
+      const [kept] = await env.database.db
+        .select()
+        .from(cryptoDeposits)
+        .where(eq(cryptoDeposits.txHash, late.tx_hash));
+      // The payment closed long ago: held for ops, never counted; and reconciled with the chain.
+      expect(kept).toMatchObject({ disposition: 'held', countedInPayment: false });
+      expect(await chainBreaksOf(env, id, { node: chainNodeId, block: seen!.block })).toEqual([]);
+      expect((await status(id)).data.crypto_paid_amount).toBe(10);
+    } finally {
+      node.timeOffset = 0n;
+      watcher = startChainWatcher({
+        db: env.database.db,
+        temporal: env.client,
+        masterKey: env.config.MASTER_KEY,
+        log,
+        pollMs: 100,
+      });
+    }
   });
 
   it('sends once per key, retried or concurrent; an on-ramp send leaves from the treasury', async () => {

@@ -182,6 +182,6 @@ describe('fault suite: processes', () => {
     if (verdict.notFinal.length > 0) process.stdout.write(`${worker.log.slice(-4000)}\n`);
     expectClean(verdict);
     // Reconciliation finds the faults left no difference behind.
-    expect(await reconcileAll(postgres.url, temporal.address)).toEqual([]);
+    expect(await reconcileAll(postgres.url, temporal.address, masterKey)).toEqual([]);
   }, 900_000);
 });

@@ -179,14 +179,19 @@ export function expectClean(verdict: Verdict) {
  * Reconciliation over everything the run did (docs/reconciliation.md): every leg over all of time, against
  * the deployment's Postgres and Temporal. A clean run finds no break; each one found is printed.
  */
-export async function reconcileAll(databaseUrl: string, temporalAddress: string, taskQueue = 'payments') {
+export async function reconcileAll(
+  databaseUrl: string,
+  temporalAddress: string,
+  masterKey: string,
+  taskQueue = 'payments',
+) {
   const database = createDatabase(databaseUrl, 2);
   const connection = await Connection.connect({ address: temporalAddress });
   try {
     const client = new Client({ connection });
     const scope = { from: new Date(0), to: new Date(), transactionIds: [], references: [] };
     const found: string[] = [];
-    for (const leg of reconciliationLegs(database.db, { temporal: { client, taskQueue } }))
+    for (const leg of reconciliationLegs(database.db, { temporal: { client, taskQueue }, masterKey }))
       for (const f of await leg.check(scope))
         found.push(`${leg.source}/${f.kind}/${f.reference}: ${f.message}`);
     return found;

@@ -68,3 +68,21 @@ export async function expectChainReconciled(env: TestEnv, transactionId: string)
     otherAmount: [`amount ${reference}`, `amount ${reference}`],
   });
 }
+
+/**
+ * What the chain leg finds about the sends of one transaction's money (its refunds, its on-ramp send), as
+ * `kind reference` lines, in a run whose cut-off is `minutesLater` minutes from now: [] when each landed
+ * once.
+ */
+export async function sendBreaksOf(env: TestEnv, transactionId: string, minutesLater = 0) {
+  const findings = await chainLeg(env.database.db, env.config.MASTER_KEY).check({
+    from: new Date(Date.now() - 60 * 60_000),
+    to: new Date(Date.now() + minutesLater * 60_000 + 1_000),
+    transactionIds: [transactionId],
+    references: [],
+  });
+  return findings
+    .filter((f) => f.reference.startsWith('send:') && f.transactionId === transactionId)
+    .map((f) => `${f.kind} ${f.reference}`)
+    .sort();
+}

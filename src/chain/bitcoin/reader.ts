@@ -4,7 +4,7 @@ import { chainSends, depositAddresses } from '../../db/schema/index';
 import type { ChainNode } from '../nodes';
 import type { ChainReader, Seen } from '../family';
 import { COINBASE_INPUT, parseBlock, parseTransaction } from './block';
-import { bitcoinRpc } from './rpc';
+import { bitcoinRpc, BitcoinRpcError } from './rpc';
 import { bitcoinKeys } from './keys';
 
 /**
@@ -68,6 +68,20 @@ export function bitcoinReader(node: ChainNode, db: Db): ChainReader {
       const previous = parseTransaction(await client.call<string>('getrawtransaction', [first.txid, 0]));
       const paid = previous.outputs[first.index];
       return { stands: true, from: paid ? (keys.addressOf(paid.script) ?? '') : '' };
+    },
+    async locate(txHash) {
+      // With its transaction index a node finds it in a block or in its pool; -5 is neither.
+      const found = await client
+        .call<{ blockhash?: string }>('getrawtransaction', [txHash, 1])
+        .catch((error: unknown) => {
+          if (error instanceof BitcoinRpcError && error.code === -5) return undefined;
+          throw error;
+        });
+      if (!found) return 'absent';
+      if (!found.blockhash) return 'pool';
+      const header = await client.call<{ height: number }>('getblockheader', [found.blockhash, true]);
+      // A transaction that spends what it does not have never enters a block: one there succeeded.
+      return { block: BigInt(header.height), succeeded: true };
     },
   };
 }

@@ -2,8 +2,9 @@ import { parseJsonExact } from '../../lib/json';
 
 /**
  * A Bitcoin node's JSON-RPC, limited to the calls btcd and Bitcoin Core answer alike (`getblockcount`,
- * `getblockhash`, `getblock` as raw hex, `getrawtransaction` as raw hex, `sendrawtransaction`,
- * `gettxout`, `getblockchaininfo`): the tests run btcd, production may run either. Amounts are never read
+ * `getblockhash`, `getblock` as raw hex, `getrawtransaction` as raw hex (verbose only for where a
+ * transaction is: its `blockhash`), `getblockheader` (its `height`), `sendrawtransaction`, `gettxout`,
+ * `getblockchaininfo`): the tests run btcd, production may run either. Amounts are never read
  * from JSON (its numbers are floats): they come from the raw transactions (src/chain/bitcoin/block.ts).
  * The URL carries the node's RPC user and password (`http://user:pass@host:port`).
  */

@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Address, type Hex } from 'viem';
 import type { ChainReader, Seen } from '../family';
 import type { ChainNode } from '../nodes';
 import { erc20Abi, rpc } from './rpc';
@@ -22,6 +22,19 @@ export function evmReader(node: ChainNode): ChainReader {
       if (transfer.code !== node.nativeCoin) return { stands: true };
       const receipt = await client.getTransactionReceipt({ hash: transfer.txHash as `0x${string}` });
       return { stands: receipt.status === 'success' };
+    },
+    async locate(txHash) {
+      const hash = txHash as Hex;
+      const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+        if (error instanceof TransactionReceiptNotFoundError) return undefined;
+        throw error;
+      });
+      if (receipt) return { block: receipt.blockNumber, succeeded: receipt.status === 'success' };
+      const waiting = await client.getTransaction({ hash }).catch((error: unknown) => {
+        if (error instanceof TransactionNotFoundError) return undefined;
+        throw error;
+      });
+      return waiting ? 'pool' : 'absent';
     },
   };
 }

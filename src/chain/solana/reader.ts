@@ -36,7 +36,7 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     hashAt: (slot) => slotMark(node.rpcUrl, slot),
     async transfers(from, to) {
       const seen: Seen[] = [];
-      const owners = await readOwners(db, node.id);
+      const owners = await readOwners(db, node.id, await timeOf(node, from));
       for (const [code, mint] of Object.entries(node.tokens)) {
         for (const owner of owners) {
           const account = await associatedTokenAccount(owner, mint);
@@ -50,18 +50,43 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     },
     // Only successful transactions are read, and their sender comes with them.
     settle: async () => ({ stands: true }),
+    async locate(txHash) {
+      // A node shows no pool: a transaction it knows of that is not finalized yet still waits.
+      const { value } = await client
+        .getSignatureStatuses([txHash as Signature], { searchTransactionHistory: true })
+        .send();
+      const status = value[0];
+      if (!status) return 'absent';
+      if (status.confirmationStatus !== commitment) return 'pool';
+      return { block: status.slot, succeeded: status.err === null };
+    },
   };
 }
 
-/** The deposit owners of a node whose transaction is open or closed less than LATE_DEPOSIT_DAYS ago. */
-async function readOwners(db: Db, nodeId: string): Promise<string[]> {
+/**
+ * The deposit owners of a node whose transaction is open, or closed less than LATE_DEPOSIT_DAYS before
+ * `slotsFrom`: the time of the first slot being read, not of the read, so a watcher stopped for longer
+ * than the window still reads the late deposits made while it was stopped.
+ */
+async function readOwners(db: Db, nodeId: string, slotsFrom: Date): Promise<string[]> {
   const rows = await db.execute<{ address: string }>(sql`
     select a.address from deposit_addresses a join transactions t on t.id = a.transaction_id
     where a.chain_node_id = ${nodeId}
       and (t.status not in ('SUCCESS', 'FAILED', 'BLOCKED')
-           or t.updated_at > now() - make_interval(days => ${LATE_DEPOSIT_DAYS}))
+           or t.updated_at > ${slotsFrom}::timestamptz - make_interval(days => ${LATE_DEPOSIT_DAYS}))
     order by a.hd_index`);
   return rows.rows.map((row) => row.address);
+}
+
+/**
+ * When the first block at or after `slot` was made (slots may be skipped); now when the node has no such
+ * block yet or no time for it.
+ */
+async function timeOf(node: ChainNode, slot: bigint): Promise<Date> {
+  const client = solanaRpc(node.rpcUrl);
+  const [made] = await client.getBlocksWithLimit(slot, 1, { commitment }).send();
+  const seconds = made === undefined ? null : await client.getBlockTime(made).send();
+  return seconds === null ? new Date() : new Date(Number(seconds) * 1000);
 }
 
 /** The successful transactions touching `account` in slots `from` to `to`, newest first. */

@@ -99,6 +99,11 @@ export class LocalSolanaNode {
   private held: Transaction[] = [];
   /** The first slot whose blocks the node keeps (`getBlock`): a pruned ledger starts later. */
   prunedBefore = 0n;
+  /**
+   * Seconds added to every block's time as the node answers it, made or to be made: a negative offset makes
+   * the whole ledger older, as a watcher stopped that long would find it.
+   */
+  timeOffset = 0n;
   /** The slot of the last block made (slots after it may have been skipped). */
   private lastBlock = 0n;
   private readonly blocks = new Map<
@@ -351,9 +356,16 @@ export class LocalSolanaNode {
           previousBlockhash: this.blocks.get(block.parentSlot)?.blockhash ?? block.blockhash,
           parentSlot: block.parentSlot,
           blockHeight: block.height,
-          blockTime: block.time,
+          blockTime: block.time + this.timeOffset,
           ...(details === 'signatures' ? { signatures: this.signaturesIn.get(slot) ?? [] } : {}),
         };
+      }
+      case 'getBlockTime': {
+        const slot = BigInt(params[0] as number);
+        const block = this.blocks.get(slot);
+        if (!block || slot > view || slot < this.prunedBefore)
+          throw new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
+        return block.time + this.timeOffset;
       }
       case 'getBlocksWithLimit': {
         const [start, limit] = params as [number, number];
@@ -390,7 +402,7 @@ export class LocalSolanaNode {
             slot: tx.slot,
             err: tx.err,
             memo: null,
-            blockTime: tx.blockTime,
+            blockTime: tx.blockTime + this.timeOffset,
             confirmationStatus: 'finalized',
           };
         });
@@ -400,7 +412,7 @@ export class LocalSolanaNode {
         if (!tx) return null;
         return {
           slot: tx.slot,
-          blockTime: tx.blockTime,
+          blockTime: tx.blockTime + this.timeOffset,
           version: 0,
           meta: {
             err: tx.err,
