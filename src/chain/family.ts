@@ -34,6 +34,12 @@ export interface ChainReader {
   settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
   /** Where a transaction the service signed stands on the node, for reconciliation (docs/reconciliation.md). */
   locate(txHash: string): Promise<Located>;
+  /**
+   * What `address` (as stored) holds of the asset `code` at block `block`, in its smallest units; absent on a
+   * family whose node cannot answer for a past block, or whose deposit addresses spend (their balance is
+   * then not compared).
+   */
+  balanceAt?(address: string, code: string, block: bigint): Promise<bigint>;
 }
 
 /**

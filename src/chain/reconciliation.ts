@@ -3,7 +3,8 @@ import type { Db } from '../db/client';
 import type { Finding } from '../reconciliation/breaks';
 import type { BlockRange, ReconciliationLeg, Scope } from '../reconciliation/leg';
 import { textArray } from '../reconciliation/leg';
-import { canonicalDecimal } from '../lib/units';
+import { canonicalDecimal, formatUnits, parseUnits } from '../lib/units';
+import { findCryptoAsset } from '../coins/catalogue';
 import { chainNodeById, watchedChainNodeIds, type ChainNode } from './nodes';
 import { readerOf } from './families';
 import type { Located } from './family';
@@ -94,6 +95,8 @@ export function chainLeg(db: Db, masterKey: string): ReconciliationLeg {
         if (!node) continue;
         for (const range of nodeRanges)
           findings.push(...(await blocksAgainstLedger(db, node, BigInt(range.from), BigInt(range.to))));
+        const cutOff = scope.blocks?.[nodeId];
+        if (cutOff) findings.push(...(await balancesAgainstLedger(db, node, cutOff, scope)));
       }
       findings.push(...(await countedAgainstSeen(db, scope)));
       findings.push(...(await sendsAgainstChain(db, masterKey, scope)));
@@ -293,6 +296,72 @@ async function sendsAgainstChain(db: Db, masterKey: string, scope: Scope): Promi
               message: `${what} (${located.map((l) => l.txHash).join(', ') || 'its node is gone'}) is recorded as sent, but its node has no trace of it: it never landed (dropped from the node's pool). Broadcast its stored bytes again (docs/reconciliation.md, chain breaks).`,
             },
       );
+    }
+  }
+  return findings;
+}
+
+/**
+ * Each deposit address of the node whose transaction was active in the window, is named by an unsettled
+ * break, or was paid in the run's blocks holds, at the run's cut-off block, what the deposits recorded to it
+ * up to that block add up to, in every asset the node watches (else `amount`): more is money that reached
+ * the address without the watcher seeing it (a transfer made by a contract, say); less, money that left an
+ * address only the service holds keys to. Only where the family's addresses never spend and its node
+ * answers for a past block (EVM networks); elsewhere the block and send checks stand in.
+ */
+async function balancesAgainstLedger(
+  db: Db,
+  node: ChainNode,
+  range: BlockRange,
+  scope: Scope,
+): Promise<Finding[]> {
+  const reader = readerOf(node, db);
+  if (!reader.balanceAt) return [];
+  const at = BigInt(range.to);
+  const { rows } = await db.execute<{
+    address: string;
+    transaction_id: string;
+    asset: string | null;
+    amount: string | null;
+  }>(sql`
+    select a.address, a.transaction_id, t.asset, sum(t.amount)::text as amount
+    from deposit_addresses a
+    left join chain_transfers t
+      on t.chain_node_id = a.chain_node_id and t.transaction_id = a.transaction_id and t.block <= ${range.to}
+    where a.chain_node_id = ${node.id}
+      and (a.transaction_id = any(${textArray(scope.transactionIds)})
+        or exists (select 1 from transactions x where x.id = a.transaction_id
+          and x.updated_at >= ${scope.from} and x.created_at < ${scope.to})
+        or exists (select 1 from chain_transfers p where p.chain_node_id = a.chain_node_id
+          and p.transaction_id = a.transaction_id and p.block between ${range.from} and ${range.to}))
+    group by a.address, a.transaction_id, t.asset
+    order by a.address`);
+  const recorded = new Map<string, { transactionId: string; sums: Map<string, string> }>();
+  for (const row of rows) {
+    const entry = recorded.get(row.address) ?? { transactionId: row.transaction_id, sums: new Map() };
+    if (row.asset && row.amount) entry.sums.set(row.asset, row.amount);
+    recorded.set(row.address, entry);
+  }
+  const codes = [...(node.nativeCoin ? [node.nativeCoin] : []), ...Object.keys(node.tokens)];
+  const decimals = new Map<string, number>();
+  for (const code of codes)
+    decimals.set(code, (await findCryptoAsset(db, code, node.network))?.decimals ?? 18);
+  const findings: Finding[] = [];
+  for (const [address, { transactionId, sums }] of recorded) {
+    for (const code of codes) {
+      const places = decimals.get(code)!;
+      const expected = parseUnits(sums.get(code) ?? '0', places) ?? 0n;
+      const held = await reader.balanceAt(address, code, at);
+      if (held === expected) continue;
+      const [want, have] = [formatUnits(expected, places), formatUnits(held, places)];
+      findings.push({
+        transactionId,
+        reference: `balance:${node.id}:${address}:${code}`,
+        kind: 'amount',
+        expected: `${want} ${code}`,
+        observed: `${have} ${code}`,
+        message: `The deposit address ${address} of ${transactionId} holds ${have} ${code} on ${node.network} at block ${at}, but the deposits recorded to it add up to ${want}: ${held > expected ? 'money reached it that the watcher did not record (a transfer made by a contract, say)' : 'money left an address only the service holds keys to'}.`,
+      });
     }
   }
   return findings;

@@ -22,7 +22,7 @@ import { sandboxChain } from '../../activities/connectors/sandbox-chain';
 import { rpc } from '../../src/chain/evm/rpc';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { insertPayinTransaction } from '../helpers/fixtures';
-import { expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
+import { chainBreaksOf, expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { firstAnswerUpdate, workflowIds } from '../../src/contracts';
 
@@ -116,6 +116,32 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
       .poll(async () => (await status(merchant, id)).status, { timeout: 15_000, interval: 100 })
       .toBe('SUCCESS');
     await expectChainReconciled(env, id);
+  });
+
+  it('reports a deposit address holding more than its recorded deposits at the cut-off, until it holds what they add up to', async () => {
+    const { transaction_id: id, deposit_address: shown } = await payin(merchant, 10);
+    await receiptOf((await deposit(merchant, id, '10')).tx_hash);
+    await chain.mine(CONFIRMATIONS);
+    await expect
+      .poll(async () => (await status(merchant, id)).status, { timeout: 15_000, interval: 100 })
+      .toBe('SUCCESS');
+    const address = shown.toLowerCase();
+    const client = rpc(chain.node.url);
+    const setBalance = async (wei: bigint) => {
+      await client.request({
+        method: 'anvil_setBalance' as never,
+        params: [address, `0x${wei.toString(16)}`] as never,
+      });
+      await chain.mine(1);
+    };
+    const atHead = async () => chainBreaksOf(env, id, { node: chain.chainNodeId, block: await chain.head() });
+    expect(await atHead()).toEqual([]);
+    // Ether reaches the address in no transaction the watcher reads (as a contract's transfer would).
+    await setBalance(10n ** 15n);
+    expect(await atHead()).toEqual([`amount balance:${chain.chainNodeId}:${address}:ETH`]);
+    // Gone again: the address holds what its deposits add up to.
+    await setBalance(0n);
+    expect(await atHead()).toEqual([]);
   });
 
   it('is held up by neither a zero-value transfer nor a deposit no workflow takes: the next customer settles', async () => {

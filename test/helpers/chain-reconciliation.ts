@@ -1,7 +1,9 @@
 import { expect } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { chainLeg } from '../../src/chain/reconciliation';
-import { chainTransfers } from '../../src/db/schema/index';
+import { chainNodeById } from '../../src/chain/nodes';
+import { readerOf } from '../../src/chain/families';
+import { chainTransfers, depositAddresses } from '../../src/db/schema/index';
 import type { TestEnv } from './env';
 
 /**
@@ -51,7 +53,24 @@ export async function chainBreaksAfterEdits(env: TestEnv, transactionId: string)
   await db.delete(chainTransfers).where(eq(chainTransfers.transactionId, transactionId));
   await db.insert(chainTransfers).values(kept);
   const reference = `${transfer.chainNodeId}:${transfer.block}:${transfer.txHash}:${transfer.asset}`;
-  return { clean, missed, otherAmount, reference, deposit: `deposit:${transactionId}:${transfer.txHash}` };
+  // Where the family compares deposit addresses' balances, the address's balance break too.
+  const node = await chainNodeById(db, env.config.MASTER_KEY, transfer.chainNodeId);
+  const [address] = await db
+    .select()
+    .from(depositAddresses)
+    .where(eq(depositAddresses.transactionId, transactionId));
+  const balance =
+    node && readerOf(node, db).balanceAt
+      ? [`amount balance:${transfer.chainNodeId}:${address!.address}:${transfer.asset}`]
+      : [];
+  return {
+    clean,
+    missed,
+    otherAmount,
+    reference,
+    balance,
+    deposit: `deposit:${transactionId}:${transfer.txHash}`,
+  };
 }
 
 /**
@@ -59,13 +78,17 @@ export async function chainBreaksAfterEdits(env: TestEnv, transactionId: string)
  * it stands, a missed deposit once the watcher's record is gone, and two amounts once it says 0.5.
  */
 export async function expectChainReconciled(env: TestEnv, transactionId: string) {
-  const { clean, missed, otherAmount, reference, deposit } = await chainBreaksAfterEdits(env, transactionId);
+  const { clean, missed, otherAmount, reference, balance, deposit } = await chainBreaksAfterEdits(
+    env,
+    transactionId,
+  );
   expect({ clean, missed, otherAmount }).toEqual({
     clean: [],
-    // Without the watcher's record: the chain pays the address (missed), and the count has no sighting.
-    missed: [`missing_at_source ${deposit}`, `missing_in_ledger ${reference}`],
-    // Recorded as 0.5: against the chain's amount, and against the amount counted.
-    otherAmount: [`amount ${reference}`, `amount ${reference}`],
+    // Without the watcher's record: the chain pays the address (missed), the count has no sighting, and
+    // the address holds more than its recorded deposits.
+    missed: [...balance, `missing_at_source ${deposit}`, `missing_in_ledger ${reference}`].sort(),
+    // Recorded as 0.5: against the chain's amount, against the amount counted, and against the balance.
+    otherAmount: [...balance, `amount ${reference}`, `amount ${reference}`].sort(),
   });
 }
 

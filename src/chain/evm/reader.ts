@@ -36,6 +36,19 @@ export function evmReader(node: ChainNode): ChainReader {
       });
       return waiting ? 'pool' : 'absent';
     },
+    async balanceAt(address, code, block) {
+      const owner = address as Address;
+      if (code === node.nativeCoin) return client.getBalance({ address: owner, blockNumber: block });
+      const contract = node.tokens[code];
+      if (!contract) throw new Error(`node ${node.id} watches no ${code}`);
+      return client.readContract({
+        address: contract as Address,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [owner],
+        blockNumber: block,
+      });
+    },
   };
 }
 
