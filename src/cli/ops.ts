@@ -3,10 +3,10 @@ import type { Client } from '@temporalio/client';
 import { isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
 import { findStuck, forceFail, retryNow, showTransaction } from '../transactions/ops';
 import { sendAftercare } from '../transactions/aftercare';
-import { findTransaction } from '../transactions/lookup';
+import { findTransaction, resolveOpsName } from '../transactions/lookup';
 import { transactionBody } from '../transactions/view';
 import type { UpdateOutcome } from '../temporal/client';
-import { actorOf, type Command } from './context';
+import { actorOf, type CliContext, type Command } from './context';
 import { CliError } from './errors';
 
 /** `15m`, `2h`, `30s`, `1d` -> milliseconds. */
@@ -17,10 +17,26 @@ export function parseAge(text: string): number {
   return Number(match[1]) * unit;
 }
 
-function idOf(positionals: string[], usage: string): string {
-  const [id] = positionals;
-  if (!id) throw new CliError(`usage: ${usage}`);
-  return id;
+/**
+ * The transaction a command names: by its id or by its order id (docs/operations.md), `--merchant` choosing
+ * among merchants that use the same order id. A name nothing has is passed on as given: the command says it
+ * is not found (or shows the audit of runs refused under it).
+ */
+async function idOf(
+  ctx: CliContext,
+  positionals: string[],
+  usage: string,
+  merchant?: string,
+): Promise<string> {
+  const [name] = positionals;
+  if (!name) throw new CliError(`usage: ${usage}`);
+  const found = await resolveOpsName(ctx.database.db, name, merchant);
+  if (!found) return name;
+  if ('id' in found) return found.id;
+  const listed = found.ambiguous.map((t) => `${t.id} (merchant ${t.merchantId}, ${t.mode})`).join(', ');
+  throw new CliError(
+    `Order id ${name} names ${found.ambiguous.length} transactions: ${listed}. Give the transaction id, or --merchant MERCHANT_ID.`,
+  );
 }
 
 /** Turns a refused or closed update into a clear error. */
@@ -32,6 +48,7 @@ function outcomeOf<T>(outcome: UpdateOutcome<T>, id: string): T {
 
 const options = {
   actor: { type: 'string' },
+  merchant: { type: 'string' },
   reason: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -63,20 +80,30 @@ export const commands: Record<string, Command> = {
   },
 
   async show(ctx, argv) {
-    const { positionals } = parseArgs({
+    const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { json: { type: 'boolean' } },
+      options: { json: { type: 'boolean' }, merchant: { type: 'string' } },
     });
-    const id = idOf(positionals, 'ops show TRANSACTION_ID');
+    const id = await idOf(
+      ctx,
+      positionals,
+      'ops show TRANSACTION_ID|ORDER_ID [--merchant ID]',
+      values.merchant,
+    );
     const shown = await showTransaction(ctx.database.db, await ctx.temporal(), id);
     if (!shown) throw new CliError(`Transaction ${id} not found.`);
-    ctx.print(shown, argv.includes('--json'));
+    ctx.print(shown, values.json ?? false);
   },
 
   async retry(ctx, argv) {
     const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
-    const id = idOf(positionals, 'ops retry TRANSACTION_ID [--actor NAME]');
+    const id = await idOf(
+      ctx,
+      positionals,
+      'ops retry TRANSACTION_ID|ORDER_ID [--actor NAME]',
+      values.merchant,
+    );
     const client: Client = await ctx.temporal();
     const { transaction, webhooks } = await retryNow(ctx.database.db, client, id, {
       actor: actorOf(values.actor),
@@ -93,7 +120,12 @@ export const commands: Record<string, Command> = {
 
   async fail(ctx, argv) {
     const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
-    const id = idOf(positionals, 'ops fail TRANSACTION_ID --reason TEXT [--actor NAME]');
+    const id = await idOf(
+      ctx,
+      positionals,
+      'ops fail TRANSACTION_ID|ORDER_ID --reason TEXT [--actor NAME]',
+      values.merchant,
+    );
     if (!values.reason) throw new CliError('--reason is required');
     const outcome = await forceFail(ctx.database.db, await ctx.temporal(), id, {
       reason: values.reason,
@@ -105,7 +137,7 @@ export const commands: Record<string, Command> = {
   /** Records a chargeback the acquirer reported: the flag, a payin's credit taken back, the webhook. */
   async chargeback(ctx, argv) {
     const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
-    const id = idOf(positionals, 'ops chargeback TRANSACTION_ID');
+    const id = await idOf(ctx, positionals, 'ops chargeback TRANSACTION_ID|ORDER_ID', values.merchant);
     const row = await findTransaction(ctx.database.db, id);
     if (!row) throw new CliError(`Transaction ${id} not found.`);
     const outcome = await sendAftercare(

@@ -56,3 +56,28 @@ export async function findHostedTransaction(
     .where(and(eq(transactions.id, id), eq(transactions.mode, mode)));
   return row && kinds.includes(row.kind) ? row : undefined;
 }
+
+/**
+ * What ops name a transaction by: its id, or its order id as the status endpoint takes it. An order id is
+ * unique within one merchant and mode only, so it may name transactions of several; `merchantId` picks
+ * one. Answers the transaction id, the candidates when the name is ambiguous, or none.
+ */
+export async function resolveOpsName(
+  db: Db,
+  name: string,
+  merchantId?: string,
+): Promise<{ id: string } | { ambiguous: TransactionRow[] } | undefined> {
+  if (await findTransaction(db, name)) return { id: name };
+  const rows = await db
+    .select()
+    .from(transactions)
+    .where(
+      merchantId
+        ? and(eq(transactions.orderId, name), eq(transactions.merchantId, merchantId))
+        : eq(transactions.orderId, name),
+    )
+    .limit(10);
+  if (rows.length === 0) return undefined;
+  if (rows.length === 1) return { id: rows[0]!.id };
+  return { ambiguous: rows.sort((a, b) => (a.id < b.id ? -1 : 1)) };
+}

@@ -98,12 +98,15 @@ export async function findStuck(
     if (row && isFinal(row.status)) continue;
     stuck.push(describe(info, 'terminated: the projection was never made final'));
   }
-  if (!options.kind)
-    stuck.push(...(await stuckWebhooks(db, client, `${ours} AND StartTime < '${before}'`, now)));
+  const webhooks = await stuckWebhooks(db, client, `${ours} AND StartTime < '${before}'`, now);
+  stuck.push(...webhooks.filter((w) => !options.kind || w.kind === options.kind));
   return stuck.sort((a, b) => b.ageMinutes - a.ageMinutes);
 }
 
-/** Webhook deliveries still retrying (a failing merchant endpoint), each under its transaction. */
+/**
+ * Webhook deliveries still retrying (a failing merchant endpoint), each under its transaction and that
+ * transaction's kind; what waits says it is the delivery.
+ */
 async function stuckWebhooks(db: Db, client: Client, scope: string, now: Date): Promise<StuckTransaction[]> {
   const found: StuckTransaction[] = [];
   const running = `${scope} AND WorkflowType = 'webhookDelivery' AND ExecutionStatus = 'Running'`;
@@ -119,7 +122,7 @@ async function stuckWebhooks(db: Db, client: Client, scope: string, now: Date): 
       .catch(() => undefined)) as { currentDetails?: string } | undefined;
     found.push({
       transactionId: event.transactionId,
-      kind: 'webhook',
+      kind: row?.kind ?? '?',
       status: row?.status ?? '?',
       ageMinutes: Math.floor((now.getTime() - info.startTime.getTime()) / 60_000),
       waiting: `webhook ${event.id} (${info.workflowId}): ${metadata?.currentDetails || 'no worker answered'}`,

@@ -261,6 +261,46 @@ describe('a payout stuck on a processor outage', () => {
     expect((await merchant.get(`/api/test/status/${id}`)).json().status).toBe('FAILED');
   });
 
+  it('takes an order id as the status endpoint does, and asks which merchant when two use it', async () => {
+    const orderId = `ops-order-${Math.random()}`;
+    const paid = [];
+    for (const pan of ['4242424242424242', '4111111111111111']) {
+      const credentials = await env.createMerchant();
+      const created = await merchantClient(env.app, credentials).post(
+        '/api/v1/test/card',
+        cardRequest({ card_number: pan, order_id: orderId }),
+      );
+      paid.push({ id: created.json().data.transaction_id as string, merchant: credentials.merchant_id });
+    }
+    const [first, second] = paid as [(typeof paid)[0], (typeof paid)[0]];
+    const ambiguous = await cli('ops', 'show', orderId);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr.trim()).toBe(
+      `error: Order id ${orderId} names 2 transactions: ${paid
+        .map((p) => `${p.id} (merchant ${p.merchant}, test)`)
+        .sort()
+        .join(', ')}. Give the transaction id, or --merchant MERCHANT_ID.`,
+    );
+    const one = await cli('ops', 'show', orderId, '--merchant', first.merchant, '--json');
+    expect(one.stderr).toBe('');
+    expect(JSON.parse(one.stdout).projection.data).toMatchObject({
+      transaction_id: first.id,
+      order_id: orderId,
+    });
+    // The second waits on 3-D Secure: failed by its order id.
+    const failed = await cli(
+      'ops',
+      'fail',
+      orderId,
+      '--merchant',
+      second.merchant,
+      '--reason',
+      'By order id',
+    );
+    expect(failed.stderr).toBe('');
+    expect(JSON.parse(failed.stdout)).toMatchObject({ status: 'FAILED', message: 'By order id' });
+  });
+
   it('says how to bring back a terminated transaction workflow, and acts on it once reset', async () => {
     const merchant = merchantClient(env.app, await env.createMerchant());
     const created = await merchant.post(

@@ -150,9 +150,9 @@ describe('rehearsing a stuck payment in the sandbox', () => {
     expect(created.json().status).toBe('SUCCESS');
     const id = created.json().data.transaction_id as string;
     await stuckOne(id).toMatchObject({
-      kind: 'webhook',
+      kind: 'card',
       status: 'SUCCESS',
-      waiting: expect.stringMatching(/Attempt 1 failed \(HTTP 503\)/),
+      waiting: expect.stringMatching(/^webhook evt_\w+ .*Attempt 1 failed \(HTTP 503\)/),
     });
     const delivery = /\((webhook-evt_\w+-\d+)\)/.exec(
       (await stuck()).find((s) => s.transactionId === id)!.waiting,
