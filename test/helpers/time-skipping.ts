@@ -50,7 +50,10 @@ export async function startTimeSkipping(
   workerOptions: { maxCachedWorkflows?: number } = {},
 ): Promise<TimeSkippingEnv> {
   const path = inject('testServerPath');
-  if (!path) throw new Error('TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`.');
+  if (!path)
+    throw new Error(
+      'TEMPORAL_TEST_SERVER_PATH is not set: run the tests with `npm test`, or one file with `npm run test:file -- FILE`.',
+    );
   const testDb = await createTestDatabase();
   const taskQueue = `ts-${randomBytes(6).toString('hex')}`;
   const config = testConfig({ DATABASE_URL: testDb.url, TEMPORAL_TASK_QUEUE: taskQueue, ...overrides });
