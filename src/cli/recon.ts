@@ -51,6 +51,9 @@ export const commands: Record<string, Command> = {
     ] as const)
       if (value !== undefined && Number.isNaN(Date.parse(value)))
         throw new CliError(`${name} must be a date and time (ISO 8601), got "${value}"`);
+    // What has not happened yet cannot be read: a window into the future would be called read.
+    if (values.until !== undefined && Date.parse(values.until) > Date.now())
+      throw new CliError(`--until must not be in the future, got "${values.until}"`);
     const result = await runReconciliation(await ctx.temporal(), {
       taskQueue: ctx.config.TEMPORAL_TASK_QUEUE,
       actor: actorOf(values.actor),

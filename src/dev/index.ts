@@ -74,6 +74,7 @@ async function main(): Promise<void> {
       stops.push(() => pg.stop());
       return pg.url;
     };
+    const uiPort = Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233);
     const startTemporal = async (): Promise<{ address: string; ui?: string }> => {
       if (process.env.TEMPORAL_ADDRESS) return { address: process.env.TEMPORAL_ADDRESS };
       const binary = process.env.TEMPORAL_CLI_PATH;
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
       const temporal: LocalTemporal = await startTemporalDevServer({
         binary,
         port: temporalPort,
-        uiPort: Number(process.env.DEV_TEMPORAL_UI_PORT ?? 8233),
+        uiPort,
         dbFile: join(dataDir, 'temporal.db'),
         codecEndpoint: `http://${host}:${port}/codec`,
         uiActionsOff: true,
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
       PAYLOAD_KEYS: secrets.payload_keys,
       CODEC_TOKEN: secrets.codec_token,
       CODEC_ALLOW_LOOPBACK: 'true',
+      // The UI decodes payloads from the origin it is served on, wherever DEV_TEMPORAL_UI_PORT put it.
+      CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort},http://localhost:${uiPort}`,
       // Ctrl-C stops at once: no load balancer to drain away from.
       SHUTDOWN_DRAIN_SECONDS: '0',
       ALLOW_SANDBOX_IN_LIVE: 'true',

@@ -457,6 +457,8 @@ describe('reconciliation', () => {
     expect(unknown.stderr).toMatch(
       /no reconciliation source nowhere: the sources are ledger, sandbox, stripe, chain/,
     );
+    const future = await runCliIn(env, 'recon', 'run', '--until', '2999-01-01T00:00:00Z');
+    expect(future.stderr).toBe('error: --until must not be in the future, got "2999-01-01T00:00:00Z"\n');
     // The metric counts what is open now, by kind and age.
     const registry = new Registry();
     registerOpenBreaks(registry, env.database.db);

@@ -58,6 +58,20 @@ describe('fault suite: npm run dev', () => {
       throw new Error(`${error.message}; its output:\n${dev.log}`);
     });
 
+    // The Temporal UI, on the port it was moved to, may call the payload codec from its page.
+    const uiOrigin = `http://127.0.0.1:${uiPort}`;
+    const preflight = await fetch(`${baseUrl}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: uiOrigin, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+    const decoded = await fetch(`${baseUrl}/codec/decode`, {
+      method: 'POST',
+      headers: { origin: uiOrigin, 'content-type': 'application/json', 'x-namespace': 'default' },
+      body: JSON.stringify({ payloads: [] }),
+    });
+    expect(decoded.status).toBe(200);
+
     const receiver = new FaultyReceiver(receiverPort!);
     await receiver.start();
     cleanups.push(() => receiver.close());
