@@ -13,7 +13,7 @@ import { parseInput } from '../platform/validation';
 import { finishDocument } from './openapi';
 import { describeRoute } from './reference/operations';
 import { createLogger, type Logger } from '../platform/log';
-import { ApiError } from '../platform/errors';
+import { ApiError, validationError } from '../platform/errors';
 import { createApiMetrics } from '../platform/metrics';
 import { traceRequests } from './tracing';
 import { parseJsonExact, stringifyExact } from '../lib/json';
@@ -40,6 +40,10 @@ declare module 'fastify' {
     authenticate: Hook;
     decryptBody: Hook;
     decryptBodyIfEnveloped: Hook;
+  }
+  interface FastifyRequest {
+    /** A create's `Idempotency-Key` header, checked (docs/api.md). */
+    idempotencyKey?: string;
   }
 }
 
@@ -85,6 +89,23 @@ const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
     }
   };
 
+/** What an `Idempotency-Key` may be: 1 to 255 visible ASCII characters (a UUID, a hash, an order's key). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * A create's `Idempotency-Key` header (docs/api.md), checked and kept on the request for its handler: the
+ * same key with the same fields answers the transaction the first made.
+ */
+const readIdempotencyKey: Hook = async (request) => {
+  const given = request.headers['idempotency-key'];
+  if (given === undefined) return;
+  if (typeof given !== 'string' || !IDEMPOTENCY_KEY.test(given))
+    throw validationError({
+      'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'],
+    });
+  request.idempotencyKey = given;
+};
+
 /** A test-mode endpoint in live mode is a route that does not exist. */
 const refuseLiveOnTestRoutes: Hook = async (request) => {
   if (request.routeOptions.config.reference?.testOnly && request.merchant?.mode !== 'test')
@@ -111,6 +132,7 @@ function installDeclaredHooks(app: FastifyInstance, route: RouteOptions): void {
         ? app.decryptBodyIfEnveloped
         : undefined;
   if (decrypt) route.preValidation = [decrypt, ...hooksOf(route.preValidation)];
+  if (route.config?.creates) route.preHandler = [readIdempotencyKey, ...hooksOf(route.preHandler)];
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -76,7 +76,9 @@ page waits, and \`data\`. \`SUCCESS\`, \`FAILED\` and \`BLOCKED\` are final and 
 blocked transaction is not an error: it answers \`200\`. A create waits a few seconds at most for the first \
 answer; past that it answers \`PENDING\`, and the status endpoint and the webhook carry the outcome. A create \
 repeating an \`order_id\` with the same fields answers the original transaction with \
-\`Idempotent-Replayed: true\`; with other fields it is \`409\`.
+\`Idempotent-Replayed: true\`; with other fields it is \`409\`. So does one repeating its \`Idempotency-Key\` \
+header (1 to 255 visible ASCII characters, kept per merchant and mode for 24 hours), with or without an \
+\`order_id\`.
 
 ## Errors
 

@@ -1,10 +1,12 @@
 import type { Db } from '../db/client';
 import { sweepCardVault } from '../transactions/card-vault';
 import { pruneBuckets } from '../api/rate-limit';
+import { pruneIdempotencyKeys } from '../transactions/create';
 import type { Logger } from '../platform/log';
 
 /**
- * The periodic jobs every process runs: the card vault sweep and the pruning of idle rate-limit buckets.
+ * The periodic jobs every process runs: the card vault sweep, the pruning of idle rate-limit buckets and
+ * of idempotency keys past their day.
  * Returns the function that stops them.
  */
 export function startMaintenance(db: Db, log: Logger, intervalMs = 60_000): () => void {
@@ -17,6 +19,7 @@ export function startMaintenance(db: Db, log: Logger, intervalMs = 60_000): () =
       },
     ],
     ['rate limit pruning', () => pruneBuckets(db)],
+    ['idempotency key pruning', () => pruneIdempotencyKeys(db)],
   ];
   const timer = setInterval(() => {
     for (const [name, run] of jobs)

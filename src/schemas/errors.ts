@@ -35,6 +35,11 @@ export const errorCatalogue = {
     message: 'The order id has already been taken.',
     when: '`order_id` reused with other fields.',
   },
+  IDEMPOTENCY_CONFLICT: {
+    status: 409,
+    message: 'The Idempotency-Key has already been used for another request.',
+    when: '`Idempotency-Key` reused with other fields.',
+  },
   TRANSACTION_NOT_FOUND: {
     status: 404,
     message: 'Transaction not found.',

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { CardRequest, HostedCardRequest as HostedCardSchema } from '../schemas/requests';
-import { createTransaction, type Created } from './create';
+import { createTransaction, type CreateOrigin, type Created } from './create';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
@@ -20,6 +20,8 @@ export async function createCardPayment(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: CardPaymentRequest,
+  /** The merchant's `Idempotency-Key`, when it sent one. */
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -28,6 +30,7 @@ export async function createCardPayment(
   const whitelisted = await cardSucceededBefore(deps.db, merchant, card.fingerprint);
   const { card_number: pan, card_cvv: cvv, ...kept } = input;
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'card',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...kept, card: card.fingerprint }),
@@ -90,12 +93,13 @@ export async function createHostedCardPayment(
   merchant: MerchantScope,
   input: HostedCardRequest,
   /** The payment link the customer came through, when one creates it. */
-  origin: { paymentLinkId?: string } = {},
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'card',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, hosted: true, link: origin.paymentLinkId }),
@@ -186,11 +190,14 @@ export async function createApmPayment(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: HostedCardRequest,
+  /** The merchant's `Idempotency-Key`, when it sent one. */
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
   await checkTerminal(deps.db, merchant, 'apm', input.terminal_id);
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'apm',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, apm: true }),

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Db } from '../db/client';
-import { transactions } from '../db/schema/index';
+import { idempotencyKeys, transactions } from '../db/schema/index';
 import { ApiError } from '../platform/errors';
 import { newTransactionId } from '../ciphers/ids';
 import { updateKeyOf } from '../ciphers/update-proof';
@@ -29,8 +29,19 @@ export interface NewTransaction<Name extends TransactionWorkflow> {
   /** Projection columns known at create time. */
   row: Omit<NewRow, 'id' | 'merchantId' | 'mode' | 'kind' | 'orderId' | 'requestHash' | 'message'>;
   card?: CardToVault;
+  /** The merchant's `Idempotency-Key` for this create, if it sent one (docs/api.md). */
+  idempotencyKey?: string;
   workflow: Name;
   input: (transactionId: string) => WorkflowInput<Name> & { transactionId: string };
+}
+
+/**
+ * How a create came, beyond its fields: the payment link the customer came through, and the merchant's
+ * `Idempotency-Key` header.
+ */
+export interface CreateOrigin {
+  paymentLinkId?: string;
+  idempotencyKey?: string;
 }
 
 export interface Created {
@@ -129,6 +140,36 @@ async function claimTransaction(
 ): Promise<{ row: TransactionRow; replayed: boolean }> {
   const id = newTransactionId();
   return db.transaction(async (tx) => {
+    // The key first: a repeat (or a concurrent twin, once the first commits) finds the transaction it named.
+    if (request.idempotencyKey) {
+      const [claimed] = await tx
+        .insert(idempotencyKeys)
+        .values({
+          merchantId: merchant.merchantId,
+          mode: merchant.mode,
+          key: request.idempotencyKey,
+          requestHash: request.requestHash,
+          transactionId: id,
+        })
+        .onConflictDoNothing()
+        .returning();
+      if (!claimed) {
+        const [known] = await tx
+          .select()
+          .from(idempotencyKeys)
+          .where(
+            and(
+              eq(idempotencyKeys.merchantId, merchant.merchantId),
+              eq(idempotencyKeys.mode, merchant.mode),
+              eq(idempotencyKeys.key, request.idempotencyKey),
+            ),
+          );
+        if (!known || known.requestHash !== request.requestHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
+        const [first] = await tx.select().from(transactions).where(eq(transactions.id, known.transactionId));
+        if (!first) throw new ApiError('IDEMPOTENCY_CONFLICT');
+        return { row: first, replayed: true };
+      }
+    }
     const [inserted] = await tx
       .insert(transactions)
       .values({
@@ -163,7 +204,30 @@ async function claimTransaction(
         ),
       );
     if (!existing || existing.requestHash !== request.requestHash) throw new ApiError('ORDER_CONFLICT');
+    // A repeat by order id under a new key: the key names the transaction the order id already has.
+    if (request.idempotencyKey)
+      await tx
+        .update(idempotencyKeys)
+        .set({ transactionId: existing.id })
+        .where(
+          and(
+            eq(idempotencyKeys.merchantId, merchant.merchantId),
+            eq(idempotencyKeys.mode, merchant.mode),
+            eq(idempotencyKeys.key, request.idempotencyKey),
+          ),
+        );
     // The card was vaulted with the claim; a repeat never vaults it again (a used number must not return).
     return { row: existing, replayed: true };
   });
+}
+
+/** How long a create's `Idempotency-Key` is kept (docs/api.md): a retry within a day finds it. */
+export const IDEMPOTENCY_KEY_HOURS = 24;
+
+/** Removes keys older than IDEMPOTENCY_KEY_HOURS (the periodic maintenance job); answers how many. */
+export async function pruneIdempotencyKeys(db: Db): Promise<number> {
+  const removed = await db
+    .delete(idempotencyKeys)
+    .where(sql`${idempotencyKeys.createdAt} < now() - make_interval(hours => ${IDEMPOTENCY_KEY_HOURS})`);
+  return removed.rowCount ?? 0;
 }

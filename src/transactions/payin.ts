@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { PayinRequest as PayinSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import { findWalletFor } from '../wallets/wallets';
-import { createTransaction, type Created } from './create';
+import { createTransaction, type CreateOrigin, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import {
   checkDecimals,
@@ -28,7 +28,7 @@ export async function createPayin(
   merchant: MerchantScope,
   input: PayinRequest,
   /** The payment link the customer came through, when one creates it (docs/hosted.md). */
-  origin: { paymentLinkId?: string } = {},
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -46,6 +46,7 @@ export async function createPayin(
   await checkTerminal(deps.db, merchant, 'crypto_payin', input.terminal_id);
   const q = await priceQuote(deps.rates, asset, fiat, { fiat: input.amount }, 'up');
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'crypto_payin',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, crypto_network: asset.network }),

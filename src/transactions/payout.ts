@@ -4,7 +4,7 @@ import { fieldError } from '../platform/errors';
 import type { Db } from '../db/client';
 import { findWallet } from '../wallets/wallets';
 import { feeFor } from '../merchants/fees';
-import { createTransaction, type Created } from './create';
+import { createTransaction, type CreateOrigin, type Created } from './create';
 import { summarizeCard } from './card-vault';
 import { cardholderColumns, checkMerchantUrls, checkTerminal, requestHash } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
@@ -17,6 +17,8 @@ export async function createCardPayout(
   deps: TransactionDeps,
   merchant: MerchantScope,
   input: CardPayoutRequest,
+  /** The merchant's `Idempotency-Key`, when it sent one. */
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -29,6 +31,7 @@ export async function createCardPayout(
   // The number waits in the vault for as long as the cardholder may take to verify the payout.
   const holdSeconds = config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS + 3600;
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'payout',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...kept, card: card.fingerprint }),

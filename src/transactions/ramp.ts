@@ -3,7 +3,7 @@ import type { RampRequest as RampSchema } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import { nodeNetwork } from '../coins/networks';
 import { parseUnits } from '../lib/units';
-import { createTransaction, type Created } from './create';
+import { createTransaction, type CreateOrigin, type Created } from './create';
 import { checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import {
   checkDecimals,
@@ -28,7 +28,7 @@ export async function createRamp(
   merchant: MerchantScope,
   input: RampRequest,
   /** The payment link the customer came through, when one creates it (docs/hosted.md). */
-  origin: { paymentLinkId?: string } = {},
+  origin: CreateOrigin = {},
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
@@ -62,6 +62,7 @@ export async function createRamp(
     fieldError(field, 'The amount is too small to convert.');
   }
   return createTransaction(deps, merchant, {
+    idempotencyKey: origin.idempotencyKey,
     kind: 'ramp',
     orderId: input.order_id ?? null,
     requestHash: requestHash(config.MASTER_KEY, { ...input, crypto_network: asset.network }),

@@ -11,6 +11,7 @@ generated, never the ciphertext.
 import json
 import os
 import re
+import uuid
 from decimal import Decimal
 
 import schemathesis
@@ -64,6 +65,12 @@ def before_load_schema(context, raw_schema):
 @schemathesis.hook
 def before_call(context, case, kwargs):
     operation = case.operation
+    # Each generated case is a request of its own: a valid Idempotency-Key made up twice (Schemathesis
+    # repeats short values) would answer the first case's transaction, or 409 for other fields, by design.
+    headers = kwargs.get("headers") or {}
+    key = headers.get("Idempotency-Key")
+    if isinstance(key, str) and re.fullmatch(r"[\x21-\x7e]{1,220}", key):
+        headers["Idempotency-Key"] = f"{key}-{uuid.uuid4().hex}"
     if (operation.method.upper(), operation.path) not in ENCRYPTED or case.body is NOT_SET:
         return
     # The transport sends `json` from these arguments over the case's own body: the case keeps the fields

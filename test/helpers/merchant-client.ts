@@ -22,7 +22,7 @@ export interface MerchantClient {
   post(
     path: string,
     fields: unknown,
-    options?: { mode?: 'test' | 'live'; key?: string },
+    options?: { mode?: 'test' | 'live'; key?: string; headers?: Record<string, string> },
   ): Promise<LightMyRequestResponse>;
   postPlain(path: string, body: unknown, options?: { key?: string }): Promise<LightMyRequestResponse>;
   get(path: string, options?: { key?: string }): Promise<LightMyRequestResponse>;
@@ -42,6 +42,7 @@ export function merchantClient(app: FastifyInstance, credentials: MerchantCreden
         headers: {
           authorization: `Bearer ${options.key ?? keyFor(path)}`,
           'content-type': 'application/json',
+          ...options.headers,
         },
         payload: JSON.stringify({ payload: encryptForMerchant(fields, credentials.encryption_key) }),
       }),

@@ -87,7 +87,7 @@ export function errorsOf({ path, reference, query, creates }: Shape): ErrorCode[
     codes.push('MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'BAD_REQUEST', 'VALIDATION');
   if (reference.body && reference.body !== 'plain') codes.push('ENVELOPE_INVALID');
   if (query) codes.push('VALIDATION');
-  if (creates) codes.push('ORDER_CONFLICT');
+  if (creates) codes.push('ORDER_CONFLICT', 'IDEMPOTENCY_CONFLICT');
   return [...codes, ...(reference.refusals ?? [])];
 }
 export const errorTable = () =>

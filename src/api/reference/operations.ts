@@ -38,6 +38,18 @@ interface RouteSchema {
   [key: string]: unknown;
 }
 
+/** Every create's optional header (docs/api.md), checked by src/api/app.ts. */
+const IDEMPOTENCY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the create safe to retry: the same key with the same fields answers the transaction the first ' +
+    'request made (`Idempotent-Replayed: true`) and starts nothing new; with other fields it is refused with ' +
+    '409. Kept per merchant and mode for 24 hours. `order_id` works as before, with or without it.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+};
+
 /**
  * @fastify/swagger's `transform`: a route's operation, from the schemas and `config.reference` it is
  * declared with (src/schemas/endpoints). Routes without a reference (pages, the codec, these docs) are left out.
@@ -64,7 +76,8 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
     ? {
         headers: {
           'Idempotent-Replayed': {
-            description: '`true` when this answers an earlier request with the same `order_id` and fields.',
+            description:
+              '`true` when this answers an earlier request with the same `order_id` or `Idempotency-Key` and fields.',
             schema: { type: 'string', enum: ['true'] },
           },
         },
@@ -89,7 +102,11 @@ export function describeRoute(input: { schema?: unknown; url: string; route: Rou
       summary: schema.summary,
       description: schema.description,
       ...(reference.open ? { security: [] } : {}),
-      'x-parameters': [...pathParameters(schema.params), ...query],
+      'x-parameters': [
+        ...pathParameters(schema.params),
+        ...query,
+        ...(creates ? [IDEMPOTENCY_KEY_HEADER] : []),
+      ],
       ...(body
         ? {
             'x-requestBody': requestBody(

@@ -10,7 +10,9 @@ export async function apmRoutes(app: Api, deps: RouteDeps): Promise<void> {
     handler: async (request, reply) =>
       replyCreated(
         reply,
-        await deps.services.createApmPayment(deps.transactions, request.merchant, request.body),
+        await deps.services.createApmPayment(deps.transactions, request.merchant, request.body, {
+          idempotencyKey: request.idempotencyKey,
+        }),
       ),
   });
 }

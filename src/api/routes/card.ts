@@ -9,7 +9,9 @@ export async function cardRoutes(app: Api, deps: RouteDeps): Promise<void> {
     handler: async (request, reply) =>
       replyCreated(
         reply,
-        await deps.services.createCardPayment(deps.transactions, request.merchant, request.body),
+        await deps.services.createCardPayment(deps.transactions, request.merchant, request.body, {
+          idempotencyKey: request.idempotencyKey,
+        }),
       ),
   });
 }

@@ -7,6 +7,11 @@ export async function payinRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createPayin,
     handler: async (request, reply) =>
-      replyCreated(reply, await deps.services.createPayin(deps.transactions, request.merchant, request.body)),
+      replyCreated(
+        reply,
+        await deps.services.createPayin(deps.transactions, request.merchant, request.body, {
+          idempotencyKey: request.idempotencyKey,
+        }),
+      ),
   });
 }

@@ -11,7 +11,9 @@ export async function payoutRoutes(app: Api, deps: RouteDeps): Promise<void> {
       refuseSandboxCardInLive(request.merchant.mode, request.body.card_number);
       return replyCreated(
         reply,
-        await deps.services.createCardPayout(deps.transactions, request.merchant, request.body),
+        await deps.services.createCardPayout(deps.transactions, request.merchant, request.body, {
+          idempotencyKey: request.idempotencyKey,
+        }),
       );
     },
   });

@@ -7,6 +7,11 @@ export async function rampRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.createRamp,
     handler: async (request, reply) =>
-      replyCreated(reply, await deps.services.createRamp(deps.transactions, request.merchant, request.body)),
+      replyCreated(
+        reply,
+        await deps.services.createRamp(deps.transactions, request.merchant, request.body, {
+          idempotencyKey: request.idempotencyKey,
+        }),
+      ),
   });
 }

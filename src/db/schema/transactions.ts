@@ -7,6 +7,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -95,6 +96,30 @@ export const transactions = pgTable(
     index('transactions_waiting_idx')
       .on(t.createdAt)
       .where(sql`${t.status} in ('PENDING', 'REDIRECT')`),
+  ],
+);
+
+/**
+ * A create's `Idempotency-Key` (docs/api.md): the same key with the same request answers the transaction
+ * the first one made; with another request it is refused. Kept per merchant and mode, claimed in the same
+ * database transaction as the transaction it names; removed after `IDEMPOTENCY_KEY_HOURS`.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    merchantId: text('merchant_id')
+      .notNull()
+      .references(() => merchants.id),
+    mode: text('mode', { enum: MODES }).notNull(),
+    key: text('key').notNull(),
+    /** The create request's keyed digest, as `transactions.request_hash`. */
+    requestHash: text('request_hash').notNull(),
+    transactionId: text('transaction_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.merchantId, t.mode, t.key] }),
+    index('idempotency_keys_created_idx').on(t.createdAt),
   ],
 );
 
