@@ -1,6 +1,7 @@
 import { condition, deprecatePatch, patched, workflowInfo } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
+  closeWindowUpdate,
   depositUpdate,
   type CryptoExpectation,
   type Deposit,
@@ -49,6 +50,8 @@ export class DepositTally {
   private readonly counted: Received[] = [];
   private paid = 0n;
   private counting = false;
+  /** Set by a test-mode request to close the window now (`closeWindowUpdate`). */
+  private closingEarly = false;
   /** Set once the window has been open and closed again: a deposit after that is late, not early. */
   private closed = false;
   private deadline: number | undefined;
@@ -80,6 +83,22 @@ export class DepositTally {
           throw refusal('Sandbox deposits are for test mode only.');
       },
     });
+    setInternalHandler(
+      machine.proofs,
+      closeWindowUpdate,
+      async () => {
+        this.closingEarly = true;
+        await condition(() => this.closed);
+        return 'closed' as const;
+      },
+      {
+        description: 'test mode: closes the deposit window now, as if its time had run out.',
+        validator: () => {
+          if (machine.mode !== 'test') throw refusal('Closing a deposit window early is for test mode only.');
+          if (!this.counting) throw refusal('The deposit window is not open.');
+        },
+      },
+    );
   }
 
   /** Once the address is open: the merchant's settings that settle the payment and what it shows. */
@@ -183,7 +202,7 @@ export class DepositTally {
     await this.countWhatTheReplacedRunCounted();
     this.showProgress();
     await condition(
-      () => this.complete || this.machine.stopReason !== undefined,
+      () => this.complete || this.machine.stopReason !== undefined || this.closingEarly,
       this.expectation.depositWindowSeconds * 1000,
       { summary: 'Waiting for deposits' },
     );

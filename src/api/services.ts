@@ -20,6 +20,7 @@ import { createLink, findLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../coins/catalogue';
 import { simulateDeposit, testDeposit } from '../test-deposits';
+import { closeDepositWindow } from '../transactions/deposits';
 import type { Db } from '../db/client';
 import { RateLimiter, type BucketSettings, type RateLimitDecision } from './rate-limit';
 
@@ -56,6 +57,7 @@ export const domainServices = {
   estimatePayout,
   listPayinCurrencies,
   simulateDeposit,
+  closeDepositWindow,
   // The hosted pages'.
   findHostedTransaction,
   findTransaction,

@@ -19,6 +19,7 @@ export const INTERNAL_UPDATES = [
   'linkUsed',
   'refund',
   'chargeback',
+  'closeWindow',
 ] as const;
 export type InternalUpdate = (typeof INTERNAL_UPDATES)[number];
 
@@ -88,6 +89,12 @@ export interface DepositReceipt extends FirstAnswer {
   disposition: DepositDisposition;
 }
 export const depositUpdate = defineUpdate<DepositReceipt, Proven<Deposit>>('deposit');
+
+/**
+ * Test mode: closes a transaction's deposit window now, as if its time had run out (a merchant rehearsing
+ * an underpayment's end, docs/sandbox.md). Answers once the window has closed.
+ */
+export const closeWindowUpdate = defineUpdate<'closed', Proven<Record<string, never>>>('closeWindow');
 
 /** What happens to a settled transaction afterwards (docs/api.md, refunds and chargebacks). */
 export type AftercareKind = 'refund' | 'chargeback';

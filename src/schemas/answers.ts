@@ -192,6 +192,11 @@ export const ApmTransaction = transaction('ApmTransaction', ApmData, 'An APM pay
 export const PayoutTransaction = transaction('PayoutTransaction', PayoutData, 'A card payout.');
 export const RampTransaction = transaction('RampTransaction', RampData, 'A crypto ramp.');
 export const PayinTransaction = transaction('PayinTransaction', PayinData, 'A crypto payin.');
+export const CryptoTransaction = transaction(
+  'CryptoTransaction',
+  z.union([RampData, PayinData]),
+  'A crypto ramp or payin.',
+);
 export const Transaction = transaction(
   'Transaction',
   anyData,

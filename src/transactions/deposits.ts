@@ -4,10 +4,13 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cryptoDeposits } from '../db/schema/index';
 import { findCryptoAsset } from '../coins/catalogue';
-import { depositUpdate, type DepositDisposition } from '../contracts';
+import { closeWindowUpdate, depositUpdate, type DepositDisposition } from '../contracts';
 import { sendUpdate } from '../temporal/client';
 import { parseUnits } from '../lib/units';
-import { detailsOf, type TransactionRow } from './view';
+import { detailsOf, transactionBody, type TransactionBody, type TransactionRow } from './view';
+import { lookupTransaction } from './lookup';
+import type { MerchantScope } from './deps';
+import { ApiError, fieldError } from '../platform/errors';
 
 export interface DepositRef {
   transactionId: string;
@@ -181,4 +184,23 @@ export function countedDeposits(db: Db | Tx, transactionId: string) {
     .from(cryptoDeposits)
     .where(and(eq(cryptoDeposits.transactionId, transactionId), eq(cryptoDeposits.disposition, 'counted')))
     .orderBy(asc(cryptoDeposits.id));
+}
+
+/**
+ * The close-window endpoint (test mode, docs/sandbox.md): ends a ramp's or payin's deposit window now, as
+ * if its time had run out, and answers the transaction once the window has closed (what it settles to
+ * follows, as at the window's end: the status and the webhook tell).
+ */
+export async function closeDepositWindow(
+  deps: { db: Db; temporal: Client },
+  merchant: MerchantScope,
+  transactionId: string,
+): Promise<TransactionBody> {
+  const row = await lookupTransaction(deps.db, merchant, transactionId);
+  if (!row || (row.kind !== 'ramp' && row.kind !== 'crypto_payin'))
+    throw new ApiError('TRANSACTION_NOT_FOUND');
+  const outcome = await sendUpdate(deps.temporal, row.id, closeWindowUpdate, {}, row.runId);
+  if (outcome.kind === 'refused') fieldError('transaction_id', outcome.message);
+  if (outcome.kind === 'closed') fieldError('transaction_id', 'The deposit window is not open.');
+  return transactionBody((await lookupTransaction(deps.db, merchant, row.id)) ?? row);
 }

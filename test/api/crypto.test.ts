@@ -129,6 +129,33 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     });
   });
 
+  it('closes an UNDERPAID window now in test mode, which then ends as its window would have', async () => {
+    const created = (await merchant.post('/api/v1/test/crypto/payin', payinRequest({ amount: 10 }))).json();
+    const id = created.data.transaction_id as string;
+    await deposit(id, '4');
+    const balance = await usdBalance();
+    const closed = await merchant.postPlain(`/api/v1/test/crypto/${id}/close-window`, {});
+    expect(closed.statusCode, closed.payload).toBe(200);
+    expect(closed.json().data).toMatchObject({ transaction_id: id, crypto_paid_amount: 4 });
+    // As at the window's end: an underpayment fails, its deposit refunded, nothing credited.
+    await expect
+      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), { timeout: 15_000 })
+      .toMatchObject({ status: 'FAILED', data: { crypto_payment_status: 'UNDERPAID' } });
+    const [kept] = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, id));
+    expect(kept).toMatchObject({ disposition: 'refunded' });
+    expect(await usdBalance()).toBe(balance);
+    // Closed once; a transaction with no window, or one of another merchant, has none to close.
+    const again = await merchant.postPlain(`/api/v1/test/crypto/${id}/close-window`, {});
+    expect(again.statusCode).toBe(422);
+    expect(again.json().message).toBe('The deposit window is not open.');
+    const stranger = merchantClient(env.app, await env.createMerchant());
+    expect((await stranger.postPlain(`/api/v1/test/crypto/${id}/close-window`, {})).statusCode).toBe(404);
+    expect((await merchant.postPlain(`/api/v1/live/crypto/${id}/close-window`, {})).statusCode).toBe(404);
+  });
+
   it('takes a payin without an order_id, as the vendor SDK sends it', async () => {
     const created = await merchant.post('/api/v1/test/crypto/payin', payinRequest({ order_id: undefined }));
     expect(created.statusCode).toBe(200);

@@ -93,6 +93,7 @@ const FORGED: Record<(typeof INTERNAL_UPDATES)[number], unknown> = {
   linkUsed: { transactionId: 'PAforgedforgedforgedforged' },
   refund: { reason: 'forged refund', actor: 'merchant:forged' },
   chargeback: { reason: '' },
+  closeWindow: {},
 };
 
 async function sendAsUi(workflowId: string, update: string, arg?: unknown) {

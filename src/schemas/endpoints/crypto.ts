@@ -8,7 +8,13 @@ import {
   RampRequest,
   TransactionParams,
 } from '../requests';
-import { CurrencyList, DepositAnswer, PayinTransaction, RampTransaction } from '../answers';
+import {
+  CryptoTransaction,
+  CurrencyList,
+  DepositAnswer,
+  PayinTransaction,
+  RampTransaction,
+} from '../answers';
 
 export const createPayin = endpoint({
   method: 'POST',
@@ -74,6 +80,30 @@ export const simulateDeposit = endpoint({
     reference: {
       body: 'plain',
       answer: { description: 'The transaction and the deposit.' },
+      refusals: ['TRANSACTION_NOT_FOUND'],
+      testOnly: true,
+    },
+  },
+});
+
+export const closeDepositWindow = endpoint({
+  method: 'POST',
+  url: '/api/v1/:mode/crypto/:id/close-window',
+  schema: {
+    operationId: 'closeDepositWindow',
+    tags: ['Crypto'],
+    summary: 'Close a deposit window now (test mode)',
+    description:
+      "Ends an OFFRAMP's or payin's deposit window at once, as if its time had run out: the transaction " +
+      'settles on what it has received (an underpayment fails with its deposits refunded, unless the ' +
+      'merchant accepts partial amounts; nothing received is `Transaction expired.`). Answers the ' +
+      'transaction once its window has closed; the webhook follows as usual (docs/sandbox.md).',
+    params: TransactionParams,
+    response: { 200: CryptoTransaction },
+  },
+  config: {
+    reference: {
+      answer: { description: 'The transaction, its window closed.' },
       refusals: ['TRANSACTION_NOT_FOUND'],
       testOnly: true,
     },
