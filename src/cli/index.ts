@@ -25,10 +25,10 @@ const USAGE = `Usage: payments <command>
   webhooks redeliver TRANSACTION_ID|EVENT_ID [--actor NAME]
   webhooks events --merchant ID --mode test|live [--transaction ID] [--delivered true|false] [--limit N] [--json]
   ops stuck [--older-than 15m] [--kind KIND] [--json]
-  ops show TRANSACTION_ID [--json]
-  ops retry TRANSACTION_ID [--actor NAME]
-  ops fail TRANSACTION_ID --reason TEXT [--actor NAME]
-  ops chargeback TRANSACTION_ID [--reason TEXT] [--actor NAME]
+  ops show TRANSACTION_ID|ORDER_ID [--merchant ID] [--json]   (an order id as the status endpoint takes it)
+  ops retry TRANSACTION_ID|ORDER_ID [--merchant ID] [--actor NAME]
+  ops fail TRANSACTION_ID|ORDER_ID [--merchant ID] --reason TEXT [--actor NAME]
+  ops chargeback TRANSACTION_ID|ORDER_ID [--merchant ID] [--reason TEXT] [--actor NAME]
   recon run [--source SOURCE]... [--since ISO] [--until ISO] [--actor NAME] [--json]
                                    (reconciles now and waits; the schedule runs every 15 minutes)
   recon list [--state open|acknowledged|resolved|accepted] [--kind KIND] [--source SOURCE] [--json]
