@@ -4,6 +4,7 @@ import type { Db } from '../src/db/client';
 import { transactions, webhookAttempts, webhookEvents, webhookSecrets } from '../src/db/schema/index';
 import { newId } from '../src/ciphers/ids';
 import { transactionBody } from '../src/transactions/view';
+import { eventTypeOf } from '../src/transactions/webhook-events';
 import { stringifyExact } from '../src/lib/json';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { TtlCache } from '../src/lib/ttl-cache';
@@ -98,7 +99,11 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
         mode: row.mode,
         eventKey: input.eventKey,
         url: row.webhookUrl,
-        body: stringifyExact({ ...transactionBody(row), event_id: eventId }),
+        body: stringifyExact({
+          ...transactionBody(row),
+          event_id: eventId,
+          event_type: eventTypeOf(input.eventKey),
+        }),
       })
       .onConflictDoNothing({ target: [webhookEvents.transactionId, webhookEvents.eventKey] })
       .returning();

@@ -209,8 +209,12 @@ export const WebhookPayload = named(
     .object({
       ...statusBody(anyData),
       event_id: text('Stable across the retries of one event: ignore repeats.', 'evt_3kQ9ZxP0aLm2Nb4Vc6Rt'),
+      event_type: z.enum(['status', 'refund', 'chargeback']).meta({
+        description:
+          'What the event announces: the transaction reached its final `status`, was refunded, or was charged back.',
+      }),
     })
-    .meta({ description: 'The status body at the time of the event, plus `event_id`.' }),
+    .meta({ description: 'The status body at the time of the event, plus `event_id` and `event_type`.' }),
 );
 
 export const DepositAnswer = named(

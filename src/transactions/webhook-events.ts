@@ -102,6 +102,10 @@ export interface EventLogQuery extends Pick<
 type EventRow = typeof webhookEvents.$inferSelect;
 type AttemptRow = typeof webhookAttempts.$inferSelect;
 
+/** What an event announced, from its key: a final status (`status`), a `refund` or a `chargeback`. */
+export const eventTypeOf = (eventKey: string): string =>
+  eventKey.startsWith('status:') ? 'status' : eventKey;
+
 /** An event as the log shows it: what it told (the transaction's status then), and every attempt. */
 function eventView(event: EventRow, attempts: AttemptRow[]) {
   let status: string | null = null;
@@ -113,8 +117,7 @@ function eventView(event: EventRow, attempts: AttemptRow[]) {
   return {
     event_id: event.id,
     transaction_id: event.transactionId,
-    // What the event announced: a final status, a refund or a chargeback (the event key without its status).
-    event_type: event.eventKey.startsWith('status:') ? 'status' : event.eventKey,
+    event_type: eventTypeOf(event.eventKey),
     status,
     created_at: event.createdAt.toISOString(),
     delivered: event.status === 'delivered',

@@ -105,8 +105,9 @@ describe('POST /api/v1/{mode}/refund', () => {
     expect(await refundsAt(id)).toHaveLength(1);
 
     const [first, second] = await webhooksOf(id, 2);
-    expect(first!.json.data).toMatchObject({ refund: { status: false } });
-    expect(second!.json.data).toMatchObject({ refund: body.data.refund });
+    expect(first!.json).toMatchObject({ event_type: 'status', data: { refund: { status: false } } });
+    // The second says what it announces: the refund, not another SUCCESS.
+    expect(second!.json).toMatchObject({ event_type: 'refund', data: { refund: body.data.refund } });
 
     const again = await refund(id);
     expect(again.statusCode).toBe(422);

@@ -363,7 +363,8 @@ describe('webhooks', () => {
           signature: true,
         });
         expect(verifyWebhook(webhook, 'wrong-secret')).toEqual({ hash: false, signature: false });
-        const { event_id: _eventId, ...statusBody } = webhook.json;
+        const { event_id: _eventId, event_type: eventType, ...statusBody } = webhook.json;
+        expect(eventType).toBe('status');
         const status = await merchant.get(
           `/api/test/status/${(webhook.json.data as { transaction_id: string }).transaction_id}`,
         );
