@@ -11,6 +11,7 @@ const USAGE = `Usage: payments <command>
 
   merchants create --name NAME [--wallet CUR:AMOUNT]... [--json]
   merchants rotate-keys --merchant ID [--overlap-hours N] [--json]
+  merchants rotate-webhook-secret --merchant ID [--overlap-hours N] [--json]   (a webhook secret of its own)
   merchants settings --merchant ID [--tolerance CUR:AMOUNT]... [--tolerance-fiat AMOUNT|none]
                      [--underpaid fail|accept] [--overpaid keep|refund] [--json]
   merchants fees --merchant ID [--mode test|live --kind KIND --currency CUR --percent P --fixed MINOR] [--json]

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { createMerchant, merchantExists, type WalletSpec } from '../merchants/accounts';
-import { rotateMerchantKeys } from '../merchants/keys';
+import { rotateMerchantKeys, rotateWebhookSecret } from '../merchants/keys';
 import { isFiatCurrency } from '../lib/currencies';
 import { SANDBOX_TERMINALS } from '../schemas/sandbox-cards';
 import { settingsCommand } from './settlement';
 import { listFees, setFee } from '../merchants/fees';
 import { isMode, isTransactionKind, TRANSACTION_KINDS } from '../lib/vocabulary';
-import type { Command } from './context';
+import type { CliContext, Command } from './context';
 import { CliError } from './errors';
 
 function parseWallet(spec: string): WalletSpec {
@@ -69,6 +69,36 @@ const feesCommand: Command = async (ctx, argv) => {
   ctx.print(schedule, values.json ?? false);
 };
 
+/** A rotation's `--merchant` and `--overlap-hours` (the configured overlap when left out), checked. */
+function rotationArgs(ctx: CliContext, argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      merchant: { type: 'string' },
+      'overlap-hours': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (!values.merchant) throw new CliError('--merchant is required');
+  const overlap =
+    values['overlap-hours'] === undefined
+      ? ctx.config.KEY_ROTATION_OVERLAP_HOURS
+      : Number(values['overlap-hours']);
+  if (!Number.isInteger(overlap) || overlap < 0)
+    throw new CliError('--overlap-hours must be a whole number of hours');
+  return { merchant: values.merchant, overlap, json: values.json ?? false };
+}
+
+/** A rotation of a merchant that does not exist, told as a CLI error. */
+async function orNotFound<T>(rotate: () => Promise<T>): Promise<T> {
+  try {
+    return await rotate();
+  } catch (error) {
+    if (error instanceof Error && /not found/.test(error.message)) throw new CliError(error.message);
+    throw error;
+  }
+}
+
 export const commands: Record<string, Command> = {
   fees: feesCommand,
   async create(ctx, argv) {
@@ -90,30 +120,18 @@ export const commands: Record<string, Command> = {
     ctx.print(credentials, values.json ?? false);
   },
   async 'rotate-keys'(ctx, argv) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        merchant: { type: 'string' },
-        'overlap-hours': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    });
-    if (!values.merchant) throw new CliError('--merchant is required');
-    const overlap =
-      values['overlap-hours'] === undefined
-        ? ctx.config.KEY_ROTATION_OVERLAP_HOURS
-        : Number(values['overlap-hours']);
-    if (!Number.isInteger(overlap) || overlap < 0)
-      throw new CliError('--overlap-hours must be a whole number of hours');
-    try {
-      ctx.print(
-        await rotateMerchantKeys(ctx.database.db, ctx.config.MASTER_KEY, values.merchant, overlap),
-        values.json ?? false,
-      );
-    } catch (error) {
-      if (error instanceof Error && /not found/.test(error.message)) throw new CliError(error.message);
-      throw error;
-    }
+    const { merchant, overlap, json } = rotationArgs(ctx, argv);
+    ctx.print(
+      await orNotFound(() => rotateMerchantKeys(ctx.database.db, ctx.config.MASTER_KEY, merchant, overlap)),
+      json,
+    );
+  },
+  async 'rotate-webhook-secret'(ctx, argv) {
+    const { merchant, overlap, json } = rotationArgs(ctx, argv);
+    ctx.print(
+      await orNotFound(() => rotateWebhookSecret(ctx.database.db, ctx.config.MASTER_KEY, merchant, overlap)),
+      json,
+    );
   },
   settings: settingsCommand,
 };

@@ -89,6 +89,26 @@ export async function rotateMerchantKeys(
       .from(merchants)
       .where(eq(merchants.id, merchantId));
     if (!merchant) throw new Error(`Merchant ${merchantId} not found.`);
+    // The webhook secret follows the encryption key unless the merchant was given one of its own
+    // (`rotateWebhookSecret`), which this rotation leaves as it is.
+    const [signing] = await tx
+      .select({ secretEnc: webhookSecrets.secretEnc })
+      .from(webhookSecrets)
+      .where(and(eq(webhookSecrets.merchantId, merchantId), validNow(webhookSecrets.expiresAt)))
+      .orderBy(sql`${webhookSecrets.createdAt} desc, ${webhookSecrets.id} desc`)
+      .limit(1);
+    const [encrypting] = await tx
+      .select({ keyEnc: encryptionKeys.keyEnc })
+      .from(encryptionKeys)
+      .where(and(eq(encryptionKeys.merchantId, merchantId), validNow(encryptionKeys.expiresAt)))
+      .orderBy(sql`${encryptionKeys.createdAt} desc, ${encryptionKeys.id} desc`)
+      .limit(1);
+    const ownWebhookSecret =
+      signing &&
+      encrypting &&
+      decryptSecret(signing.secretEnc, masterKey) !== decryptSecret(encrypting.keyEnc, masterKey)
+        ? decryptSecret(signing.secretEnc, masterKey)
+        : undefined;
     const expiry = sql`now() + make_interval(hours => ${overlapHours})`;
     const retiring = (
       column: typeof secretKeys.expiresAt | typeof encryptionKeys.expiresAt | typeof webhookSecrets.expiresAt,
@@ -108,14 +128,16 @@ export async function rotateMerchantKeys(
     }
     await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
     // What signs webhooks rotates with what encrypts requests, over the same overlap (the webhook secret is
-    // the encryption key, as the contract's default has it).
-    await tx
-      .update(webhookSecrets)
-      .set({ expiresAt: expiry })
-      .where(and(eq(webhookSecrets.merchantId, merchantId), retiring(webhookSecrets.expiresAt)));
-    await tx
-      .insert(webhookSecrets)
-      .values({ merchantId, secretEnc: encryptSecret(encryptionKey, masterKey) });
+    // the encryption key, as the contract's default has it), unless it is a secret of its own.
+    if (ownWebhookSecret === undefined) {
+      await tx
+        .update(webhookSecrets)
+        .set({ expiresAt: expiry })
+        .where(and(eq(webhookSecrets.merchantId, merchantId), retiring(webhookSecrets.expiresAt)));
+      await tx
+        .insert(webhookSecrets)
+        .values({ merchantId, secretEnc: encryptSecret(encryptionKey, masterKey) });
+    }
     const [{ at }] = (await tx.execute<{ at: string }>(sql`select (${expiry})::text as at`)).rows as [
       { at: string },
     ];
@@ -126,8 +148,48 @@ export async function rotateMerchantKeys(
       test_secret_key: keys.test,
       live_secret_key: keys.live,
       encryption_key: encryptionKey,
-      webhook_secret: encryptionKey,
+      webhook_secret: ownWebhookSecret ?? encryptionKey,
       old_keys_expire_at: new Date(at).toISOString(),
     };
+  });
+}
+
+/**
+ * Gives the merchant a webhook secret of its own, apart from its encryption key (docs/webhooks.md): whoever
+ * verifies webhooks then cannot make encrypted requests, and a leaked secret is replaced without new API
+ * keys. The secrets signing now keep signing beside it for `overlapHours` (every delivery carries a
+ * signature by each), then stop; later key rotations leave it as it is. Audited.
+ */
+export async function rotateWebhookSecret(
+  db: Db,
+  masterKey: string,
+  merchantId: string,
+  overlapHours: number,
+): Promise<{ webhook_secret: string; old_secrets_expire_at: string }> {
+  const secret = newEncryptionKey();
+  return db.transaction(async (tx) => {
+    const [merchant] = await tx
+      .select({ id: merchants.id })
+      .from(merchants)
+      .where(eq(merchants.id, merchantId));
+    if (!merchant) throw new Error(`Merchant ${merchantId} not found.`);
+    const expiry = sql`now() + make_interval(hours => ${overlapHours})`;
+    await tx
+      .update(webhookSecrets)
+      .set({ expiresAt: expiry })
+      .where(
+        and(
+          eq(webhookSecrets.merchantId, merchantId),
+          or(isNull(webhookSecrets.expiresAt), gt(webhookSecrets.expiresAt, expiry)),
+        ),
+      );
+    await tx.insert(webhookSecrets).values({ merchantId, secretEnc: encryptSecret(secret, masterKey) });
+    const [{ at }] = (await tx.execute<{ at: string }>(sql`select (${expiry})::text as at`)).rows as [
+      { at: string },
+    ];
+    await tx
+      .insert(auditLog)
+      .values({ merchantId, action: 'merchant.webhook_secret_rotated', details: { overlapHours } });
+    return { webhook_secret: secret, old_secrets_expire_at: new Date(at).toISOString() };
   });
 }

@@ -219,6 +219,66 @@ describe('webhook signing through a key rotation', () => {
   });
 });
 
+describe('a webhook secret of its own', () => {
+  it('signs with the old and the new secret through the overlap, then only the new; key rotations leave it', async () => {
+    const { rotateMerchantKeys, rotateWebhookSecret } = await import('../../src/merchants/keys');
+    const receiver = await startWebhookReceiver();
+    try {
+      const credentials = await env.createMerchant();
+      const client = merchantClient(env.app, credentials);
+      const verifiesWith = async (paying: MerchantClient, ...secrets: string[]) => {
+        const paid = await paying.post('/api/v1/test/card', cardRequest({ webhook_url: receiver.url }));
+        const webhook = await webhookFor(receiver, paid.json().data.transaction_id as string);
+        return secrets.map((secret) => verifyWebhook(webhook, secret).signature);
+      };
+      const { webhook_secret: own } = await rotateWebhookSecret(
+        env.database.db,
+        env.config.MASTER_KEY,
+        credentials.merchant_id,
+        1,
+      );
+      expect(own).not.toBe(credentials.encryption_key);
+      // The overlap: either verifies; the encryption key still works for requests, as before.
+      expect(await verifiesWith(client, credentials.webhook_secret, own)).toEqual([true, true]);
+      await env.database.db.execute(
+        sql`update webhook_secrets set expires_at = now() where merchant_id = ${credentials.merchant_id} and expires_at is not null`,
+      );
+      // After it, only the secret of its own: the encryption key signs nothing any more.
+      expect(await verifiesWith(client, credentials.encryption_key, own)).toEqual([false, true]);
+      // New API keys leave it signing.
+      const rotated = await rotateMerchantKeys(
+        env.database.db,
+        env.config.MASTER_KEY,
+        credentials.merchant_id,
+        0,
+      );
+      expect(rotated.webhook_secret).toBe(own);
+      const renewed = merchantClient(env.app, {
+        ...credentials,
+        test_secret_key: rotated.test_secret_key,
+        encryption_key: rotated.encryption_key,
+      });
+      expect(await verifiesWith(renewed, rotated.encryption_key, own)).toEqual([false, true]);
+      // A leaked one replaced with overlap 0: the next webhook verifies only with its successor.
+      const { webhook_secret: next } = await rotateWebhookSecret(
+        env.database.db,
+        env.config.MASTER_KEY,
+        credentials.merchant_id,
+        0,
+      );
+      expect(await verifiesWith(renewed, own, next)).toEqual([false, true]);
+      const [audited] = (
+        await env.database.db.execute<{ n: number }>(
+          sql`select count(*)::int as n from audit_log where merchant_id = ${credentials.merchant_id} and action = 'merchant.webhook_secret_rotated'`,
+        )
+      ).rows;
+      expect(audited!.n).toBe(2);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('rate limiting', () => {
   it('answers 429 with Retry-After once a key spends its burst', async () => {
     const limited = await startTestEnv({ RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '3' });

@@ -147,6 +147,17 @@ describe('npx payments', () => {
     const keys = JSON.parse(rotated.stdout);
     expect(keys.test_secret_key).not.toBe(created.test_secret_key);
     expect(keys.webhook_secret).toBe(keys.encryption_key);
+    const own = JSON.parse(
+      (await cli('merchants', 'rotate-webhook-secret', '--merchant', created.merchant_id, '--json')).stdout,
+    );
+    expect(own.webhook_secret).not.toBe(keys.encryption_key);
+    const again = JSON.parse(
+      (await cli('merchants', 'rotate-keys', '--merchant', created.merchant_id, '--json')).stdout,
+    );
+    expect(again.webhook_secret).toBe(own.webhook_secret);
+    expect((await cli('merchants', 'rotate-webhook-secret', '--merchant', 'mer_none')).stderr).toBe(
+      'error: Merchant mer_none not found.\n',
+    );
     const terminal = await cli(
       'terminals',
       'add',
