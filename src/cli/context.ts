@@ -36,6 +36,7 @@ export function cliConfig(env: NodeJS.ProcessEnv): CliConfig {
       DATABASE_URL: instance.database_url,
       MASTER_KEY: instance.master_key,
       TEMPORAL_ADDRESS: instance.temporal_address,
+      ...(instance.temporal_ui && !env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: instance.temporal_ui } : {}),
     };
   }
   try {

@@ -8,6 +8,7 @@ import { transactionBody } from '../transactions/view';
 import type { UpdateOutcome } from '../temporal/client';
 import { actorOf, type CliContext, type Command } from './context';
 import { CliError } from './errors';
+import { workflowsUrl } from '../temporal/ui-links';
 
 /** `15m`, `2h`, `30s`, `1d` -> milliseconds. */
 export function parseAge(text: string): number {
@@ -77,6 +78,11 @@ export const commands: Record<string, Command> = {
         `${s.transactionId}  ${s.kind.padEnd(12)} ${s.status.padEnd(8)} ${String(s.ageMinutes).padStart(5)} min  ${s.waiting}`,
     );
     process.stdout.write(`${[header, ...lines].join('\n')}\n`);
+    const ui = ctx.config.TEMPORAL_UI_URL;
+    if (ui) {
+      const ids = [...new Set(stuck.map((s) => s.transactionId))];
+      process.stdout.write(`In the Temporal UI: ${workflowsUrl(ui, ctx.config.TEMPORAL_NAMESPACE, ids)}\n`);
+    }
   },
 
   async show(ctx, argv) {

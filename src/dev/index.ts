@@ -21,6 +21,7 @@ import { findCryptoAsset } from '../coins/catalogue';
 import { paceBitcoinBlocks, setUpLocalBitcoin, startBtcd } from './chains/btcd';
 import { LocalSolanaNode, paceSolanaBlocks, setUpLocalSolana } from './chains/litesvm';
 import { withoutCredentials } from '../lib/urls';
+import { DECLINED, transactionListUrl, WAITING } from '../temporal/ui-links';
 import { dataDir, devInstanceFile, devSecrets, type DevInstance } from '../platform/dev-instance';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
       temporal_address: config.TEMPORAL_ADDRESS,
       api_url: config.baseUrl,
       ...(process.env.TEMPORAL_CLI_PATH ? { temporal_cli: process.env.TEMPORAL_CLI_PATH } : {}),
+      ...(temporalUi ? { temporal_ui: temporalUi } : {}),
     };
     writeFileSync(devInstanceFile, `${JSON.stringify(instance, null, 2)}\n`, { mode: 0o600 });
 
@@ -155,6 +157,10 @@ async function main(): Promise<void> {
     say(`  API:          ${config.baseUrl}  (readiness: ${config.baseUrl}/readyz)`);
     say(`  Docs:         ${config.baseUrl}/docs`);
     say(`  Temporal UI:  ${temporalUi ?? '(external Temporal: ' + config.TEMPORAL_ADDRESS + ')'}`);
+    if (temporalUi) {
+      say(`    waiting:     ${transactionListUrl(temporalUi, config.TEMPORAL_NAMESPACE, WAITING)}`);
+      say(`    declined:    ${transactionListUrl(temporalUi, config.TEMPORAL_NAMESPACE, DECLINED)}`);
+    }
     say(`  Local chains: ${[...chains.summary, bitcoin.summary, solana.summary].join('\n                ')}`);
     say(`  Sandbox merchant (${relative(process.cwd(), join(dataDir, 'sandbox-merchant.json'))}):`);
     say(`    merchant_id      ${credentials.merchant_id}`);

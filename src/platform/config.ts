@@ -23,6 +23,8 @@ const schema = z.object({
       /^[A-Za-z0-9_-]+:[0-9a-fA-F]{64}(,[A-Za-z0-9_-]+:[0-9a-fA-F]{64})*$/,
       'must be id:64hex[,id:64hex...]',
     ),
+  /** Where ops open the Temporal UI: `ops stuck` prints links into it (`npm run dev` sets its own). */
+  TEMPORAL_UI_URL: z.url().optional(),
   /** Bearer token for the Temporal UI codec endpoint. */
   CODEC_TOKEN: z.string().min(16).optional(),
   /** Comma-separated origins allowed to call the codec endpoint (the Temporal UI). */

@@ -32,6 +32,8 @@ export interface DevInstance {
   api_url: string;
   /** The Temporal CLI the dev server runs from, for `npx payments temporal …`. */
   temporal_cli?: string;
+  /** The Temporal UI of the dev server, for the links ops commands print. */
+  temporal_ui?: string;
 }
 
 export const devInstanceFile = join(dataDir, 'dev-instance.json');

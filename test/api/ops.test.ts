@@ -98,6 +98,11 @@ describe('a payout stuck on a processor outage', () => {
       expect(found.waiting).toMatch(
         /^No payout terminal took the payout \(round 1\); next try at \d\d:\d\d UTC$/,
       );
+      // As a table, with the link that opens these transactions in the Temporal UI.
+      const table = await cli('ops', 'stuck', '--older-than', '0s', '--kind', 'payout');
+      const link = /In the Temporal UI: (\S+)/.exec(table.stdout)?.[1];
+      expect(link).toMatch(/^http:\/\/ui\.test\/namespaces\/default\/workflows\?query=/);
+      expect(new URL(link!).searchParams.get('query')).toMatch(new RegExp(`^WorkflowId IN \\(.*'${id}'`));
       expect(await stuckOnes('--older-than', '0s', '--kind', 'card')).not.toContainEqual(
         expect.objectContaining({ transactionId: id }),
       );

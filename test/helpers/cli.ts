@@ -25,6 +25,7 @@ export async function runCliIn(env: TestEnv, ...argv: string[]): Promise<CliRun>
       PAYLOAD_KEYS: env.config.PAYLOAD_KEYS,
       TEMPORAL_ADDRESS: env.config.TEMPORAL_ADDRESS,
       TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
+      TEMPORAL_UI_URL: 'http://ui.test',
     });
     return { code, stdout, stderr };
   } finally {
