@@ -11,6 +11,7 @@ import { readReport, reportArgs } from './vitest-report.mjs';
 import {
   ensureBtcd,
   ensureChromium,
+  ensureOtherNode,
   ensureSchemathesis,
   ensureStripeMock,
   ensureTemporalCli,
@@ -26,6 +27,7 @@ env.TEMPORAL_TEST_SERVER_PATH = await ensureTestServer();
 env.STRIPE_MOCK_PATH = await ensureStripeMock();
 env.BTCD_PATH = await ensureBtcd();
 env.SCHEMATHESIS_PATH = await ensureSchemathesis();
+const otherNode = await ensureOtherNode();
 const hasBrowserTests = existsSync('test/e2e') && readdirSync('test/e2e').some((f) => f.endsWith('.test.ts'));
 if (hasBrowserTests) env.CHROMIUM_PATH = await ensureChromium();
 
@@ -46,6 +48,15 @@ const checks = [
   ['typecheck', ['npx', 'tsc', '--noEmit', '--incremental', '--tsBuildInfoFile', checkCache.tsc]],
   ['format', ['npx', 'prettier', '--check', '.']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
+  // The unit and edge tiers on Node 24 too (README: the Node lines the service runs on).
+  ...(otherNode
+    ? [
+        [
+          'unit and edge tiers on Node 24',
+          [otherNode, 'node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.unit.config.ts'],
+        ],
+      ]
+    : []),
 ];
 const checking = Promise.all(checks.map(([, [command, ...args]]) => runCaptured(command, args, env))).then(
   (checked) => {

