@@ -65,6 +65,18 @@ const status = async (client: MerchantClient, id: string) =>
     data: { crypto_payment_status: string | null; crypto_paid_amount: number };
   };
 
+/** A refund of 0.25 USDT to the faucet customer through the chain connector, keyed `refund:<id>:<name>`. */
+const refundToCustomer = (id: string, name: string) =>
+  nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain()).send({
+    idempotencyKey: `refund:${id}:${name}`,
+    transactionId: id,
+    mode: 'test',
+    network: 'ETHEREUM',
+    address: chain.customer,
+    amount: '0.25',
+    currency: 'USDT',
+  });
+
 // The deposit answers once the node has the transfer in its pool: anvil mines it a moment later.
 const receiptOf = (hash: string) =>
   rpc(chain.node.url).waitForTransactionReceipt({ hash: hash as Hex, pollingInterval: 100, timeout: 15_000 });
@@ -409,17 +421,7 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
 
   it('sends once per idempotency key: a retried or concurrent send gets the first transfer, not a second', async () => {
     const { transaction_id: id } = await payin(merchant, 10);
-    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
-    const send = () =>
-      connector.send({
-        idempotencyKey: `refund:${id}:retried`,
-        transactionId: id,
-        mode: 'test',
-        network: 'ETHEREUM',
-        address: chain.customer,
-        amount: '0.25',
-        currency: 'USDT',
-      });
+    const send = () => refundToCustomer(id, 'retried');
     const before = await chain.tokenBalance('USDT', chain.customer);
     const [first, concurrent] = await Promise.all([send(), send()]);
     const retried = await send();
@@ -436,17 +438,7 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
 
   it("reports a refund dropped from the node's pool, and one still waiting there, until each lands once", async () => {
     const { transaction_id: id } = await payin(merchant, 10);
-    const connector = nodeChains(env.database.db, env.config.MASTER_KEY, sandboxChain());
-    const refund = (name: string) =>
-      connector.send({
-        idempotencyKey: `refund:${id}:${name}`,
-        transactionId: id,
-        mode: 'test',
-        network: 'ETHEREUM',
-        address: chain.customer,
-        amount: '0.25',
-        currency: 'USDT',
-      });
+    const refund = (name: string) => refundToCustomer(id, name);
     const client = rpc(chain.node.url);
     const request = (method: string, params: unknown[]) =>
       client.request({ method: method as never, params: params as never });

@@ -81,13 +81,7 @@ beforeAll(async () => {
   faucetOwner = faucet.signer.address;
   treasuryAddress = treasury!;
   await fundTreasury(node, faucet.signer, mint, treasuryAddress, 1_000_000_000n, 6);
-  watcher = startChainWatcher({
-    db: env.database.db,
-    temporal: env.client,
-    masterKey: env.config.MASTER_KEY,
-    log,
-    pollMs: 100,
-  });
+  watcher = startWatcher();
   merchant = merchantClient(env.app, await env.createMerchant());
 }, 60_000);
 afterAll(async () => {
@@ -95,6 +89,16 @@ afterAll(async () => {
   await node?.close();
   await env?.close();
 });
+
+/** The chain watcher of the test environment's workflows, polling every node each 100 ms. */
+const startWatcher = () =>
+  startChainWatcher({
+    db: env.database.db,
+    temporal: env.client,
+    masterKey: env.config.MASTER_KEY,
+    log,
+    pollMs: 100,
+  });
 
 /** One scan of everything deep enough now and the hand-over of what it found, run to their end. */
 const scan = async () => {
@@ -296,13 +300,7 @@ describe('SOLANA sends: refunds from the deposit, on-ramp sends from the treasur
       expect((await status(id)).data.crypto_paid_amount).toBe(10);
     } finally {
       node.timeOffset = 0n;
-      watcher = startChainWatcher({
-        db: env.database.db,
-        temporal: env.client,
-        masterKey: env.config.MASTER_KEY,
-        log,
-        pollMs: 100,
-      });
+      watcher = startWatcher();
     }
   });
 
