@@ -161,7 +161,7 @@ async function cardEntered(
   const timeoutMs = input.challengeTimeoutSeconds * 1000;
   waiting = true;
   machine.waiting.on('customer', 'Waiting for the card on the hosted payment page', Date.now() + timeoutMs);
-  await condition(() => entered || machine.stopReason !== undefined, timeoutMs, {
+  await condition(() => entered || machine.stopReason !== undefined || machine.customerTimeIsUp, timeoutMs, {
     summary: 'Waiting for the card on the hosted payment page',
   });
   waiting = false;

@@ -9,6 +9,7 @@ import {
 import { UpdateProofs, setInternalHandler } from './proofs';
 import {
   firstAnswerUpdate,
+  expireWaitUpdate,
   hostedDecisionUpdate,
   isFinal,
   searchAttributes,
@@ -62,6 +63,8 @@ export class TransactionStateMachine {
   private first: FirstAnswer | undefined;
   private decision: HostedDecision | undefined;
   private awaitingDecision = false;
+  /** Set by a test-mode request to end the wait on the customer now (`expireWaitUpdate`). */
+  private customerTimeUp = false;
   private stop: StopRequest | undefined;
   private stopAudited = false;
   /** Moves projected so far: what `nextSnapshot` waits on. */
@@ -109,7 +112,28 @@ export class TransactionStateMachine {
         },
       },
     );
+    setInternalHandler(
+      this.proofs,
+      expireWaitUpdate,
+      async () => {
+        this.customerTimeUp = true;
+        return 'expired' as const;
+      },
+      {
+        description: 'test mode: ends the wait on the customer now, as if its time had run out.',
+        validator: () => {
+          if (this.mode !== 'test') throw refusal('Ending a wait early is for test mode only.');
+          if (this.waiting.state.waitingFor !== 'customer' || isFinal(this.target.status))
+            throw refusal('This transaction waits on no customer.');
+        },
+      },
+    );
     installOpsHandlers(this);
+  }
+
+  /** Whether a test-mode request ended the wait on the customer (a wait that ends on it consumes it). */
+  get customerTimeIsUp(): boolean {
+    return this.customerTimeUp;
   }
 
   /** Asks the workflow to fail the transaction (with its compensations) at its next wait or step. */
@@ -132,10 +156,13 @@ export class TransactionStateMachine {
     this.decision = undefined;
     this.awaitingDecision = true;
     this.waiting.on('customer', waitingFor, Date.now() + timeoutMs);
-    await condition(() => this.decision !== undefined || this.stop !== undefined, timeoutMs, {
-      summary: waitingFor,
-    });
+    await condition(
+      () => this.decision !== undefined || this.stop !== undefined || this.customerTimeUp,
+      timeoutMs,
+      { summary: waitingFor },
+    );
     this.awaitingDecision = false;
+    this.customerTimeUp = false;
     if (this.decision !== undefined) return this.decision;
     return this.stop !== undefined ? 'stopped' : 'timeout';
   }

@@ -11,7 +11,7 @@ import { createPayin } from '../transactions/payin';
 import { createRamp } from '../transactions/ramp';
 import { findHostedTransaction, findTransaction, lookupTransaction } from '../transactions/lookup';
 import { chooseApmMethod, offeredApmMethods } from '../transactions/apm-methods';
-import { submitDecision } from '../transactions/decisions';
+import { expireCustomerWait, submitDecision } from '../transactions/decisions';
 import { linkForm, useLink } from '../transactions/link-use';
 import { listTransactions, listWalletTransactions } from '../transactions/lists';
 import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webhook-events';
@@ -58,6 +58,7 @@ export const domainServices = {
   listPayinCurrencies,
   simulateDeposit,
   closeDepositWindow,
+  expireCustomerWait,
   // The hosted pages'.
   findHostedTransaction,
   findTransaction,

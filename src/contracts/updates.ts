@@ -20,6 +20,7 @@ export const INTERNAL_UPDATES = [
   'refund',
   'chargeback',
   'closeWindow',
+  'expireWait',
 ] as const;
 export type InternalUpdate = (typeof INTERNAL_UPDATES)[number];
 
@@ -95,6 +96,12 @@ export const depositUpdate = defineUpdate<DepositReceipt, Proven<Deposit>>('depo
  * an underpayment's end, docs/sandbox.md). Answers once the window has closed.
  */
 export const closeWindowUpdate = defineUpdate<'closed', Proven<Record<string, never>>>('closeWindow');
+
+/**
+ * Test mode: ends what the transaction waits on from its customer now, as if its time had run out (a 3-D
+ * Secure challenge or a hosted page nobody answers, a payout's verification page; docs/sandbox.md).
+ */
+export const expireWaitUpdate = defineUpdate<'expired', Proven<Record<string, never>>>('expireWait');
 
 /** What happens to a settled transaction afterwards (docs/api.md, refunds and chargebacks). */
 export type AftercareKind = 'refund' | 'chargeback';

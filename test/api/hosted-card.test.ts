@@ -53,6 +53,34 @@ const card = (number: string, overrides: Record<string, string> = {}) => ({
 });
 
 describe('POST /api/v1/{mode}/hosted/card and the payment page', () => {
+  it('ends a page or a 3-D Secure challenge nobody answers at once in test mode, as its time running out would', async () => {
+    const expire = (id: string, client = merchant, mode = 'test') =>
+      client.postPlain(`/api/v1/${mode}/transactions/${id}/expire`, {});
+    const outcome = async (id: string) =>
+      expect
+        .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), { timeout: 15_000 })
+        .toMatchObject({ status: 'FAILED', message: 'Transaction abandoned.' });
+    // The hosted card page nobody fills in.
+    const page = await createHosted();
+    const ended = await expire(page.data.transaction_id);
+    expect(ended.statusCode, ended.payload).toBe(200);
+    await outcome(page.data.transaction_id);
+    // A 3-D Secure challenge nobody answers.
+    const challenged = (
+      await merchant.post('/api/v1/test/card', cardRequest({ card_number: '4111111111111111' }))
+    ).json();
+    expect(challenged.status).toBe('REDIRECT');
+    expect((await expire(challenged.data.transaction_id)).statusCode).toBe(200);
+    await outcome(challenged.data.transaction_id);
+    // Nothing waits any more; another merchant's or live mode's has none to end.
+    const again = await expire(challenged.data.transaction_id);
+    expect(again.statusCode).toBe(422);
+    expect(again.json().message).toBe('This transaction waits on no customer.');
+    const stranger = merchantClient(env.app, await env.createMerchant());
+    expect((await expire(page.data.transaction_id, stranger)).statusCode).toBe(404);
+    expect((await expire(page.data.transaction_id, merchant, 'live')).statusCode).toBe(404);
+  });
+
   it('answers REDIRECT to the payment page, whose form shows the amount and merchant', async () => {
     const created = await createHosted({ order_id: 'hosted-1' });
     expect(created).toMatchObject({

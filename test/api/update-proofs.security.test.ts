@@ -94,6 +94,7 @@ const FORGED: Record<(typeof INTERNAL_UPDATES)[number], unknown> = {
   refund: { reason: 'forged refund', actor: 'merchant:forged' },
   chargeback: { reason: '' },
   closeWindow: {},
+  expireWait: {},
 };
 
 async function sendAsUi(workflowId: string, update: string, arg?: unknown) {

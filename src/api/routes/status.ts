@@ -14,6 +14,17 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
+  // Test mode: the customer's time runs out now (docs/sandbox.md).
+  app.route({
+    ...endpoints.expireCustomerWait,
+    handler: async (request) =>
+      deps.services.expireCustomerWait(
+        { db: deps.db, temporal: deps.temporal },
+        request.merchant,
+        request.params.id,
+      ),
+  });
+
   // The vendor SDK's `Payout.payout_status`: the same body, for payouts only.
   app.route({
     ...endpoints.getPayoutStatus,

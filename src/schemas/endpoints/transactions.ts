@@ -24,6 +24,31 @@ export const getTransactionStatus = endpoint({
   },
 });
 
+export const expireCustomerWait = endpoint({
+  method: 'POST',
+  url: '/api/v1/:mode/transactions/:id/expire',
+  schema: {
+    operationId: 'expireCustomerWait',
+    tags: ['Transactions'],
+    summary: "End the customer's wait now (test mode)",
+    description:
+      'Ends what the transaction waits on from its customer at once, as if its time had run out: a 3-D ' +
+      'Secure challenge or a hosted card page nobody answers is abandoned (`FAILED`, `Transaction ' +
+      "abandoned.`), a payout's verification page or an APM provider's page expires as it would. The " +
+      'outcome follows in a moment: ask the status endpoint (docs/sandbox.md). A crypto deposit window is ' +
+      'closed with `closeDepositWindow`.',
+    params: TransactionParams,
+    response: { 200: Transaction },
+  },
+  config: {
+    reference: {
+      answer: { description: 'The transaction, as it stood when its wait ended.' },
+      refusals: ['TRANSACTION_NOT_FOUND'],
+      testOnly: true,
+    },
+  },
+});
+
 export const getPayoutStatus = endpoint({
   method: 'GET',
   url: '/api/v1/:mode/payout/:id/status',
