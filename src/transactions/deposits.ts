@@ -8,9 +8,10 @@ import { closeWindowUpdate, depositUpdate, type DepositDisposition } from '../co
 import { sendUpdate } from '../temporal/client';
 import { parseUnits } from '../lib/units';
 import { detailsOf, transactionBody, type TransactionBody, type TransactionRow } from './view';
-import { lookupTransaction } from './lookup';
+import { findTransaction, lookupTransaction } from './lookup';
 import type { MerchantScope } from './deps';
 import { ApiError, fieldError } from '../platform/errors';
+import { isFinal } from '../lib/vocabulary';
 
 export interface DepositRef {
   transactionId: string;
@@ -109,6 +110,11 @@ export async function submitDeposit(
     row.runId,
   );
   if (outcome.kind === 'done') return { txHash, disposition: outcome.result.disposition };
+  // No workflow to take it while the transaction is still open: its start is still under way (the create
+  // answered PENDING before its workflow began). Not late: the caller sends it again (the same tx hash
+  // counts once).
+  if (outcome.kind === 'closed' && !isFinal(((await findTransaction(db, row.id)) ?? row).status))
+    throw new ApiError('UNAVAILABLE');
   const held = await holdDeposit(db, {
     transactionId: row.id,
     txHash,

@@ -5,6 +5,7 @@ import { merchantClient, payinRequest, rampRequest, type MerchantClient } from '
 import { openHostedPage } from '../helpers/hosted-form';
 import { cryptoDeposits, ledgerEntries, wallets } from '../../src/db/schema/index';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { insertPayinTransaction } from '../helpers/fixtures';
 
 let env: TestEnv;
 let merchant: MerchantClient;
@@ -154,6 +155,19 @@ describe('POST /api/v1/{mode}/crypto/payin', () => {
     const stranger = merchantClient(env.app, await env.createMerchant());
     expect((await stranger.postPlain(`/api/v1/test/crypto/${id}/close-window`, {})).statusCode).toBe(404);
     expect((await merchant.postPlain(`/api/v1/live/crypto/${id}/close-window`, {})).statusCode).toBe(404);
+  });
+
+  it("asks a deposit to be sent again while its payin's workflow has not started, never holding it as late", async () => {
+    // The create answered PENDING and its workflow has not begun (recorded, not started).
+    const { transactionId } = await insertPayinTransaction(env.database.db, credentials);
+    const early = await deposit(transactionId, '1', 'earlybird1');
+    expect(early.statusCode).toBe(503);
+    expect(early.json().message).toBe('Service Unavailable.');
+    const kept = await env.database.db
+      .select()
+      .from(cryptoDeposits)
+      .where(eq(cryptoDeposits.transactionId, transactionId));
+    expect(kept).toEqual([]);
   });
 
   it('takes a payin without an order_id, as the vendor SDK sends it', async () => {
