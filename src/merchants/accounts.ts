@@ -1,17 +1,10 @@
 import { TtlCache } from '../lib/ttl-cache';
+import { addApiKeys } from './keys';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import {
-  auditLog,
-  encryptionKeys,
-  merchants,
-  secretKeys,
-  terminals,
-  wallets,
-  webhookSecrets,
-} from '../db/schema/index';
+import { auditLog, merchants, terminals, wallets, webhookSecrets } from '../db/schema/index';
 import { encryptSecret } from '../ciphers/secrets';
-import { hashSecretKey, newEncryptionKey, newSecretKey } from '../ciphers/keys';
+import { newEncryptionKey, newSecretKey } from '../ciphers/keys';
 import { newId } from '../ciphers/ids';
 import { MODES, type Mode } from '../lib/vocabulary';
 import { isSandboxConnector, type TerminalSpec } from '../schemas/sandbox-cards';
@@ -59,15 +52,7 @@ export async function createMerchant(
     const secretEnc = encryptSecret(webhookSecret, masterKey);
     await tx.insert(merchants).values({ id: merchantId, name: options.name, webhookSecretEnc: secretEnc });
     await tx.insert(webhookSecrets).values({ merchantId, secretEnc });
-    for (const mode of MODES) {
-      await tx.insert(secretKeys).values({
-        merchantId,
-        mode,
-        keyHash: hashSecretKey(keys[mode]),
-        keyPrefix: keys[mode].slice(0, 12),
-      });
-    }
-    await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
+    await addApiKeys(tx, masterKey, merchantId, keys, encryptionKey);
     const createdWallets: MerchantCredentials['wallets'] = [];
     const createdTerminals: MerchantCredentials['terminals'] = [];
     for (const mode of MODES) {

@@ -148,15 +148,7 @@ export async function rotateMerchantKeys(
         .update(encryptionKeys)
         .set({ expiresAt: expiry })
         .where(and(eq(encryptionKeys.merchantId, merchantId), retiring(encryptionKeys.expiresAt)));
-      for (const mode of MODES) {
-        await tx.insert(secretKeys).values({
-          merchantId,
-          mode,
-          keyHash: hashSecretKey(keys[mode]),
-          keyPrefix: keys[mode].slice(0, 12),
-        });
-      }
-      await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
+      await addApiKeys(tx, masterKey, merchantId, keys, encryptionKey);
       // What signs webhooks rotates with what encrypts requests, over the same overlap (the webhook secret
       // is the encryption key, as the contract's default has it), unless it is a secret of its own.
       if (own === undefined)
@@ -210,4 +202,23 @@ export async function rotateWebhookSecret(
     (tx, expiry, retiring) => replaceWebhookSecret(tx, masterKey, merchantId, secret, expiry, retiring),
   );
   return { webhook_secret: secret, old_secrets_expire_at: expiresAt };
+}
+
+/** Stores a merchant's new secret keys (hashed, with their shown prefix) and encryption key (encrypted). */
+export async function addApiKeys(
+  tx: Tx,
+  masterKey: string,
+  merchantId: string,
+  keys: Record<Mode, string>,
+  encryptionKey: string,
+): Promise<void> {
+  for (const mode of MODES) {
+    await tx.insert(secretKeys).values({
+      merchantId,
+      mode,
+      keyHash: hashSecretKey(keys[mode]),
+      keyPrefix: keys[mode].slice(0, 12),
+    });
+  }
+  await tx.insert(encryptionKeys).values({ merchantId, keyEnc: encryptSecret(encryptionKey, masterKey) });
 }
