@@ -81,12 +81,12 @@ if (process.argv.length <= 2 && !env.SKIP_FAULTS) {
     {
       name: 'fault suite: processes',
       args: ['--config', 'vitest.faults.config.ts', 'test/faults/processes'],
-      whenLeft: 40,
+      whenLeft: 65,
     },
     {
       name: 'fault suite: npm run dev',
       args: ['--config', 'vitest.faults.config.ts', 'test/faults/dev-stack'],
-      whenLeft: 8,
+      whenLeft: 20,
     },
   );
 }
@@ -94,7 +94,7 @@ if (process.argv.length <= 2 && !env.SKIP_CLUSTER) {
   const { server, sqlTool } = await ensureTemporalServer();
   env.TEMPORAL_SERVER_PATH = server;
   env.TEMPORAL_SQL_TOOL_PATH = sqlTool;
-  suites.push({ name: 'cluster test', args: ['--config', 'vitest.cluster.config.ts'], whenLeft: 8 });
+  suites.push({ name: 'cluster test', args: ['--config', 'vitest.cluster.config.ts'], whenLeft: 20 });
 }
 const progress = join(dirname(results.file), 'progress');
 const mainEnv = { ...env, PAYMENTS_TEST_PROGRESS: progress };

@@ -20,7 +20,8 @@ declare module 'vitest' {
   }
 }
 
-const TEMPLATE = 'payments_test_template';
+/** Its own name per run: runs may share a server (TEST_DATABASE_URL), as test:file's own test does. */
+const TEMPLATE = `payments_test_template_${process.pid}`;
 
 /**
  * Once per run: PostgreSQL (embedded, or TEST_DATABASE_URL), a migrated template database each test file
@@ -79,10 +80,23 @@ export default async function setup(project: TestProject) {
   project.provide('workflowBundlePath', bundlePath);
   project.provide('testServerPath', process.env.TEMPORAL_TEST_SERVER_PATH ?? '');
 
+  const server = adminUrl;
+  if (process.env.TEST_DATABASE_URL) stops.push(() => dropDatabase(server, TEMPLATE));
+
   return async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(scratch, { recursive: true, force: true });
   };
+}
+
+async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name}`);
+  } finally {
+    await admin.end();
+  }
 }
 
 export function withDatabase(url: string, database: string): string {
