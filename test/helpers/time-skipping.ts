@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { ClientOptions } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createDatabase, type Database } from '../../src/db/client';
 import { createActivities, type ActivityDeps } from '../../activities/index';
@@ -10,6 +13,7 @@ import { createMerchant, type MerchantCredentials } from '../../src/merchants/ac
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import type { Config } from '../../src/platform/config';
 import { createTestDatabase, testConfig } from './env';
+import { freePort } from '../../src/dev/postgres';
 import { allSearchAttributes } from '../../src/contracts';
 import proto from '@temporalio/proto';
 
@@ -26,17 +30,72 @@ export interface TimeSkippingEnv {
   close(): Promise<void>;
 }
 
+/** The SDK's own environment factory, which takes a server already running (private in its types). */
+type EnvironmentFactory = {
+  create(options: {
+    server: { type: 'existing' };
+    address: string;
+    namespace: string;
+    supportsTimeSkipping: true;
+    client: ClientOptions;
+  }): Promise<TestWorkflowEnvironment>;
+};
+
 /**
- * Starts the Java test server, again when it was not up in time: the SDK gives a JVM five seconds to
- * listen, which a 2-core machine busy with the rest of the suite does not always grant.
+ * Starts the Java test server and connects a time-skipping environment to it. The SDK would start the
+ * server itself, but gives the JVM five seconds to listen, which a 2-core machine busy with the rest of the
+ * suite does not always grant (three tries in a row failed under the fault suite's start): here it has a
+ * minute. Started as the SDK starts it, with only its port: `--enable-time-skipping` would skip time even
+ * while nothing awaits a result (the SDK's client skips it only while a test awaits one). Answers the
+ * environment and how to stop the server after the environment's teardown.
  */
-async function startServer(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await start();
-    } catch (error) {
-      if (attempt === 3 || !/did not start within/.test(String(error))) throw error;
-    }
+async function startServer(
+  path: string,
+  client: ClientOptions,
+): Promise<{ env: TestWorkflowEnvironment; stop(): Promise<void> }> {
+  const port = await freePort();
+  const server = spawn(path, [String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  server.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await listening(port, 60_000, () => server.exitCode !== null);
+    const env = await (TestWorkflowEnvironment as unknown as EnvironmentFactory).create({
+      server: { type: 'existing' },
+      address: `127.0.0.1:${port}`,
+      namespace: 'default',
+      supportsTimeSkipping: true,
+      client,
+    });
+    return { env, stop };
+  } catch (error) {
+    await stop();
+    throw new Error(`the Java test server did not start: ${String(error)}\n${output}`);
+  }
+}
+
+/** Waits until something accepts connections on `port`. */
+async function listening(port: number, timeoutMs: number, gone: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (gone()) throw new Error('it exited');
+    if (Date.now() > deadline) throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
@@ -57,11 +116,9 @@ export async function startTimeSkipping(
   const testDb = await createTestDatabase();
   const taskQueue = `ts-${randomBytes(6).toString('hex')}`;
   const config = testConfig({ DATABASE_URL: testDb.url, TEMPORAL_TASK_QUEUE: taskQueue, ...overrides });
-  const env = await startServer(() =>
-    TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path } },
-      client: testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
-    }),
+  const { env, stop: stopServer } = await startServer(
+    path,
+    testClientOptions(serviceClientOptions(config), config.MASTER_KEY),
   );
   await registerSearchAttributes(env);
   const database = createDatabase(config.DATABASE_URL, 5);
@@ -103,6 +160,7 @@ export async function startTimeSkipping(
       worker.shutdown();
       await running;
       await env.teardown();
+      await stopServer();
       await database.close();
       await testDb.drop();
     },
