@@ -24,7 +24,7 @@ export const layers = [
   ['process', ['src/process', 'src/dev']],
   ['activities', ['activities']],
   ['workflows', ['workflows']],
-  ['tools', ['scripts', 'bench', 'bin', 'test']],
+  ['tools', ['scripts', 'bench', 'bin', 'test', 'packages']],
 ];
 
 /** Everything the API, the CLI and the activities stand on. */
@@ -63,6 +63,7 @@ export const boundariesSettings = {
     'bench/**',
     'bin/**',
     'test/**',
+    'packages/**',
   ],
 };
 

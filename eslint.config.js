@@ -44,6 +44,8 @@ export default tseslint.config(
       'migrations/**',
       'coverage/**',
       'test/fixtures/**',
+      // What a package's build writes (the docs test builds packages/client while the lint may run beside it).
+      'packages/*/dist/**',
       // The probes test/scripts/test-file.test.ts writes and removes while the checks may be running beside it.
       'test/*/zz-test-file-script-*',
     ],

@@ -19,7 +19,7 @@ export type * from './requests';
 
 /**
  * A small typed client for this service's merchant API (docs/api.md, docs/hosted.md), for a merchant's
- * TypeScript backend and for our own end-to-end tests. It encrypts the bodies the API wants encrypted,
+ * TypeScript backend (packaged as `@payments/client`: packages/client) and for our own end-to-end tests. It encrypts the bodies the API wants encrypted,
  * sends the secret key, and reads every answer with numbers kept exact: a JSON number that is a safe
  * integer comes back as a number, any other (a decimal amount, an integer past 2^53) as its exact text.
  */
@@ -57,6 +57,14 @@ export class PaymentsError extends Error {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+export interface CreateOptions {
+  /**
+   * Sent as the `Idempotency-Key` header (docs/api.md): the same key with the same fields within a day
+   * answers the first answer and starts nothing new; with other fields, a 409.
+   */
+  idempotencyKey?: string;
+}
+
 export interface ClientOptions {
   /** Where the service answers, e.g. `https://payments.example`. */
   baseUrl: string;
@@ -76,24 +84,24 @@ export class PaymentsClient {
     this.send = options.fetch ?? fetch;
   }
 
-  // Transactions.
-  card(fields: CardPaymentRequest) {
-    return this.call<TransactionBody>(endpoints.createCardPayment, { body: fields });
+  // Transactions: each create may carry an `Idempotency-Key`, so that a retry answers the first answer.
+  card(fields: CardPaymentRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createCardPayment, { body: fields, ...options });
   }
-  hostedCard(fields: HostedPaymentRequest) {
-    return this.call<TransactionBody>(endpoints.createHostedCardPayment, { body: fields });
+  hostedCard(fields: HostedPaymentRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createHostedCardPayment, { body: fields, ...options });
   }
-  apm(fields: HostedPaymentRequest) {
-    return this.call<TransactionBody>(endpoints.createApmPayment, { body: fields });
+  apm(fields: HostedPaymentRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createApmPayment, { body: fields, ...options });
   }
-  payout(fields: PayoutRequest) {
-    return this.call<TransactionBody>(endpoints.createPayout, { body: fields });
+  payout(fields: PayoutRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createPayout, { body: fields, ...options });
   }
-  ramp(fields: RampRequest) {
-    return this.call<TransactionBody>(endpoints.createRamp, { body: fields });
+  ramp(fields: RampRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createRamp, { body: fields, ...options });
   }
-  payin(fields: PayinRequest) {
-    return this.call<TransactionBody>(endpoints.createPayin, { body: fields });
+  payin(fields: PayinRequest, options: CreateOptions = {}) {
+    return this.call<TransactionBody>(endpoints.createPayin, { body: fields, ...options });
   }
 
   /** A transaction by its id, else by the merchant's order id. */
@@ -183,7 +191,7 @@ export class PaymentsClient {
    */
   private call<T>(
     endpoint: Endpoint,
-    given: { params?: Record<string, string>; body?: object; query?: Query } = {},
+    given: { params?: Record<string, string>; body?: object; query?: Query } & CreateOptions = {},
   ): Promise<T> {
     const { reference } = endpoint.config;
     const path = endpoint.url.replace(/:(\w+)/g, (_match, name: string) =>
@@ -201,7 +209,9 @@ export class PaymentsClient {
         : reference.body === 'plain'
           ? given.body
           : { payload: encryptEnvelope(stringify(given.body)!, this.options.encryptionKey) };
-    return this.request<T>(endpoint.method, path, body, given.query);
+    const headers: Record<string, string> =
+      given.idempotencyKey === undefined ? {} : { 'idempotency-key': given.idempotencyKey };
+    return this.request<T>(endpoint.method, path, body, given.query, headers);
   }
 
   private async request<T>(
@@ -209,6 +219,7 @@ export class PaymentsClient {
     path: string,
     body?: unknown,
     query: Query = {},
+    headers: Record<string, string> = {},
   ): Promise<T> {
     const url = new URL(path, this.options.baseUrl);
     for (const [name, value] of Object.entries(query))
@@ -217,6 +228,7 @@ export class PaymentsClient {
       method,
       headers: {
         authorization: `Bearer ${this.options.secretKey}`,
+        ...headers,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

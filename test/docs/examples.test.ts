@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +184,72 @@ describe('the examples of the README and docs/, as pasted', () => {
     runShell(run.filter((b) => b.lang === 'sh'));
     for (const { block, file } of modules) runModule(block, file);
   });
+
+  it(
+    'packages/client: packed, installed into an empty project, its README pays by card and verifies the webhook',
+    {
+      timeout: 300_000,
+    },
+    () => {
+      const project = mkdtempSync(join(tmpdir(), 'payments-shop-'));
+      try {
+        const run = (command: string, args: string[], cwd: string, env = readerEnv()) => {
+          const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 180_000 });
+          expect(result.status, `${command} ${args.join(' ')}:\n${result.stdout}\n${result.stderr}`).toBe(0);
+          return result.stdout;
+        };
+        // As a merchant would: the tarball `npm pack` makes (built by its prepack), into a project of their own.
+        const packed = run(
+          'npm',
+          ['pack', '-w', 'packages/client', '--pack-destination', project, '--json'],
+          root,
+        );
+        const [{ filename }] = JSON.parse(packed) as [{ filename: string }];
+        writeFileSync(
+          join(project, 'package.json'),
+          JSON.stringify({ name: 'shop', private: true, type: 'module' }),
+        );
+        run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${filename}`], project);
+        // Its README's examples, type-checked as a merchant's Node project would (node's own types from here),
+        // then run against `npm run dev` with the sandbox merchant's keys.
+        const file = 'packages/client/README.md';
+        const examples = blocksOf(root, file).filter((block) => block.lang === 'ts' && !block.notRun);
+        expect(examples.length).toBeGreaterThan(0);
+        const names = examples.map((block, i) => {
+          writeFileSync(join(project, `example-${i}.ts`), block.code);
+          return `example-${i}.ts`;
+        });
+        const compilerOptions = {
+          target: 'ES2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          outDir: 'out',
+          typeRoots: [join(root, 'node_modules/@types')],
+          types: ['node'],
+        };
+        writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: names }));
+        run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', '.'], project);
+        const merchant = JSON.parse(readFileSync(join(reader, '.data/sandbox-merchant.json'), 'utf8'));
+        const instance = JSON.parse(readFileSync(join(reader, '.data/dev-instance.json'), 'utf8'));
+        const env = {
+          ...readerEnv(),
+          PAYMENTS_URL: instance.api_url,
+          PAYMENTS_SECRET_KEY: merchant.test_secret_key,
+          PAYMENTS_ENCRYPTION_KEY: merchant.encryption_key,
+          PAYMENTS_WEBHOOK_SECRET: merchant.webhook_secret,
+        };
+        const output = names
+          .map((name) => run(process.execPath, [join('out', name.replace(/\.ts$/, '.js'))], project, env))
+          .join('');
+        expect(output).toMatch(/^created PA\S+ SUCCESS$/m);
+        expect(output).toMatch(/^webhook verified status SUCCESS$/m);
+        expect(output).toContain('404 Transaction not found.');
+      } finally {
+        rmSync(project, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('runs every example but the few that say why not', () => {
     const skipped = pages.flatMap((file) => blocksOf(root, file)).filter((b) => b.notRun);
