@@ -16,7 +16,7 @@ import { linkForm, useLink } from '../transactions/link-use';
 import { listTransactions, listWalletTransactions } from '../transactions/lists';
 import { listWebhookEvents, redeliverMerchantEvent } from '../transactions/webhook-events';
 import { requestAftercare } from '../transactions/aftercare';
-import { createLink, findLink, listTemplates } from '../transactions/links';
+import { createLink, expireLink, findLink, listTemplates } from '../transactions/links';
 import { listWallets } from '../wallets/wallets';
 import { listPayinCurrencies } from '../coins/catalogue';
 import { simulateDeposit, testDeposit } from '../test-deposits';
@@ -52,6 +52,7 @@ export const domainServices = {
   redeliverMerchantEvent,
   requestAftercare,
   createLink,
+  expireLink,
   listTemplates,
   listWallets,
   estimatePayout,

@@ -21,6 +21,7 @@ export const INTERNAL_UPDATES = [
   'chargeback',
   'closeWindow',
   'expireWait',
+  'expireLink',
 ] as const;
 export type InternalUpdate = (typeof INTERNAL_UPDATES)[number];
 
@@ -63,6 +64,12 @@ export const apmMethodUpdate = defineUpdate<FirstAnswer, Proven<{ method: ApmMet
  * another transaction or has expired; the same transaction again is answered as before.
  */
 export const linkUsedUpdate = defineUpdate<'used', Proven<{ transactionId: string }>>('linkUsed');
+
+/**
+ * Test mode: expires an unused payment link now, as if its `expiry_date` had come (docs/sandbox.md).
+ * Answers once the link is projected as expired, or `used` when a customer's use came first.
+ */
+export const expireLinkUpdate = defineUpdate<'expired' | 'used', Proven<Record<string, never>>>('expireLink');
 
 /** A deposit seen on chain for the transaction's address. */
 export interface Deposit {

@@ -413,6 +413,17 @@ export const PaymentLink = named(
   }),
 );
 
+export const LinkState = named(
+  'LinkState',
+  z.object({
+    message: message('Payment link expired.'),
+    data: z.object({
+      link_id: text('The link.'),
+      status: z.enum(['expired', 'used']).meta({ description: 'Expired now, or used by a customer first.' }),
+    }),
+  }),
+);
+
 export const Health = named('Health', z.object({ status: z.enum(['ok']) }));
 
 export const Readiness = named(

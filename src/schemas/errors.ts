@@ -45,6 +45,11 @@ export const errorCatalogue = {
     message: 'Transaction not found.',
     when: 'No such transaction of this merchant and mode.',
   },
+  LINK_NOT_FOUND: {
+    status: 404,
+    message: 'Payment link not found.',
+    when: 'No such payment link of this merchant and mode.',
+  },
   ROUTE_NOT_FOUND: {
     status: 404,
     message: 'Not Found.',

@@ -52,6 +52,10 @@ const id = z
   .meta({ description: 'A `transaction_id`, or the merchant’s `order_id`.', maxLength: 191 });
 
 export const ModeParams = z.object({ mode });
+export const LinkParams = z.object({
+  mode,
+  id: z.string().meta({ description: 'The link: the last part of its URL (`lnk_…`).', maxLength: 191 }),
+});
 export const TransactionParams = z.object({ mode, id });
 export const EventParams = z.object({
   mode,

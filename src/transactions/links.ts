@@ -6,7 +6,9 @@ import { checkCryptoLimits, checkDecimals, checkLimits, pricedFiat, resolveAsset
 import { findWalletFor } from '../wallets/wallets';
 import { networksOf } from '../coins/catalogue';
 import { newId } from '../ciphers/ids';
-import { workflowIds, type Mode, type WorkflowSignatures } from '../contracts';
+import type { Client } from '@temporalio/client';
+import { expireLinkUpdate, workflowIds, type Mode, type WorkflowSignatures } from '../contracts';
+import { sendInternalUpdate } from '../temporal/client';
 import { ApiError, fieldError } from '../platform/errors';
 import { checkMerchantUrls, checkTerminal } from './request';
 import type { MerchantScope, TransactionDeps } from './deps';
@@ -209,4 +211,34 @@ export async function listLinks(db: Db, merchantId: string, mode: Mode) {
     .where(and(eq(paymentLinks.merchantId, merchantId), eq(paymentLinks.mode, mode)))
     .orderBy(desc(paymentLinks.createdAt))
     .limit(100);
+}
+
+/**
+ * The link expiry endpoint (test mode, docs/sandbox.md): expires an unused link now, as its `expiry_date`
+ * would. A link already used, or closed, answers as it stands.
+ */
+export async function expireLink(
+  deps: { db: Db; temporal: Client },
+  merchant: MerchantScope,
+  linkId: string,
+): Promise<{ link_id: string; status: 'expired' | 'used' }> {
+  const found = await findLink(deps.db, merchant.mode, linkId);
+  if (!found || found.link.merchantId !== merchant.merchantId) throw new ApiError('LINK_NOT_FOUND');
+  const outcome = await sendInternalUpdate(
+    deps.temporal,
+    workflowIds.paymentLink(linkId),
+    expireLinkUpdate,
+    {},
+    found.link.runId,
+  );
+  if (outcome.kind === 'done') return { link_id: linkId, status: outcome.result };
+  // Its workflow has ended: the link was used or has expired already.
+  const [row] = await deps.db
+    .select({ status: paymentLinks.status })
+    .from(paymentLinks)
+    .where(eq(paymentLinks.id, linkId));
+  return {
+    link_id: linkId,
+    status: row?.status === 'used' || outcome.kind === 'refused' ? 'used' : 'expired',
+  };
 }

@@ -6,6 +6,7 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver';
 import { runCliIn } from '../helpers/cli';
 import { paymentLinks } from '../../src/db/schema/index';
 import { openForm, submitForm } from '../helpers/hosted-pages';
+import { eventually } from '../helpers/eventually';
 
 /** Payment templates and card payment links, as the vendor SDK's `PaymentLink` calls send them. */
 let env: TestEnv;
@@ -183,6 +184,53 @@ describe('POST /api/v1/payment-link and the link page', () => {
     const page = await env.app.inject({ url: new URL(url).pathname });
     expect(page.statusCode).toBe(410);
     expect(page.body).toContain('This payment link has expired.');
+  });
+
+  it('is expired now in test mode (docs/sandbox.md): its page refuses it at once; a used link stays used', async () => {
+    const url = await createLink({ amount: 700, currency: 'USD', order_id: 'link-expire-now' });
+    const linkId = new URL(url).pathname.split('/').at(-1)!;
+    const expired = await merchant.postPlain(`/api/v1/test/payment-link/${linkId}/expire`, {});
+    expect(expired.statusCode, expired.body).toBe(200);
+    expect(expired.json()).toEqual({
+      message: 'Payment link expired.',
+      data: { link_id: linkId, status: 'expired' },
+    });
+    const [link] = await env.database.db.select().from(paymentLinks).where(eq(paymentLinks.id, linkId));
+    expect(link?.status).toBe('expired');
+    const page = await env.app.inject({ url: new URL(url).pathname });
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain('This payment link has expired.');
+    // Again: it answers as it stands.
+    const again = await merchant.postPlain(`/api/v1/test/payment-link/${linkId}/expire`, {});
+    expect(again.json().data).toEqual({ link_id: linkId, status: 'expired' });
+
+    // A used link is not expired after the fact.
+    const usedUrl = await createLink({ amount: 800, currency: 'USD', order_id: 'link-expire-used' });
+    const usedId = new URL(usedUrl).pathname.split('/').at(-1)!;
+    expect((await submit(usedUrl, customer)).statusCode).toBe(303);
+    await eventually('the link projected as used', async () => {
+      const [row] = await env.database.db.select().from(paymentLinks).where(eq(paymentLinks.id, usedId));
+      return row?.status === 'used' ? true : undefined;
+    });
+    const late = await merchant.postPlain(`/api/v1/test/payment-link/${usedId}/expire`, {});
+    expect(late.json()).toEqual({
+      message: 'This payment link has already been used.',
+      data: { link_id: usedId, status: 'used' },
+    });
+
+    // Not another merchant's, not in live mode.
+    const other = merchantClient(env.app, await env.createMerchant());
+    const foreign = await other.postPlain(`/api/v1/test/payment-link/${usedId}/expire`, {});
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().message).toBe('Payment link not found.');
+    const live = await merchant.postPlain(
+      `/api/v1/live/payment-link/${linkId}/expire`,
+      {},
+      {
+        key: merchant.key('live'),
+      },
+    );
+    expect(live.statusCode).toBe(404);
   });
 
   it('refuses what it cannot make a link of, with clear messages', async () => {

@@ -8,6 +8,7 @@ import { sandboxAcquirer } from '../../activities/connectors/sandbox-acquirer';
 import type { CardAcquirer, PayoutProcessor } from '../../activities/connectors/types';
 import { ledgerEntries, opsActions, transactions } from '../../src/db/schema/index';
 import { forceFailUpdate, retryNowUpdate } from '../../src/contracts';
+import { eventually } from '../helpers/eventually';
 
 /**
  * A stop (the UI's Request Cancellation, or forceFail) that arrives while the workflow asks a connector
@@ -59,16 +60,6 @@ beforeAll(async () => {
   merchant = merchantClient(env.app, await env.createMerchant());
 });
 afterAll(() => env?.close());
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const rowOf = async (id: string) =>
   (await env.database.db.select().from(transactions).where(eq(transactions.id, id)))[0]!;

@@ -41,6 +41,7 @@ import {
 import { updateKeyOf, updateProver } from '../../src/ciphers/update-proof';
 import { sendAftercare } from '../../src/transactions/aftercare';
 import { recordAftercareTicket } from '../../src/transactions/runs';
+import { eventually } from '../helpers/eventually';
 
 /**
  * What someone with the Temporal UI can do: send any update a workflow defines, by name, with data of
@@ -95,6 +96,7 @@ const FORGED: Record<(typeof INTERNAL_UPDATES)[number], unknown> = {
   chargeback: { reason: '' },
   closeWindow: {},
   expireWait: {},
+  expireLink: {},
 };
 
 async function sendAsUi(workflowId: string, update: string, arg?: unknown) {
@@ -137,16 +139,6 @@ async function books() {
       .orderBy(asc(wallets.id)),
     audit: (await db.select({ n: sql<number>`count(*)::int` }).from(opsActions))[0]!.n,
   };
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 const created = async (path: string, fields: Record<string, unknown>) => {

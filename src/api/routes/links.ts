@@ -4,7 +4,8 @@ import * as endpoints from '../../schemas/endpoints';
 
 /**
  * Payment page templates (`GET /api/v1/payment-templates`) and card payment links
- * (`POST /api/v1/payment-link`, plain or in the envelope) for the key's mode (docs/hosted.md).
+ * (`POST /api/v1/payment-link`, plain or in the envelope) for the key's mode (docs/hosted.md); in test
+ * mode, a link expired now (docs/sandbox.md).
  */
 export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
@@ -43,6 +44,16 @@ export async function linkRoutes(app: Api, deps: RouteDeps): Promise<void> {
         },
       });
       return { message: 'Payment link created successfully.', data: url };
+    },
+  });
+
+  app.route({
+    ...endpoints.expirePaymentLink,
+    handler: async (request) => {
+      const link = await deps.services.expireLink(deps, request.merchant, request.params.id);
+      const message =
+        link.status === 'expired' ? 'Payment link expired.' : 'This payment link has already been used.';
+      return { message, data: link };
     },
   });
 }

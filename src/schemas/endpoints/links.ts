@@ -1,7 +1,7 @@
 /** Payment links and the templates they are made from. */
 import { endpoint, linkAnswer } from './declare';
-import { CryptoLinkRequest, LinkRequest } from '../requests';
-import { PaymentLink, TemplateList } from '../answers';
+import { CryptoLinkRequest, LinkParams, LinkRequest } from '../requests';
+import { LinkState, PaymentLink, TemplateList } from '../answers';
 
 export const listPaymentTemplates = endpoint({
   method: 'GET',
@@ -48,4 +48,26 @@ export const createCryptoPaymentLink = endpoint({
     response: { 200: PaymentLink },
   },
   config: { reference: linkAnswer },
+});
+
+export const expirePaymentLink = endpoint({
+  method: 'POST',
+  url: '/api/v1/:mode/payment-link/:id/expire',
+  schema: {
+    operationId: 'expirePaymentLink',
+    tags: ['Payment links'],
+    summary: 'Expire a payment link now (test mode)',
+    description:
+      'Expires an unused link at once, as if its `expiry_date` had come: its page then tells the customer ' +
+      'so and takes no payment (docs/sandbox.md). A link a customer already used stays used.',
+    params: LinkParams,
+    response: { 200: LinkState },
+  },
+  config: {
+    reference: {
+      answer: { description: 'The link, expired (or used, when a customer came first).' },
+      refusals: ['LINK_NOT_FOUND'],
+      testOnly: true,
+    },
+  },
 });
