@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { transactions, webhookEvents } from '../src/db/schema/index';
 import type { WebhookDeliveryInput } from '../src/contracts';
-import { recordOpsAction, type OpsActionRecord } from '../src/transactions/ops-audit';
+import { recordOpsAction, recordOpsOutcome, type OpsActionRecord } from '../src/transactions/ops-audit';
 import { prepareAuditedRedelivery } from '../src/transactions/webhook-events';
 
 /** The audit trail of ops actions, and the preparation of a webhook redelivery a workflow starts. */
@@ -10,6 +10,15 @@ export function opsActivities(db: Db, schedule: { delaysSeconds: number[]; windo
   return {
     async recordOpsAction(input: OpsActionRecord): Promise<void> {
       await recordOpsAction(db, input);
+    },
+
+    /** The status an audited ops action left the transaction in, once known. */
+    async recordOpsOutcome(input: {
+      transactionId: string;
+      key: string;
+      statusAfter: string;
+    }): Promise<void> {
+      await recordOpsOutcome(db, input);
     },
 
     /** An ops action on one webhook event's delivery, audited on its transaction. */

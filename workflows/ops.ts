@@ -3,6 +3,7 @@ import {
   ParentClosePolicy,
   currentUpdateInfo,
   deprecatePatch,
+  condition,
   patched,
   setHandler,
   startChild,
@@ -22,6 +23,9 @@ import {
 import { records } from './activities';
 import { shielded } from './transaction';
 import { RETRY_AUDITED_FIRST, type Waiting } from './waiting';
+
+/** A retry's audit row ends with the status its attempt came to; histories from before keep the one before. */
+const RETRY_OUTCOME_AUDITED = 'retry-outcome-audited';
 import { webhookDelivery } from './webhook-delivery';
 import { refusal } from './failures';
 
@@ -67,6 +71,7 @@ export function installOpsHandlers(machine: OpsMachine): void {
     retryNowUpdate,
     shielded(async (input: OpsAction | undefined) => {
       const before = machine.current().status;
+      const mark = machine.waiting.restMark;
       // On the trail before the retry acts, so what the retry does can rely on it being recorded
       // (histories from before cut first).
       if (patched(RETRY_AUDITED_FIRST)) {
@@ -75,6 +80,16 @@ export function installOpsHandlers(machine: OpsMachine): void {
       } else {
         machine.waiting.cutBackoff();
         await audit('retryNow', input, before);
+      }
+      // The trail's "after" is what the attempt came to (paid, failed, another backoff), and so is the answer.
+      if (patched(RETRY_OUTCOME_AUDITED)) {
+        // Every move to a final status comes to rest too, once projected.
+        await condition(() => machine.waiting.restedSince(mark));
+        await records.recordOpsOutcome({
+          transactionId: machine.transactionId,
+          key: `retryNow:${currentUpdateInfo()?.id ?? 'retryNow'}`,
+          statusAfter: machine.current().status,
+        });
       }
       return machine.state();
     }),

@@ -24,14 +24,32 @@ const STOP_WAITS_FOR_THE_CONNECTOR = 'stop-waits-for-the-connector';
 export const RETRY_AUDITED_FIRST = 'retry-audited-before-it-acts';
 
 /**
+ * Which ops action, if any, moves a transaction on from each kind of wait: the second line of its current
+ * details in the Temporal UI (the update dialog's names; `npx payments ops retry` and `ops fail` send the
+ * same), so ops reading a stuck payment see what fixes it beside what it waits on.
+ */
+const OPS_HINTS: Record<WaitingFor, string> = {
+  retry:
+    'Ops: `retryNow` asks again now; `forceFail` with a reason fails it, compensations and webhook included.',
+  connector:
+    "Ops: nothing to do yet: the connector's answer is asked for on a growing backoff, and `forceFail` is refused until it is known.",
+  customer: 'Ops: nothing to do: the customer has until the deadline; `forceFail` with a reason ends it now.',
+  deposits: 'Ops: nothing to do until the window closes; `forceFail` with a reason fails it now.',
+  step: 'Ops: a step is running; if it stays here, read the pending activity below and the worker logs.',
+  nothing: 'Ops: nothing to do; `redeliverWebhooks` sends its webhooks again.',
+};
+
+/**
  * What the workflow waits on, kept for the state query and shown in the Temporal UI as the workflow's
- * current details; and the backoffs that `retryNow` cuts short.
+ * current details with the ops action that moves it on; and the backoffs that `retryNow` cuts short.
  */
 export class Waiting {
   /** `stopped` says a stop was requested: it ends a backoff that waits for nothing but another try. */
   constructor(private readonly stopped: () => boolean) {}
 
   private what: WaitingFor = 'nothing';
+  /** How many times the workflow came to rest on something other than a step: a retry's attempt ends so. */
+  private rests = 0;
   private line = 'Starting.';
   private deadline: number | undefined;
   private retry = false;
@@ -47,10 +65,11 @@ export class Waiting {
   /** Says what the workflow waits on now (the UI shows it); a deadline, when there is one. */
   on(what: WaitingFor, detail: string, deadline?: number): void {
     this.what = what;
+    if (what !== 'step') this.rests += 1;
     this.deadline = deadline;
     this.line =
       deadline !== undefined && !detail.includes(' until ') ? `${detail} until ${clock(deadline)}` : detail;
-    setCurrentDetails(this.line);
+    setCurrentDetails(`${this.line}\n\n${OPS_HINTS[what]}`);
   }
 
   /**
@@ -67,6 +86,16 @@ export class Waiting {
     const stoppable = options.stoppable === true;
     await condition(() => this.retry || (stoppable && this.stopped()), ms, { summary: detail });
     this.retry = false;
+  }
+
+  /** A mark that `restedSince` compares with. */
+  get restMark(): number {
+    return this.rests;
+  }
+
+  /** Whether the workflow came to rest again (a new wait, an unknown outcome, its end) since `mark`. */
+  restedSince(mark: number): boolean {
+    return this.rests > mark;
   }
 
   /** Cuts the current backoff short; false when the workflow is not in one. */

@@ -21,6 +21,20 @@ export async function recordOpsAction(db: Db | Tx, record: OpsActionRecord): Pro
     .onConflictDoNothing({ target: [opsActions.transactionId, opsActions.key] });
 }
 
+/**
+ * Sets the status an ops action left the transaction in, once it is known (a retry's: after the attempt it
+ * asked for). Writing it again with the same status changes nothing.
+ */
+export async function recordOpsOutcome(
+  db: Db,
+  record: { transactionId: string; key: string; statusAfter: string },
+): Promise<void> {
+  await db
+    .update(opsActions)
+    .set({ statusAfter: record.statusAfter })
+    .where(and(eq(opsActions.transactionId, record.transactionId), eq(opsActions.key, record.key)));
+}
+
 /** A transaction's audit trail, oldest first. */
 export async function opsTrail(db: Db, transactionId: string) {
   return db

@@ -9,6 +9,7 @@ import { NotProcessedError } from '../../activities/connectors/errors';
 import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
 import type { PayoutProcessor } from '../../activities/connectors/types';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { eventually } from '../helpers/eventually';
 
 let env: TestEnv;
 
@@ -37,16 +38,6 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 
 const cli = (...argv: string[]) => runCliIn(env, ...argv);
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 interface Stuck {
   transactionId: string;
@@ -207,8 +198,10 @@ describe('a payout stuck on a processor outage', () => {
     );
 
     down = false;
-    const retried = await cli('ops', 'retry', id);
+    const retried = await cli('ops', 'retry', id, '--json');
     expect(retried.stderr).toBe('');
+    // It answers once the attempt it asked for has ended: paid.
+    expect(JSON.parse(retried.stdout).transaction.status).toBe('SUCCESS');
     // The backoff is a minute; the payout is paid well within it.
     const status = await eventually('the payout to succeed', async () => {
       const body = (await merchant.get(`/api/test/status/${id}`)).json();
@@ -216,7 +209,8 @@ describe('a payout stuck on a processor outage', () => {
     });
     expect(status).toBe('SUCCESS');
     const [action] = await env.database.db.select().from(opsActions).where(eq(opsActions.transactionId, id));
-    expect(action).toMatchObject({ action: 'retryNow', statusBefore: 'PENDING' });
+    // Its "after" is what the retried attempt came to.
+    expect(action).toMatchObject({ action: 'retryNow', statusBefore: 'PENDING', statusAfter: 'SUCCESS' });
     expect(action!.actor.length).toBeGreaterThan(0);
 
     const nothing = await cli('ops', 'retry', id);

@@ -121,6 +121,10 @@ describe.skipIf(!cli)('the Temporal UI of the dev server', () => {
     expect(text).toMatch(/Order id:\s*ui-order-1/);
     // Where it waits now.
     expect(text).toMatch(/Waiting for the 3-D Secure answer until \d\d:\d\d UTC/);
+    // And what ops can do about it.
+    expect(text).toContain(
+      'Ops: nothing to do: the customer has until the deadline; forceFail with a reason ends it now.',
+    );
     // The activity and timer summaries that make the history read as a story.
     await page.getByTestId('history-tab').click();
     await expect.poll(shown, UI_WAIT).toMatch(/Authorize with ter_\w+ \(sandbox-acquirer\)/);

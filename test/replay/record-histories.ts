@@ -24,6 +24,8 @@ import {
   depositUpdate,
   firstAnswerUpdate,
   hostedDecisionUpdate,
+  retryNowUpdate,
+  stateQuery,
   workflowIds,
   type WorkflowName,
 } from '../../src/contracts';
@@ -78,6 +80,9 @@ async function start<T extends { transactionId: string }>(
  */
 const label = process.env.HISTORIES_LABEL ?? new Date().toISOString().slice(0, 10);
 
+/** `HISTORIES_ONLY=name,name`: writes only these (a new scenario's, beside the kept ones); all when unset. */
+const only = process.env.HISTORIES_ONLY?.split(',').map((name) => name.trim());
+
 /** Saves the history as it stands; a running workflow is recorded where it waits. */
 async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
   if (until === 'finished') await handle.result();
@@ -85,6 +90,7 @@ async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'w
     await handle.describe();
     await pause(500);
   }
+  if (only && !only.includes(name)) return;
   const history = proto.temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish();
   writeFileSync(`${historiesDir}/${name}.${label}.history`, history);
 }
@@ -130,6 +136,20 @@ it('records the histories', { timeout: 180_000 }, async () => {
     await start('cardPayout', await payout('4000000000003220')),
     'waiting',
   );
+  // Waiting in its backoff for ops (the sandbox's outage card), then retried now: `retryNow`'s own path.
+  // Its first answer waits for the send, so it is started without asking for one (the API answers PENDING).
+  const outage = await payout('4000000000003287');
+  const retried = await env.client.workflow.start('cardPayout', {
+    workflowId: outage.transactionId,
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [outage],
+  });
+  for (let tries = 0; (await retried.query(stateQuery)).waitingFor !== 'retry'; tries++) {
+    if (tries > 100) throw new Error('the payout never waited in its backoff');
+    await pause(100);
+  }
+  await retried.executeUpdate(retryNowUpdate, { args: [{ actor: 'recording' }] });
+  await save('payout-retried-by-ops', retried, 'finished');
   const verified = await start('cardPayout', await payout('4000000000003279'));
   await verified.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
   await save('payout-confirmation-answer-lost', verified, 'finished');
