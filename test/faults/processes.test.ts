@@ -56,7 +56,7 @@ function workflowSummary(binary: string, address: string, workflowId: string): s
 describe('fault suite: processes', () => {
   it('API and worker processes survive a worker kill, a Temporal restart, 20 s without Postgres and a failing webhook endpoint', async () => {
     const dir = scratch();
-    const [pgPort, temporalPort, uiPort, apiPort, receiverPort] = await freePorts(5);
+    const [pgPort, temporalPort, uiPort, apiPort, receiverPort, metricsPort] = await freePorts(6);
     const binary = process.env.TEMPORAL_CLI_PATH;
     if (!binary) throw new Error('TEMPORAL_CLI_PATH must be set: run through `npm run test:faults`.');
 
@@ -98,7 +98,12 @@ describe('fault suite: processes', () => {
       BASE_URL: `http://127.0.0.1:${apiPort}`,
     };
     const api = new ServiceProcess('api', SERVICE_COMMAND, { ...env, ROLE: 'api' });
-    const worker = new ServiceProcess('worker', SERVICE_COMMAND, { ...env, ROLE: 'worker' });
+    // Its /metrics on a port of its own: the default (9464) may be another test's, beside this one.
+    const worker = new ServiceProcess('worker', SERVICE_COMMAND, {
+      ...env,
+      ROLE: 'worker',
+      METRICS_PORT: String(metricsPort),
+    });
     cleanups.push(
       () => api.stop(),
       () => worker.stop(),

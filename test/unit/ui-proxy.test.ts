@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UI_ACTIONS_OFF, startUiProxy } from '../../src/dev/ui-proxy';
+import { DEFAULT_LIST_COLUMNS, UI_ACTIONS_OFF, startUiProxy } from '../../src/dev/ui-proxy';
 import { freePort } from '../../src/dev/postgres';
 
 /** The UI `npm run dev` serves: the dev server's own, with what ops never need on transactions off. */
@@ -17,6 +17,13 @@ beforeAll(async () => {
       response.end(
         JSON.stringify({ Version: '2.54.1', StartWorkflowDisabled: false, WorkflowResetDisabled: false }),
       );
+      return;
+    }
+    if (/text\/html/.test(request.headers.accept ?? '')) {
+      // In chunks, as the UI server sends it.
+      response.setHeader('content-type', 'text/html');
+      response.write('<!doctype html><html><head>');
+      response.end('<title>Temporal</title></head><body></body></html>');
       return;
     }
     request.resume();
@@ -64,5 +71,36 @@ describe('the dev Temporal UI proxy', () => {
       expect(await answer.text()).toBe('upstream');
     }
     expect(await (await fetch(`${base}/namespaces/default/workflows`)).text()).toBe('upstream');
+  });
+
+  it("loads the list's default columns first on every page, without changing a browser's own", async () => {
+    const page = await (
+      await fetch(`${base}/namespaces/default/workflows`, { headers: { accept: 'text/html' } })
+    ).text();
+    const [, src] = /<head><script src="([^"]+)"><\/script><title>/.exec(page) ?? [];
+    expect(src).toBeDefined();
+    const script = await (await fetch(`${base}${src}`)).text();
+    // Run as the browser would, against a storage of its own.
+    const storage = (entries: Record<string, string>) => ({
+      entries,
+      getItem: (key: string) => entries[key] ?? null,
+      setItem: (key: string, value: string) => void (entries[key] = value),
+    });
+    const run = (entries: Record<string, string>, pathname: string) => {
+      const given = storage(entries);
+      new Function('localStorage', 'location', script)(given, { pathname });
+      const saved = given.entries['namespace-workflow-table-columns'];
+      return saved === undefined ? undefined : (JSON.parse(saved) as Record<string, unknown>);
+    };
+    expect(run({}, '/namespaces/payments/workflows')).toEqual({
+      default: DEFAULT_LIST_COLUMNS,
+      payments: DEFAULT_LIST_COLUMNS,
+    });
+    expect(DEFAULT_LIST_COLUMNS.slice(0, 2).map((c) => c.label)).toEqual(['Status', 'TransactionStatus']);
+    // Columns a browser chose stay as they are.
+    const chosen = { default: [{ label: 'Status', pinned: true }] };
+    expect(
+      run({ 'namespace-workflow-table-columns': JSON.stringify(chosen) }, '/namespaces/default'),
+    ).toEqual(chosen);
   });
 });
