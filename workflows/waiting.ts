@@ -48,7 +48,10 @@ export class Waiting {
   constructor(private readonly stopped: () => boolean) {}
 
   private what: WaitingFor = 'nothing';
-  /** How many times the workflow came to rest on something other than a step: a retry's attempt ends so. */
+  /**
+   * How many times the workflow came to rest: on anything but a step or a question to a connector (both
+   * under way). A retry's attempt ends so: paid, failed, in another backoff, or waiting on someone.
+   */
   private rests = 0;
   private line = 'Starting.';
   private deadline: number | undefined;
@@ -65,7 +68,7 @@ export class Waiting {
   /** Says what the workflow waits on now (the UI shows it); a deadline, when there is one. */
   on(what: WaitingFor, detail: string, deadline?: number): void {
     this.what = what;
-    if (what !== 'step') this.rests += 1;
+    if (what !== 'step' && what !== 'connector') this.rests += 1;
     this.deadline = deadline;
     this.line =
       deadline !== undefined && !detail.includes(' until ') ? `${detail} until ${clock(deadline)}` : detail;

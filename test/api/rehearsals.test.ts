@@ -67,14 +67,18 @@ type Way = 'cli' | 'ui';
 const ways: Way[] = ['cli', 'ui'];
 const actorOf = (way: Way) => (way === 'cli' ? 'rehearsal' : 'temporal-ui');
 
-/** Sends ops' retry the chosen way, to the workflow that waits (a webhook's own delivery workflow). */
-async function retry(way: Way, id: string, workflowId = id): Promise<void> {
+/**
+ * Sends ops' retry the chosen way, to the workflow that waits (a webhook's own delivery workflow). Answers
+ * what the retry answered: a transaction's status once the attempt it asked for has ended.
+ */
+async function retry(way: Way, id: string, workflowId = id): Promise<unknown> {
   if (way === 'cli') {
-    const retried = await cli('ops', 'retry', id, '--actor', actorOf(way));
+    const retried = await cli('ops', 'retry', id, '--actor', actorOf(way), '--json');
     expect(retried.code, retried.stderr).toBe(0);
-  } else {
-    await ui.workflow.getHandle(workflowId).executeUpdate('retryNow', { args: [{}] });
+    return (JSON.parse(retried.stdout) as { transaction: { status?: string } }).transaction.status;
   }
+  const answer = await ui.workflow.getHandle(workflowId).executeUpdate('retryNow', { args: [{}] });
+  return (answer as { status?: string }).status;
 }
 
 const testWallet = () =>
@@ -99,7 +103,8 @@ describe('rehearsing a stuck payment in the sandbox', () => {
       waiting: expect.stringMatching(/Outcome unknown .*next try at/),
     });
 
-    await retry(way, id);
+    // The answer, as the audit row's "after", is what the retried attempt came to.
+    expect(await retry(way, id)).toBe('SUCCESS');
     await settles(id).toBe('SUCCESS');
     expect(await trail(id)).toEqual([['retryNow', actorOf(way)]]);
   });
@@ -115,7 +120,7 @@ describe('rehearsing a stuck payment in the sandbox', () => {
       waiting: expect.stringMatching(/No payout terminal took the payout/),
     });
 
-    await retry(way, id);
+    expect(await retry(way, id)).toBe('SUCCESS');
     await settles(id).toBe('SUCCESS');
     expect(await trail(id)).toEqual([['retryNow', actorOf(way)]]);
     expect(await ledgerOf(id)).toEqual([
