@@ -23,11 +23,11 @@ import {
 import { records } from './activities';
 import { shielded } from './transaction';
 import { RETRY_AUDITED_FIRST, type Waiting } from './waiting';
+import { webhookDelivery } from './webhook-delivery';
+import { refusal } from './failures';
 
 /** A retry's audit row ends with the status its attempt came to; histories from before keep the one before. */
 const RETRY_OUTCOME_AUDITED = 'retry-outcome-audited';
-import { webhookDelivery } from './webhook-delivery';
-import { refusal } from './failures';
 
 const EMPTY_REDELIVERY_AUDITED = 'empty-redelivery-audited';
 
@@ -56,10 +56,12 @@ export function installOpsHandlers(machine: OpsMachine): void {
   const refuseIfFinal = () => {
     if (machine.isFinal()) throw refusal(alreadyFinal(machine.current().status));
   };
+  /** An action's row on the trail, by the update that asked for it. */
+  const auditKey = (action: string) => `${action}:${currentUpdateInfo()?.id ?? action}`;
   const audit = async (action: string, input: OpsAction | undefined, statusBefore: string) =>
     records.recordOpsAction({
       transactionId: machine.transactionId,
-      key: `${action}:${currentUpdateInfo()?.id ?? action}`,
+      key: auditKey(action),
       actor: actorOf(input),
       action,
       reason: input?.reason ?? null,
@@ -87,7 +89,7 @@ export function installOpsHandlers(machine: OpsMachine): void {
         await condition(() => machine.waiting.restedSince(mark));
         await records.recordOpsOutcome({
           transactionId: machine.transactionId,
-          key: `retryNow:${currentUpdateInfo()?.id ?? 'retryNow'}`,
+          key: auditKey('retryNow'),
           statusAfter: machine.current().status,
         });
       }

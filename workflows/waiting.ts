@@ -96,7 +96,7 @@ export class Waiting {
     return this.rests;
   }
 
-  /** Whether the workflow came to rest again (a new wait, an unknown outcome, its end) since `mark`. */
+  /** Whether the workflow came to rest again (a new wait or backoff, its end) since `mark`. */
   restedSince(mark: number): boolean {
     return this.rests > mark;
   }

@@ -19,9 +19,10 @@ export type * from './requests';
 
 /**
  * A small typed client for this service's merchant API (docs/api.md, docs/hosted.md), for a merchant's
- * TypeScript backend (packaged as `@payments/client`: packages/client) and for our own end-to-end tests. It encrypts the bodies the API wants encrypted,
- * sends the secret key, and reads every answer with numbers kept exact: a JSON number that is a safe
- * integer comes back as a number, any other (a decimal amount, an integer past 2^53) as its exact text.
+ * TypeScript backend (packaged as `@payments/client`: packages/client) and for our own end-to-end tests. It
+ * encrypts the bodies the API wants encrypted, sends the secret key, and reads every answer with numbers
+ * kept exact: a JSON number that is a safe integer comes back as a number, any other (a decimal amount, an
+ * integer past 2^53) as its exact text.
  */
 
 /** A transaction as creates, status lookups and webhooks show it (docs/api.md, the transaction body). */

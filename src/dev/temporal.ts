@@ -30,7 +30,13 @@ export function dynamicConfigArgs(): string[] {
   ];
 }
 
-export async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+/** Waits until something accepts connections on `host:port`; gives up early once `gone()` says it never will. */
+export async function waitForPort(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  gone: () => boolean = () => false,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
@@ -41,6 +47,7 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
       socket.once('error', () => resolve(false));
     });
     if (open) return;
+    if (gone()) throw new Error(`what was to listen on ${host}:${port} has exited`);
     if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ClientOptions } from '@temporalio/client';
@@ -14,6 +13,7 @@ import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import type { Config } from '../../src/platform/config';
 import { createTestDatabase, testConfig } from './env';
 import { freePort } from '../../src/dev/postgres';
+import { waitForPort } from '../../src/dev/temporal';
 import { allSearchAttributes } from '../../src/contracts';
 import proto from '@temporalio/proto';
 
@@ -65,7 +65,7 @@ async function startServer(
     await exited;
   };
   try {
-    await listening(port, 60_000, () => server.exitCode !== null);
+    await waitForPort('127.0.0.1', port, 60_000, () => server.exitCode !== null);
     const env = await (TestWorkflowEnvironment as unknown as EnvironmentFactory).create({
       server: { type: 'existing' },
       address: `127.0.0.1:${port}`,
@@ -77,25 +77,6 @@ async function startServer(
   } catch (error) {
     await stop();
     throw new Error(`the Java test server did not start: ${String(error)}\n${output}`);
-  }
-}
-
-/** Waits until something accepts connections on `port`. */
-async function listening(port: number, timeoutMs: number, gone: () => boolean): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (gone()) throw new Error('it exited');
-    if (Date.now() > deadline) throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
