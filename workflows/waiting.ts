@@ -30,7 +30,7 @@ export const RETRY_AUDITED_FIRST = 'retry-audited-before-it-acts';
  */
 const OPS_HINTS: Record<WaitingFor, string> = {
   retry:
-    'Ops: `retryNow` asks again now; `forceFail` with a reason fails it, compensations and webhook included.',
+    "Ops: `retryNow` asks again now; `forceFail` with a reason fails it, compensations and webhook included (refused while a connector's answer to an earlier call is unknown).",
   connector:
     "Ops: nothing to do yet: the connector's answer is asked for on a growing backoff, and `forceFail` is refused until it is known.",
   customer: 'Ops: nothing to do: the customer has until the deadline; `forceFail` with a reason ends it now.',
