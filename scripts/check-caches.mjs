@@ -1,8 +1,9 @@
-// The caches of `npm test`'s two slowest checks, kept outside the clone (~/.cache/payments/checks) so that a
-// fresh clone's checks redo only what changed: TypeScript's incremental build info (it compares each file's
-// contents and type-checks again every file a change can affect) and ESLint's results per file, by content.
-// (Prettier's cache cannot move between clones: it keys each file's result by a hash of its absolute path.) They are keyed by the lockfile, the Node version and the tools' configurations; the checks run
-// on copies inside the clone's node_modules, put back when they are done.
+// The caches of `npm test`'s three slowest checks, kept outside the clone (~/.cache/payments/checks) so that
+// a fresh clone's checks redo only what changed: TypeScript's incremental build info (it compares each file's
+// contents and type-checks again every file a change can affect), ESLint's results per file, by content, and
+// the hashes of the files Prettier passed (scripts/format-check.mjs: Prettier's own cache cannot move between
+// clones). They are keyed by the lockfile, the Node version and the tools' configurations; the checks run on
+// copies inside the clone's node_modules, put back when they are done.
 //
 // ESLint's cache has one known limit: a file is linted again when it changed, not when only a file it
 // imports changed the types its type-aware rules read. `npm run lint` lints every file afresh.
@@ -26,7 +27,7 @@ const KEYED_BY = ['package-lock.json', 'tsconfig.json', 'eslint.config.js', 'esl
 const KEPT = 3;
 /** Caches whose contents name the clone's absolute path (TypeScript's names paths relative to itself). */
 const ABSOLUTE = new Set(['eslint']);
-const FILES = ['tsc.tsbuildinfo', 'eslint'];
+const FILES = ['tsc.tsbuildinfo', 'eslint', 'prettier.json'];
 
 const root = resolve('.');
 const local = join(root, 'node_modules', '.cache', 'payments-checks');
@@ -41,6 +42,8 @@ function keyDir() {
 export const checkCache = {
   tsc: join(local, 'tsc.tsbuildinfo'),
   eslint: join(local, 'eslint'),
+  /** scripts/format-check.mjs: hashes of the files that passed, by contents (paths relative to the clone). */
+  prettier: join(local, 'prettier.json'),
 };
 
 /** Stands for the clone's absolute path in a kept cache. */

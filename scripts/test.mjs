@@ -46,7 +46,7 @@ const checks = [
   ],
   ['lint rules', ['npx', 'vitest', 'run', '--config', 'vitest.lint.config.ts']],
   ['typecheck', ['npx', 'tsc', '--noEmit', '--incremental', '--tsBuildInfoFile', checkCache.tsc]],
-  ['format', ['npx', 'prettier', '--check', '.']],
+  ['format', ['node', 'scripts/format-check.mjs']],
   ['workflow bundle', ['npx', 'tsx', 'scripts/check-workflow-bundle.ts']],
   // The unit and edge tiers on Node 24 too (README: the Node lines the service runs on).
   ...(otherNode
