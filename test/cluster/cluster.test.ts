@@ -11,7 +11,7 @@ import { LoadClient, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';
 import { startClusterStack } from './stack';
 
-const TRANSACTIONS = Number(process.env.CLUSTER_TRANSACTIONS ?? 150);
+const TRANSACTIONS = Number(process.env.CLUSTER_TRANSACTIONS ?? 100);
 const CONCURRENCY = 4;
 
 const cleanups = cleanUpAfterAll();
