@@ -24,10 +24,10 @@ const DRAIN_SECONDS = Number(process.env.ROLLING_DRAIN_SECONDS ?? 3);
 /** A backend counts as ready only on a 200 from `/readyz` this recent: a slow probe cannot keep it in. */
 const FRESH_MS = 500;
 /**
- * Each lane's pause between transactions: a steady load of about ten requests a second, enough that every
+ * Each lane's pause between transactions: a steady load of about eight requests a second, enough that every
  * drain has requests in flight, and not a throughput test (the fault suite and the cluster test are).
  */
-const PACE_MS = Number(process.env.ROLLING_PACE_MS ?? 250);
+const PACE_MS = Number(process.env.ROLLING_PACE_MS ?? 400);
 
 const cleanups = cleanUpAfterAll();
 
