@@ -5,8 +5,14 @@
  * payin, off-ramp, each with its webhook); each phase reports transactions per second until all are final,
  * the CPU each process used per transaction, and the memory per transaction left waiting on a hosted page.
  * Writes `bench/results/capacity-<time>.json`. Not part of `npm test`: it measures, it does not judge.
+ *
+ * `CAPACITY_PROFILE=1` also profiles each phase: every Node process writes V8 CPU profiles of its threads
+ * when it stops, and the Temporal server's Go pprof samples `CAPACITY_PROFILE_SECONDS` (20) of the measured
+ * load; both go to `bench/results/profile-<time>/<phase>/`, summarised with `bench/profiles.ts` and
+ * `go tool pprof -top` (bench/README.md, "Where a transaction's CPU goes").
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { cpuSeconds, rssBytes } from '../../bench/load';
@@ -19,6 +25,9 @@ const TRANSACTIONS = Number(process.env.CAPACITY_TRANSACTIONS ?? 200);
 const CONCURRENCY = Number(process.env.CAPACITY_CONCURRENCY ?? 8);
 const WAITING = Number(process.env.CAPACITY_WAITING ?? 500);
 const WORKERS = (process.env.CAPACITY_WORKERS ?? '1,2').split(',').map(Number);
+const PROFILE = process.env.CAPACITY_PROFILE === '1';
+const PROFILE_SECONDS = Number(process.env.CAPACITY_PROFILE_SECONDS ?? 20);
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 
 const cleanups = cleanUpAfterAll();
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -28,6 +37,13 @@ function machineBusySeconds(): number {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+/** Samples the Go server's CPU for PROFILE_SECONDS through its pprof endpoint into `file`. */
+async function goProfile(pprofUrl: string, file: string): Promise<void> {
+  const response = await fetch(`${pprofUrl}/profile?seconds=${PROFILE_SECONDS}`);
+  if (!response.ok) throw new Error(`pprof answered ${response.status}`);
+  writeFileSync(file, Buffer.from(await response.arrayBuffer()));
 }
 
 async function waitAllFinal(databaseUrl: string, ids: string[], timeoutMs: number): Promise<number> {
@@ -70,7 +86,14 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
   const [apiPort, receiverPort, ...workerPorts] = ports;
   const stops: (() => Promise<void>)[] = [];
   const env = { ...stack.env, BASE_URL: `http://127.0.0.1:${apiPort}` };
-  const roles = startRoles(env, { api: [apiPort!], worker: workerPorts }, (stop) => stops.push(stop));
+  const profiles = PROFILE ? join('bench/results', `profile-${stamp}`, `${workerCount}-workers`) : undefined;
+  if (profiles) mkdirSync(profiles, { recursive: true });
+  const roles = startRoles(
+    env,
+    { api: [apiPort!], worker: workerPorts },
+    (stop) => stops.push(stop),
+    profiles ? { cpuProfileDir: profiles } : {},
+  );
   try {
     await roles.ready();
     const receiver = new FaultyReceiver(receiverPort!);
@@ -108,6 +131,8 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
     const created: Created[] = [];
     const cpuBefore = cpu();
     const started = performance.now();
+    const serverProfile =
+      profiles && stack.pprofUrl ? goProfile(stack.pprofUrl, join(profiles, 'temporal.pprof')) : undefined;
     await runLoad(client, TRANSACTIONS, CONCURRENCY, created, async () => undefined);
     const notFinal = await waitAllFinal(
       stack.databaseUrl,
@@ -116,6 +141,7 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
     );
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = cpu();
+    await serverProfile;
     const verdict = await verify(stack.databaseUrl, created, receiver, stack.credentials.merchant_id);
 
     const rss = () =>
@@ -162,7 +188,7 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
 
 describe('capacity', () => {
   it('measures the cluster at each worker count', async () => {
-    const stack = await startClusterStack((stop) => cleanups.push(stop));
+    const stack = await startClusterStack((stop) => cleanups.push(stop), { pprof: PROFILE });
     const phases: Phase[] = [];
     for (const workers of WORKERS) {
       const measured = await phase(stack, workers, `${workers} worker(s)`);

@@ -22,11 +22,14 @@ export interface ClusterStack {
   env: NodeJS.ProcessEnv;
   /** The Temporal server's process, for its CPU and memory. */
   temporalPid: () => number | undefined;
+  /** Where the server serves Go's pprof, when asked for. */
+  pprofUrl?: string;
 }
 
 /** Starts the stack; `onStop` receives each thing's stop, in the order they started. */
 export async function startClusterStack(
   onStop: (stop: () => Promise<unknown>) => void,
+  options: { pprof?: boolean } = {},
 ): Promise<ClusterStack> {
   const server = process.env.TEMPORAL_SERVER_PATH;
   const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH;
@@ -36,7 +39,7 @@ export async function startClusterStack(
   chmodSync(dir, 0o755); // embedded Postgres runs as its own user when we are root
   onStop(async () => rmSync(dir, { recursive: true, force: true }));
 
-  const [pgPort] = await freePorts(1);
+  const [pgPort, pprofPort] = await freePorts(2);
   const postgres = await startEmbeddedPostgres({
     dir: join(dir, 'pg'),
     port: pgPort!,
@@ -49,6 +52,7 @@ export async function startClusterStack(
     sqlTool,
     dir: join(dir, 'temporal'),
     postgresUrl: postgres.url,
+    ...(options.pprof ? { pprofPort } : {}),
   });
   onStop(() => temporal.stop());
 
@@ -71,6 +75,7 @@ export async function startClusterStack(
     databaseUrl,
     credentials,
     temporalPid: () => temporal.server.pid,
+    ...(options.pprof ? { pprofUrl: `http://127.0.0.1:${pprofPort}/debug/pprof` } : {}),
     env: {
       ...process.env,
       NODE_ENV: 'production',

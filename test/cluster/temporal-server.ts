@@ -32,6 +32,8 @@ export async function startRealTemporal(options: {
   sqlTool: string;
   dir: string;
   postgresUrl: string;
+  /** Where the server serves Go's pprof (`/debug/pprof/`), for the capacity bench's profiles. */
+  pprofPort?: number;
 }): Promise<RealTemporal> {
   const url = new URL(options.postgresUrl);
   const admin = new pg.Client({ connectionString: options.postgresUrl });
@@ -75,6 +77,7 @@ export async function startRealTemporal(options: {
       postgres: url,
       ports: { grpc: grpc!, http: http!, history: history!, matching: matching!, worker: worker! },
       membership: membership as [number, number, number, number],
+      pprofPort: options.pprofPort,
     }),
   );
   const server = new ServiceProcess(
@@ -167,8 +170,9 @@ function serverConfig(options: {
   postgres: URL;
   ports: { grpc: number; http: number; history: number; matching: number; worker: number };
   membership: [number, number, number, number];
+  pprofPort?: number;
 }): string {
-  const { postgres, ports, membership } = options;
+  const { postgres, ports, membership, pprofPort } = options;
   const store = (database: string, maxConns: number) => `
       sql:
         pluginName: postgres12
@@ -199,7 +203,7 @@ persistence:
 global:
   membership:
     maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
+    broadcastAddress: 127.0.0.1${pprofPort ? `\n  pprof:\n    port: ${pprofPort}` : ''}
 services:
   frontend:${service(ports.grpc, membership[0], `\n      httpPort: ${ports.http}`)}
   history:${service(ports.history, membership[1])}

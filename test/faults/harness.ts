@@ -183,14 +183,30 @@ export function startRoles(
   env: NodeJS.ProcessEnv,
   ports: { api: number[]; worker: number[] },
   onStop: (stop: () => Promise<void>) => void,
+  options: { cpuProfileDir?: string } = {},
 ) {
+  // With a profile folder, each process writes a V8 CPU profile there when it exits (a stop, not a kill).
+  const command = (name: string) =>
+    options.cpuProfileDir
+      ? [
+          process.execPath,
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          join(options.cpuProfileDir, name.replace(/\W+/g, '-')),
+          ...SERVICE_COMMAND.slice(1),
+        ]
+      : SERVICE_COMMAND;
   const apis = ports.api.map(
-    (port) =>
-      new ServiceProcess(`api :${port}`, SERVICE_COMMAND, { ...env, ROLE: 'api', PORT: String(port) }),
+    (port, i) =>
+      new ServiceProcess(`api :${port}`, command(`api ${i + 1}`), {
+        ...env,
+        ROLE: 'api',
+        PORT: String(port),
+      }),
   );
   const workers = ports.worker.map(
-    (port) =>
-      new ServiceProcess(`worker :${port}`, SERVICE_COMMAND, {
+    (port, i) =>
+      new ServiceProcess(`worker :${port}`, command(`worker ${i + 1}`), {
         ...env,
         ROLE: 'worker',
         METRICS_PORT: String(port),
