@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -45,6 +48,65 @@ describe('the dev chains pace their blocks (paceBlocks)', () => {
     await expect.poll(head, { timeout: 10_000, interval: 20 }).toBe(receipt.blockNumber + BigInt(DEPTH));
     await settle(25);
     expect(await head()).toBe(receipt.blockNumber + BigInt(DEPTH));
+  });
+});
+
+describe('the dev anvil keeps its state file (startAnvil with stateFile)', () => {
+  it('writes it when the chain moves and not while it is idle, and a hard kill keeps what was written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payments-anvil-state-'));
+    const file = join(dir, 'state.json');
+    const binary = anvilBinary()!;
+    const saved = () => JSON.parse(readFileSync(file, 'utf8')) as { best_block_number: string };
+    const savedAt = () => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+    let first: LocalNode | undefined;
+    let second: LocalNode | undefined;
+    try {
+      first = await startAnvil({
+        binary,
+        port: await freePort(),
+        chainId: 137,
+        stateFile: file,
+        stateIntervalMs: 20,
+      });
+      // A new chain is written once; then, idle, never again.
+      await expect.poll(savedAt, { timeout: 10_000, interval: 20 }).toBeDefined();
+      const idleSince = savedAt();
+      await settle(25);
+      expect(savedAt()).toBe(idleSince);
+
+      const account = privateKeyToAccount(ANVIL_KEYS.deployer);
+      const wallet = createWalletClient({ account, transport: http(first.url) });
+      const chain = {
+        id: 137,
+        name: 'local',
+        nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 },
+        rpcUrls: { default: { http: [first.url] } },
+      };
+      const hash = await wallet.sendTransaction({ to: customer, value: parseEther('3'), chain });
+      const receipt = await rpc(first.url).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      await expect
+        .poll(() => BigInt(saved().best_block_number), { timeout: 10_000, interval: 20 })
+        .toBe(receipt.blockNumber);
+      const balance = await rpc(first.url).getBalance({ address: customer });
+
+      // As a hard kill would: anvil writes nothing as it dies, the file has the chain as it was.
+      process.kill(first.pid!, 'SIGKILL');
+      await first.stop();
+      first = undefined;
+      second = await startAnvil({
+        binary,
+        port: await freePort(),
+        chainId: 137,
+        stateFile: file,
+        stateIntervalMs: 20,
+      });
+      expect(await rpc(second.url).getBlockNumber({ cacheTime: 0 })).toBe(receipt.blockNumber);
+      expect(await rpc(second.url).getBalance({ address: customer })).toBe(balance);
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
