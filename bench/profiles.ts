@@ -32,6 +32,8 @@ const CATEGORIES: [string, (frame: CallFrame) => boolean][] = [
     'workflow sandbox (vm calls, activations, promise hooks)',
     (f) =>
       /@temporalio\/(worker\/lib\/workflow|workflow)\//.test(f.url) ||
+      // The promise hook's stack capture calls these helpers of @temporalio/common.
+      /^cutoff(Structured)?StackTrace$/.test(f.functionName) ||
       f.functionName === 'runInContext' ||
       f.url.includes('workflow-bundle'),
   ],
