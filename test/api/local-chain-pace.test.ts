@@ -52,7 +52,7 @@ describe('the dev chains pace their blocks (paceBlocks)', () => {
 });
 
 describe('the dev anvil keeps its state file (startAnvil with stateFile)', () => {
-  it('writes it when the chain moves and not while it is idle, and a hard kill keeps what was written', async () => {
+  it('writes it when the chain moves and as the node stops, not while idle, and a hard kill keeps what was written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'payments-anvil-state-'));
     const file = join(dir, 'state.json');
     const binary = anvilBinary()!;
@@ -102,6 +102,21 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
       });
       expect(await rpc(second.url).getBlockNumber({ cacheTime: 0 })).toBe(receipt.blockNumber);
       expect(await rpc(second.url).getBalance({ address: customer })).toBe(balance);
+
+      // A change without a block, as a developer's anvil_setBalance makes, is written when the node stops.
+      await rpc(second.url).request({
+        method: 'anvil_setBalance' as never,
+        params: [customer, '0x2a'] as never,
+      });
+      await second.stop();
+      second = await startAnvil({
+        binary,
+        port: await freePort(),
+        chainId: 137,
+        stateFile: file,
+        stateIntervalMs: 20,
+      });
+      expect(await rpc(second.url).getBalance({ address: customer })).toBe(42n);
     } finally {
       await first?.stop();
       await second?.stop();

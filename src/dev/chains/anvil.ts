@@ -49,9 +49,9 @@ export function anvilBinary(explicit?: string): string | undefined {
 /**
  * Starts anvil on loopback. Without `blockTimeSeconds` every transaction is mined at once in its own block
  * (tests mine more blocks themselves, dev paces them with `paceBlocks`); with it, a block comes every so
- * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start and writes it
- * as it exits, and `keepStateOnChange` writes it while it runs, so a hard kill loses at most the last
- * couple of seconds.
+ * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start, and only this
+ * process writes it (`keepStateOnChange`, whole files renamed into place, and once more as it stops the
+ * node), so the file is never half written; a hard kill loses what changed since the last look (2 s).
  */
 export async function startAnvil(options: {
   binary: string;
@@ -66,7 +66,9 @@ export async function startAnvil(options: {
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--silent'];
   if (options.chainId !== undefined) args.push('--chain-id', String(options.chainId));
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
-  if (options.stateFile) args.push('--state', options.stateFile);
+  // Loaded, not dumped by anvil: its own dump on exit writes the file in place, and a kill during it (or a
+  // second Ctrl-C) left it truncated.
+  if (options.stateFile && existsSync(options.stateFile)) args.push('--load-state', options.stateFile);
   const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -88,15 +90,19 @@ export async function startAnvil(options: {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  // The chain anvil loaded from its state file is what the file holds: nothing to write until it moves.
-  const saving = options.stateFile
-    ? keepStateOnChange(
-        url,
-        options.stateFile,
-        2000,
-        existsSync(options.stateFile) ? await rpc(url).getBlockNumber({ cacheTime: 0 }) : undefined,
-      )
-    : undefined;
+  let saving: { stop(): Promise<void> } | undefined;
+  if (options.stateFile) {
+    // The chain anvil loaded from its state file is what the file holds: nothing to write until it moves.
+    const loaded = args.includes('--load-state')
+      ? await rpc(url)
+          .getBlockNumber({ cacheTime: 0 })
+          .catch(async (error: unknown) => {
+            await stopChild(child, exited, 5000);
+            throw error;
+          })
+      : undefined;
+    saving = keepStateOnChange(url, options.stateFile, options.stateIntervalMs ?? 2000, loaded);
+  }
   return {
     url,
     pid: child.pid,
@@ -110,10 +116,12 @@ export async function startAnvil(options: {
 /**
  * Writes anvil's state to `file` whenever its chain moved: every `intervalMs` it asks for the head, and
  * only when the head changed since the last write asks anvil for its state (`anvil_dumpState`: the gzipped
- * JSON its `--state` file holds) and writes it whole, then renames it into place. Every change of state
- * here is a block (each transaction is mined into one, and the dev stack mines only with `evm_mine`), so an
- * idle node costs one small request every interval instead of its whole state written (anvil's own
- * `--state-interval` rewrote 13.8 MB every 2 s after a long soak, 2 % of a core while idle).
+ * JSON its `--state` file holds) and writes it whole, then renames it into place; `stop` writes once more
+ * if the head moved since. The dev stack changes state only through blocks (each transaction is mined into
+ * one; it mines with `evm_mine`), so an idle node costs one small request every interval instead of its
+ * whole state written (anvil's own `--state-interval` rewrote 13.8 MB every 2 s after a long soak, 2 % of
+ * a core while idle). A change made without a block (`anvil_setBalance` and the like, typed by hand) is
+ * written with the next block or the stop.
  */
 export function keepStateOnChange(
   url: string,
@@ -126,9 +134,9 @@ export function keepStateOnChange(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const save = async () => {
+  const save = async (always = false) => {
     const head = await client.getBlockNumber({ cacheTime: 0 });
-    if (head === saved) return;
+    if (head === saved && !always) return;
     const dumped = await client.request({ method: 'anvil_dumpState' as never, params: [] as never });
     const bytes = Buffer.from(String(dumped).replace(/^0x/, ''), 'hex');
     const partial = `${file}.${process.pid}.partial`;
@@ -151,6 +159,9 @@ export function keepStateOnChange(
       stopped = true;
       clearTimeout(timer);
       await running;
+      // Whatever changed since the last look, blocks or not (a node already gone, as after a Ctrl-C that
+      // reached it too, answers nothing and the file keeps the last look's).
+      await save(true).catch(() => undefined);
     },
   };
 }
