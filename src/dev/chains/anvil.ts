@@ -49,9 +49,10 @@ export function anvilBinary(explicit?: string): string | undefined {
 /**
  * Starts anvil on loopback. Without `blockTimeSeconds` every transaction is mined at once in its own block
  * (tests mine more blocks themselves, dev paces them with `paceBlocks`); with it, a block comes every so
- * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start, and only this
- * process writes it (`keepStateOnChange`, whole files renamed into place, and once more as it stops the
- * node), so the file is never half written; a hard kill loses what changed since the last look (2 s).
+ * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start and writes it
+ * as it exits (a Ctrl-C reaches it too), and `keepStateOnChange` writes it while it runs, so a hard kill
+ * of both loses what changed since the last look (2 s). Anvil's own write on exit is in place: a kill in
+ * the middle of it leaves the file cut short (delete it: the next start makes a fresh chain).
  */
 export async function startAnvil(options: {
   binary: string;
@@ -66,9 +67,8 @@ export async function startAnvil(options: {
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--silent'];
   if (options.chainId !== undefined) args.push('--chain-id', String(options.chainId));
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
-  // Loaded, not dumped by anvil: its own dump on exit writes the file in place, and a kill during it (or a
-  // second Ctrl-C) left it truncated.
-  if (options.stateFile && existsSync(options.stateFile)) args.push('--load-state', options.stateFile);
+  if (options.stateFile) args.push('--state', options.stateFile);
+  const hadState = options.stateFile !== undefined && existsSync(options.stateFile);
   const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -93,7 +93,7 @@ export async function startAnvil(options: {
   let saving: { stop(): Promise<void> } | undefined;
   if (options.stateFile) {
     // The chain anvil loaded from its state file is what the file holds: nothing to write until it moves.
-    const loaded = args.includes('--load-state')
+    const loaded = hadState
       ? await rpc(url)
           .getBlockNumber({ cacheTime: 0 })
           .catch(async (error: unknown) => {
