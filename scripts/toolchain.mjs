@@ -318,6 +318,9 @@ async function testServerArchive(dir, classpath) {
   const key = createHash('sha256').update(jvm).update('\0').update(classpath).digest('hex').slice(0, 12);
   const archive = join(dir, `classes-${key}.jsa`);
   if (existsSync(archive)) return archive;
+  // A JVM that could not make one will not the next time either: the reason is kept and said once.
+  const refused = `${archive}.refused`;
+  if (existsSync(refused)) return undefined;
   const training = `${archive}.${process.pid}.tmp`;
   try {
     log("making the test server's class-data archive (first run only)...");
@@ -338,9 +341,19 @@ async function testServerArchive(dir, classpath) {
       ],
       { stdio: 'ignore' },
     );
-    const exited = new Promise((resolve) => server.once('exit', resolve));
+    let gone = false;
+    const exited = new Promise((resolve) => {
+      server.once('exit', () => ((gone = true), resolve()));
+      // No java at all: spawn fails with no exit.
+      server.once('error', () => ((gone = true), resolve()));
+    });
     try {
-      await waitForLoopbackPort(port, 60_000);
+      await waitForLoopbackPort(port, 60_000, () => gone).catch((error) => {
+        throw gone ? jvmFault(error.message) : error;
+      });
+      // Something else may have had the port: only this JVM is trained.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (gone) throw jvmFault('the JVM exited before it listened');
       const address = ['--address', `127.0.0.1:${port}`];
       const workflow = ['--workflow-id', 'training'];
       for (const args of [
@@ -364,19 +377,28 @@ async function testServerArchive(dir, classpath) {
       ])
         spawnSync(cli, [...args, ...address], { stdio: 'ignore', timeout: 30_000 });
     } finally {
-      // SIGTERM, not SIGKILL: the JVM writes the archive as it exits.
-      server.kill('SIGTERM');
+      // SIGTERM, not SIGKILL: the JVM writes the archive as it exits (SIGKILL after a minute).
+      if (!gone) server.kill('SIGTERM');
+      const killer = setTimeout(() => server.kill('SIGKILL'), 60_000);
       await exited;
+      clearTimeout(killer);
     }
-    if (!existsSync(training)) throw new Error('the JVM wrote no archive');
+    if (!existsSync(training)) throw jvmFault('the JVM wrote no archive');
     renameSync(training, archive);
     return archive;
   } catch (error) {
     rmSync(training, { force: true });
-    log(`  no class-data archive (the test server starts without one): ${error.message}`);
+    // Only the JVM's own refusal is kept: a CLI that could not be fetched is tried again next time.
+    if (error.jvm) writeFileSync(refused, `${error.message}\n`);
+    log(
+      `  no class-data archive (the test server starts without one; ${refused} says why): ${error.message}`,
+    );
     return undefined;
   }
 }
+
+/** An error of the JVM itself (it cannot make an archive), not of the training around it. */
+const jvmFault = (message) => Object.assign(new Error(message), { jvm: true });
 
 /** A port free on loopback now. */
 function freeLoopbackPort() {
@@ -390,10 +412,11 @@ function freeLoopbackPort() {
   });
 }
 
-/** Waits until something listens on the loopback port, for at most `ms`. */
-async function waitForLoopbackPort(port, ms) {
+/** Waits until something listens on the loopback port, for at most `ms`, or until `gone()` says never. */
+async function waitForLoopbackPort(port, ms, gone = () => false) {
   const until = Date.now() + ms;
   for (;;) {
+    if (gone()) throw new Error(`what was to listen on port ${port} has exited`);
     const open = await new Promise((resolve) => {
       const socket = createConnection({ host: '127.0.0.1', port });
       socket.once('connect', () => (socket.destroy(), resolve(true)));
