@@ -3,19 +3,38 @@
 // path), so a fresh clone would format all its files again: about 16 s of CPU beside the tests. This one
 // keeps a hash of every file that passed (Prettier's version, the file's path, its resolved options and
 // its contents) in `checkCache.prettier` (scripts/check-caches.mjs), and checks only the files it does not
-// know. The same files as Prettier's CLI: those Git does not ignore, less `.prettierignore`'s, that Prettier
-// has a parser for. `npm run format:check` runs Prettier's CLI itself.
+// know. The same files as Prettier's CLI: those Git lists (tracked, and untracked ones the root `.gitignore`
+// leaves, as Prettier reads only that one), less what `.gitignore` and `.prettierignore` name, less links,
+// that Prettier has a parser for. Where Git cannot list them (no `.git`, no git), Prettier's CLI runs
+// itself, uncached. `npm run format:check` always runs Prettier's CLI.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import { checkCache } from './check-caches.mjs';
 
-const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-  encoding: 'utf8',
-});
-if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
-const files = [...new Set(listed.stdout.split('\0').filter(Boolean))].filter(existsSync).sort();
+const listed = spawnSync(
+  'git',
+  [
+    'ls-files',
+    '-z',
+    '--cached',
+    '--others',
+    ...(existsSync('.gitignore') ? ['--exclude-from=.gitignore'] : []),
+  ],
+  { encoding: 'utf8' },
+);
+if (listed.status !== 0) {
+  process.stdout.write(
+    `git cannot list the files (${String(listed.stderr ?? listed.error).trim()}): Prettier checks all\n`,
+  );
+  const cli = spawnSync('npx', ['prettier', '--check', '.'], { stdio: 'inherit' });
+  process.exit(cli.status ?? 1);
+}
+const files = [...new Set(listed.stdout.split('\0').filter(Boolean))]
+  // Prettier's CLI leaves links alone, and files gone from the work tree are not there to check.
+  .filter((file) => lstatSync(file, { throwIfNoEntry: false })?.isFile())
+  .sort();
 
 const known = new Set(
   existsSync(checkCache.prettier) ? JSON.parse(readFileSync(checkCache.prettier, 'utf8')) : [],
