@@ -44,7 +44,7 @@ const CATEGORIES: [string, (frame: CallFrame) => boolean][] = [
   ['worker-thread messages (postMessage, structured clone)', (f) => f.functionName === 'postMessage'],
   [
     'payload codec (AES-256-GCM, keys)',
-    (f) => /src\/(ciphers|temporal)\//.test(f.url) || f.url.startsWith('node:internal/crypto'),
+    (f) => /src\/ciphers\//.test(f.url) || f.url.startsWith('node:internal/crypto'),
   ],
   ['data converter and protobuf', (f) => /@temporalio\/(common|proto)\/|protobufjs|long\//.test(f.url)],
   [

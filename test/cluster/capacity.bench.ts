@@ -133,6 +133,8 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
     const started = performance.now();
     const serverProfile =
       profiles && stack.pprofUrl ? goProfile(stack.pprofUrl, join(profiles, 'temporal.pprof')) : undefined;
+    // Awaited after the load; until then a failure must not surface as an unhandled rejection.
+    serverProfile?.catch(() => undefined);
     await runLoad(client, TRANSACTIONS, CONCURRENCY, created, async () => undefined);
     const notFinal = await waitAllFinal(
       stack.databaseUrl,
