@@ -29,22 +29,27 @@ const head = () => rpc(node.url).getBlockNumber({ cacheTime: 0 });
 /** Lets the pacer look at least `ticks` more times (it looks every 20 ms; slower on a loaded machine only means fewer looks). */
 const settle = (ticks: number) => new Promise((r) => setTimeout(r, ticks * 20));
 
+/** Sends the customer `pol` from anvil's deployer account on the chain (id 137) at `url`; its receipt. */
+async function payCustomer(url: string, pol: string) {
+  const account = privateKeyToAccount(ANVIL_KEYS.deployer);
+  const wallet = createWalletClient({ account, transport: http(url) });
+  const chain = {
+    id: 137,
+    name: 'local',
+    nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  };
+  const hash = await wallet.sendTransaction({ to: customer, value: parseEther(pol), chain });
+  return rpc(url).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+}
+
 describe('the dev chains pace their blocks (paceBlocks)', () => {
   it('mines the depth after a transaction, then no block while nothing happens', async () => {
     await expect.poll(head, { timeout: 10_000, interval: 20 }).toBe(BigInt(DEPTH));
     await settle(25);
     expect(await head()).toBe(BigInt(DEPTH));
 
-    const account = privateKeyToAccount(ANVIL_KEYS.deployer);
-    const wallet = createWalletClient({ account, transport: http(node.url) });
-    const chain = {
-      id: 137,
-      name: 'local',
-      nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 },
-      rpcUrls: { default: { http: [node.url] } },
-    };
-    const hash = await wallet.sendTransaction({ to: customer, value: parseEther('1'), chain });
-    const receipt = await rpc(node.url).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    const receipt = await payCustomer(node.url, '1');
     await expect.poll(head, { timeout: 10_000, interval: 20 }).toBe(receipt.blockNumber + BigInt(DEPTH));
     await settle(25);
     expect(await head()).toBe(receipt.blockNumber + BigInt(DEPTH));
@@ -74,16 +79,7 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
       await settle(25);
       expect(savedAt()).toBe(idleSince);
 
-      const account = privateKeyToAccount(ANVIL_KEYS.deployer);
-      const wallet = createWalletClient({ account, transport: http(first.url) });
-      const chain = {
-        id: 137,
-        name: 'local',
-        nativeCurrency: { name: 'POL', symbol: 'POL', decimals: 18 },
-        rpcUrls: { default: { http: [first.url] } },
-      };
-      const hash = await wallet.sendTransaction({ to: customer, value: parseEther('3'), chain });
-      const receipt = await rpc(first.url).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      const receipt = await payCustomer(first.url, '3');
       await expect
         .poll(() => BigInt(saved().best_block_number), { timeout: 10_000, interval: 20 })
         .toBe(receipt.blockNumber);
