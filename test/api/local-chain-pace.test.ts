@@ -63,16 +63,13 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
     const binary = anvilBinary()!;
     const saved = () => JSON.parse(readFileSync(file, 'utf8')) as { best_block_number: string };
     const savedAt = () => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+    /** A node on the state file, compared with it every 20 ms. */
+    const start = async () =>
+      startAnvil({ binary, port: await freePort(), chainId: 137, stateFile: file, stateIntervalMs: 20 });
     let first: LocalNode | undefined;
     let second: LocalNode | undefined;
     try {
-      first = await startAnvil({
-        binary,
-        port: await freePort(),
-        chainId: 137,
-        stateFile: file,
-        stateIntervalMs: 20,
-      });
+      first = await start();
       // A new chain is written once; then, idle, never again.
       await expect.poll(savedAt, { timeout: 10_000, interval: 20 }).toBeDefined();
       const idleSince = savedAt();
@@ -89,29 +86,17 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
       process.kill(first.pid!, 'SIGKILL');
       await first.stop();
       first = undefined;
-      second = await startAnvil({
-        binary,
-        port: await freePort(),
-        chainId: 137,
-        stateFile: file,
-        stateIntervalMs: 20,
-      });
+      second = await start();
       expect(await rpc(second.url).getBlockNumber({ cacheTime: 0 })).toBe(receipt.blockNumber);
       expect(await rpc(second.url).getBalance({ address: customer })).toBe(balance);
 
-      // A change without a block, as a developer's anvil_setBalance makes, is written when the node stops.
+      // A change without a block, as a developer's anvil_setBalance makes, is kept when the node stops.
       await rpc(second.url).request({
         method: 'anvil_setBalance' as never,
         params: [customer, '0x2a'] as never,
       });
       await second.stop();
-      second = await startAnvil({
-        binary,
-        port: await freePort(),
-        chainId: 137,
-        stateFile: file,
-        stateIntervalMs: 20,
-      });
+      second = await start();
       expect(await rpc(second.url).getBalance({ address: customer })).toBe(42n);
     } finally {
       await first?.stop();
