@@ -11,6 +11,7 @@ import { sendOnSolana, signSolanaSend } from '../../src/chain/solana/send';
 import { chainNodeById, ChainNodeError, retireChainNodesAt } from '../../src/chain/nodes';
 import { addChainNode } from '../../src/chain/registration';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
+import { readerOf } from '../../src/chain/families';
 import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';
 import { chainBreaksOf, expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
@@ -222,6 +223,85 @@ describe('SOLANA on LiteSVM, USDT as an SPL token', () => {
       expect(rows.filter((r) => r.transactionId === c.transaction_id).map((r) => r.address)).toEqual([
         c.deposit_address,
       ]);
+    }
+  });
+});
+
+describe('SOLANA reads that grow with what moved, not with every address handed out', () => {
+  it('reads idle deposit accounts by one balance call per hundred, and signatures only where one moved or the service sent from it', async () => {
+    // The background watcher would read too: its calls would be counted with the reader's.
+    await watcher.stop();
+    try {
+      const reader = readerOf(
+        (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!,
+        env.database.db,
+      );
+      const { transaction_id: id, deposit_address: owner } = await payin(10);
+      const { deposit_address: other } = await payin(10);
+      const open = (await env.database.db.select().from(depositAddresses)).length;
+      const calls = (method: string) => node.calls.get(method) ?? 0;
+      let cursor = await reader.head();
+      /** Mines a block, reads the slots since the last read, and counts the node's calls it made. */
+      const read = async () => {
+        node.mine(1);
+        const to = await reader.head();
+        const [signatures, balances] = [calls('getSignaturesForAddress'), calls('getMultipleAccounts')];
+        const seen = await reader.transfers(cursor + 1n, to);
+        cursor = to;
+        return {
+          seen,
+          signatureCalls: calls('getSignaturesForAddress') - signatures,
+          balanceCalls: calls('getMultipleAccounts') - balances,
+        };
+      };
+
+      // What this process has not read before (the two new addresses at least) is read signature by
+      // signature; every address is read while it is open or closed less than a week ago.
+      const first = await read();
+      expect(first.signatureCalls).toBeGreaterThanOrEqual(2);
+      expect(first.balanceCalls).toBe(Math.ceil(open / 100));
+      // Then nothing moved: one balance call for all of them, no signatures.
+      for (let n = 0; n < 3; n++) {
+        expect(await read()).toEqual({ seen: [], signatureCalls: 0, balanceCalls: Math.ceil(open / 100) });
+      }
+
+      // A deposit: its account alone is read by signature, and the transfer is found.
+      const sent = await deposit(id, '3');
+      const paid = await read();
+      expect(paid.seen).toEqual([
+        expect.objectContaining({ txHash: sent.tx_hash, to: owner, code: 'USDT', units: 3_000_000n }),
+      ]);
+      expect(paid.signatureCalls).toBeGreaterThan(0);
+      expect(paid.signatureCalls).toBeLessThanOrEqual(2);
+      expect(await read()).toMatchObject({ seen: [], signatureCalls: 0 });
+
+      // An account the service has signed a send from (a refund) is read every time, moved or not: a
+      // refund and a deposit of the same amount in one read leave the balance where it was.
+      const [recorded] = await env.database.db
+        .insert(chainSends)
+        .values({
+          idempotencyKey: `reader-test:${other}`,
+          chainNodeId,
+          attempt: 1,
+          fromAddress: other,
+          nonce: 0,
+          rawTransaction: 'never broadcast',
+          txHash: `reader-test-${other}`,
+          state: 'rejected',
+        })
+        .returning();
+      try {
+        for (let n = 0; n < 2; n++) {
+          const again = await read();
+          expect(again.seen).toEqual([]);
+          expect(again.signatureCalls).toBeGreaterThan(0);
+          expect(again.signatureCalls).toBeLessThanOrEqual(2);
+        }
+      } finally {
+        await env.database.db.delete(chainSends).where(eq(chainSends.id, recorded!.id));
+      }
+    } finally {
+      watcher = startWatcher();
     }
   });
 });

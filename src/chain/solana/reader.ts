@@ -16,13 +16,42 @@ const PAGE = 1000;
 /** Everything is read at `finalized`: a finalized slot is never rolled back. */
 const commitment = 'finalized';
 
+/** Accounts one `getMultipleAccounts` call reads at most (the node's own limit). */
+const ACCOUNTS_PER_CALL = 100;
+/** Where an SPL token account keeps its balance: a u64 after the mint and the owner. */
+const AMOUNT_AT = { offset: 64, length: 8 };
+
+/** A token account's balance as one read found it, and the slot of the bank that answered. */
+interface Balance {
+  units: bigint;
+  slot: bigint;
+}
+
+/**
+ * Per node, each deposit token account's balance at the last scan of this process. Only a fact ("at slot
+ * s it held u") is kept, so a scan on another process, a failed scan or a reconciliation read between two
+ * scans cannot make a later one skip what it must read: at worst it reads more.
+ */
+const lastRead = new Map<string, Map<string, Balance>>();
+
 /**
  * Reads a Solana node for the watcher through its JSON-RPC, by address rather than by block: a mainnet
- * block holds thousands of transactions, a deposit address a handful. For every deposit address still
- * open (and those closed in the last LATE_DEPOSIT_DAYS), the signatures touching its associated token
- * account in the slots asked (`getSignaturesForAddress`), and for each successful one the change in the
- * owner's token balance (`getTransaction`'s pre- and post-token balances, exact integers). The sender is
- * the owner whose balance of that mint fell. Slots stand for blocks.
+ * block holds thousands of transactions, a deposit address a handful. Every deposit address still open
+ * (and those closed in the last LATE_DEPOSIT_DAYS) is read, but only those whose token balance moved are
+ * read signature by signature, so a scan's calls grow with the addresses paid, not with every address
+ * ever handed out:
+ *
+ * - one `getMultipleAccounts` per 100 addresses reads each associated token account's balance at the
+ *   finalized bank;
+ * - an account whose balance is the same as at this process's last read, when that read's bank was before
+ *   the slots asked, took no deposit in them: a transfer in raises the balance, and only the service can
+ *   take one out (the deposit key is ours). An account the service has sent from (a refund) is always read,
+ *   so a refund and a deposit of the same amount cannot cancel out;
+ * - every other account: the signatures touching it in the slots asked (`getSignaturesForAddress`), and for
+ *   each successful one the change in the owner's token balance (`getTransaction`'s pre- and post-token
+ *   balances, exact integers). The sender is the owner whose balance of that mint fell.
+ *
+ * Slots stand for blocks.
  */
 export function solanaReader(node: ChainNode, db: Db): ChainReader {
   const client = solanaRpc(node.rpcUrl);
@@ -37,15 +66,30 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     async transfers(from, to) {
       const seen: Seen[] = [];
       const owners = await readOwners(db, node.id, await timeOf(node, from));
+      const accounts: { owner: string; code: string; mint: string; account: Address }[] = [];
       for (const [code, mint] of Object.entries(node.tokens)) {
         for (const owner of owners) {
-          const account = await associatedTokenAccount(owner, mint);
-          for (const signature of await signaturesIn(node, account, from, to)) {
-            const found = await tokenTransfer(node, signature, owner, mint);
-            if (found) seen.push({ ...found, code, to: owner });
-          }
+          accounts.push({ owner, code, mint, account: await associatedTokenAccount(owner, mint) });
         }
       }
+      const balances = await balancesOf(
+        node,
+        accounts.map((a) => a.account),
+        to,
+      );
+      // Read after the balances: a refund that is in them was recorded before it was broadcast.
+      const spent = await spentFrom(db, node.id, owners);
+      const before = lastRead.get(node.id);
+      for (const [i, { owner, code, mint, account }] of accounts.entries()) {
+        const known = before?.get(account);
+        const now = balances[i]!;
+        if (known && known.slot < from && known.units === now.units && !spent.has(owner)) continue;
+        for (const signature of await signaturesIn(node, account, from, to)) {
+          const found = await tokenTransfer(node, signature, owner, mint);
+          if (found) seen.push({ ...found, code, to: owner });
+        }
+      }
+      lastRead.set(node.id, new Map(accounts.map((a, i) => [a.account as string, balances[i]!])));
       return seen;
     },
     // Only successful transactions are read, and their sender comes with them.
@@ -87,6 +131,39 @@ async function timeOf(node: ChainNode, slot: bigint): Promise<Date> {
   const [made] = await client.getBlocksWithLimit(slot, 1, { commitment }).send();
   const seconds = made === undefined ? null : await client.getBlockTime(made).send();
   return seconds === null ? new Date() : new Date(Number(seconds) * 1000);
+}
+
+/**
+ * Each account's token balance (0 when it is not open yet) and the slot of the finalized bank that
+ * answered, from a node that has reached `to`.
+ */
+async function balancesOf(node: ChainNode, accounts: Address[], to: bigint): Promise<Balance[]> {
+  const client = solanaRpc(node.rpcUrl);
+  const balances: Balance[] = [];
+  for (let i = 0; i < accounts.length; i += ACCOUNTS_PER_CALL) {
+    const { context, value } = await client
+      .getMultipleAccounts(accounts.slice(i, i + ACCOUNTS_PER_CALL), {
+        commitment,
+        encoding: 'base64',
+        dataSlice: AMOUNT_AT,
+        minContextSlot: to,
+      })
+      .send();
+    for (const account of value) {
+      const units = account ? Buffer.from(account.data[0], 'base64').readBigUInt64LE() : 0n;
+      balances.push({ units, slot: context.slot });
+    }
+  }
+  return balances;
+}
+
+/** The owners among `owners` the service has signed a send from on this node (a refund of a deposit). */
+async function spentFrom(db: Db, nodeId: string, owners: string[]): Promise<Set<string>> {
+  if (owners.length === 0) return new Set();
+  const rows = await db.execute<{ address: string }>(sql`
+    select distinct from_address as address from chain_sends
+    where chain_node_id = ${nodeId} and from_address = any(${sql.param(owners)}::text[])`);
+  return new Set(rows.rows.map((row) => row.address));
 }
 
 /** The successful transactions touching `account` in slots `from` to `to`, newest first. */

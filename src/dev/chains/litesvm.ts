@@ -117,6 +117,8 @@ export class LocalSolanaNode {
   private readonly byAccount = new Map<string, string[]>();
   private server?: Server;
   url = '';
+  /** JSON-RPC calls answered so far, by method: what a provider would bill. */
+  readonly calls = new Map<string, number>();
 
   /** A local cluster of its own, unless `genesisHash` names one (mainnet-beta's, to stand in for it). */
   constructor(options: { genesisHash?: string } = {}) {
@@ -311,6 +313,7 @@ export class LocalSolanaNode {
   }
 
   private call(method: string, params: unknown[]): unknown {
+    this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
     const view = this.slot - this.lag;
     const context = { slot: view };
     /** A node refuses to answer for a slot it has not reached. */
@@ -472,6 +475,35 @@ export class LocalSolanaNode {
             rentEpoch: 0n,
             space: BigInt(account.data.length),
           },
+        };
+      }
+      case 'getMultipleAccounts': {
+        const [keys, options = {}] = params as [
+          string[],
+          { encoding?: string; dataSlice?: { offset: number; length: number }; minContextSlot?: number },
+        ];
+        reached(options);
+        if (keys.length > 100) throw new RpcError(-32602, 'Too many inputs provided; max 100');
+        if (options.encoding !== 'base64') throw new RpcError(-32602, 'Only base64 is served here');
+        // The ledger as it is now: its slot, not the lagging view's, is the one these balances are at.
+        return {
+          context: { slot: this.slot },
+          value: keys.map((key) => {
+            const account = this.svm.getAccount(address(key));
+            if (!account.exists) return null;
+            const { offset = 0, length = account.data.length } = options.dataSlice ?? {};
+            return {
+              data: [
+                Buffer.from(account.data.subarray(offset, offset + length)).toString('base64'),
+                'base64',
+              ],
+              executable: account.executable,
+              lamports: account.lamports,
+              owner: account.programAddress,
+              rentEpoch: 0n,
+              space: BigInt(account.data.length),
+            };
+          }),
         };
       }
       case 'getTokenSupply': {
