@@ -238,6 +238,8 @@ export interface ReceivedEvent {
   eventId: string;
   transactionId: string;
   status: string;
+  /** When it was acknowledged (`Date.now()`). */
+  at: number;
 }
 
 export type ReceiverFault = 'none' | 'http-503' | 'timeout' | 'refused';
@@ -277,6 +279,7 @@ export class FaultyReceiver {
           eventId: String(body.event_id),
           transactionId: String(data?.transaction_id),
           status: String(body.status),
+          at: Date.now(),
         });
         response.end('ok');
       });

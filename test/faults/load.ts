@@ -164,6 +164,44 @@ export class LoadClient {
     }
   }
 
+  /**
+   * A payin of `currency` on a watched local chain, paid in full by a test deposit: a real transfer from
+   * the node's faucet, sent once (not retried: on a real chain a second request is a second transfer).
+   * Answers when the deposit was sent (`Date.now()`), for the time until its webhook.
+   */
+  async payOnChain(network: string, currency: string, n: number): Promise<Created & { paidAt: number }> {
+    const created = await this.create(
+      'payin',
+      '/api/v1/test/crypto/payin',
+      payinRequest({
+        order_id: `soak-${network}-${n}-${Date.now().toString(36)}`,
+        webhook_url: this.webhookUrl,
+        // Within every local asset's limits (BTC takes 20 USD or more), where each is offered.
+        amount: 50,
+        country: 'GB',
+        crypto_currency: currency,
+        crypto_network: network,
+      }),
+    );
+    const amount = String(created.first.data?.crypto_amount);
+    const response = await fetch(`${this.baseUrl()}/api/v1/test/crypto/${created.transactionId}/deposit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.merchant.testKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await response.text();
+    this.note(created.transactionId, `deposit ${amount} on ${network}: ${response.status} ${text}`);
+    if (response.status !== 200)
+      throw new Error(`deposit to ${created.transactionId} on ${network}: ${response.status} ${text}`);
+    return {
+      flow: created.flow,
+      orderId: created.orderId,
+      transactionId: created.transactionId,
+      paidAt: Date.now(),
+    };
+  }
+
   /** Creates a 3-D Secure card payment and leaves it waiting on its hosted page, as a customer who left. */
   async leaveWaiting(n: number): Promise<Created> {
     return this.create(

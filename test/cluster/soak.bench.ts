@@ -1,0 +1,434 @@
+/**
+ * `npm run bench:soak`: an hour of steady load on the `npm run dev` stack with every local chain, then idle,
+ * watching what each process keeps (docs/capacity.md, "Soak"). Temporal is the production topology's: the
+ * real server on PostgreSQL (its own embedded one), not the dev server. The API runs in `npm run dev`'s own
+ * process (with LiteSVM, the local Solana) and the worker (with the chain watcher) as a `ROLE=worker`
+ * process beside it, so each is measured on its own. At a fixed rate it starts the capacity mix (card, 3-D Secure card,
+ * payout, sandbox payin, off-ramp) and a payin on each local chain paid by a real transfer, every one with
+ * its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory. It prints, per process, the slope
+ * of its memory per 1,000 transactions after the warm-up and per hour while idle after the load, and per
+ * chain the deposit-to-webhook p50 in the first and the last window; then the verdict: every transaction
+ * final, webhooks exactly once, nothing doubled, wallets equal to their ledgers. Writes
+ * `bench/results/soak-<time>.json`; fails when a target is missed.
+ *
+ * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (15), `SOAK_RATE` transactions a second (4).
+ * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { freePortRun, startEmbeddedPostgres } from '../../src/dev/postgres';
+import { startRealTemporal } from './temporal-server';
+import {
+  cleanUpAfterAll,
+  FaultyReceiver,
+  freePorts,
+  ready,
+  scratchDir,
+  serviceSettings,
+  ServiceProcess,
+  SERVICE_COMMAND,
+  until,
+  waitReady,
+} from '../faults/harness';
+import { FLOWS, LoadClient, type Created } from '../faults/load';
+import { verify } from '../faults/verdict';
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
+const IDLE_MINUTES = Number(process.env.SOAK_IDLE_MINUTES ?? 15);
+const RATE = Number(process.env.SOAK_RATE ?? 4);
+const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 15);
+/** The warm-up left out of the memory slopes, and the length of each latency window. */
+const WINDOW_MS = Math.min(10, MINUTES / 3) * 60_000;
+/** Transactions under way at most: past it the load waits (and says it fell behind its rate). */
+const IN_FLIGHT = 400;
+/** The targets (issue 42): memory per 1,000 transactions, idle growth per hour, latency drift. */
+const MB_PER_1000 = 5;
+const IDLE_MB_PER_HOUR = 5;
+const LATENCY_DRIFT = 0.2;
+
+const cleanups = cleanUpAfterAll();
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Proportional set size in bytes: resident memory with pages shared between processes split among them. */
+function pssBytes(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0; // ended meanwhile
+  }
+}
+
+/** Every process below `root`, with its command line. */
+function descendants(root: number): { pid: number; argv: string[] }[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const found: { pid: number; argv: string[] }[] = [];
+  const below = (pid: number) => {
+    for (const [child, ppid] of parent) {
+      if (ppid !== pid) continue;
+      try {
+        found.push({ pid: child, argv: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0') });
+      } catch {
+        // ended meanwhile
+      }
+      below(child);
+    }
+  };
+  below(root);
+  return found;
+}
+
+/** Least-squares slope of y over x (0 with fewer than two points). */
+function slope(points: [number, number][]): number {
+  if (points.length < 2) return 0;
+  const n = points.length;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  const sxy = points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0);
+  return sxx === 0 ? 0 : sxy / sxx;
+}
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+interface Sample {
+  /** Milliseconds since the load began. */
+  t: number;
+  /** Transactions final so far. */
+  final: number;
+  idle: boolean;
+  mb: Record<string, number>;
+}
+
+describe('soak', () => {
+  it(
+    'keeps memory and chain latency flat through steady load and idle',
+    async () => {
+      const dir = scratchDir(cleanups);
+      const anvilPort = await freePortRun(5);
+      const [pgPort, temporalPgPort, apiPort, receiverPort, btcdPort, solanaPort, workerPort] = (
+        await freePorts(14)
+      )
+        .filter((port) => port < anvilPort || port > anvilPort + 4)
+        .slice(0, 7) as number[];
+      const keys = {
+        MASTER_KEY: randomHex(32),
+        PAYLOAD_KEYS: `soak:${randomHex(32)}`,
+      };
+      // The real Temporal server on a PostgreSQL of its own, as production runs it.
+      const server = process.env.TEMPORAL_SERVER_PATH;
+      const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH;
+      if (!server || !sqlTool)
+        throw new Error('Run through `npm run bench:soak`: it builds the Temporal server.');
+      const temporalPostgres = await startEmbeddedPostgres({
+        dir: join(dir, 'temporal-pg'),
+        port: temporalPgPort!,
+        database: 'postgres',
+        persistent: true,
+      });
+      cleanups.push(() => temporalPostgres.stop());
+      const temporal = await startRealTemporal({
+        server,
+        sqlTool,
+        dir: join(dir, 'temporal'),
+        postgresUrl: temporalPostgres.url,
+      });
+      cleanups.push(() => temporal.stop());
+
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...serviceSettings,
+        ...keys,
+        PAYMENTS_DATA_DIR: dir,
+        ROLE: 'api',
+        PORT: String(apiPort),
+        DEV_POSTGRES_PORT: String(pgPort),
+        TEMPORAL_ADDRESS: temporal.address,
+        DEV_ANVIL_PORT: String(anvilPort),
+        DEV_BTCD_PORT: String(btcdPort),
+        DEV_SOLANA_PORT: String(solanaPort),
+      };
+      for (const name of ['DATABASE_URL', 'BASE_URL', 'NODE_ENV']) delete env[name];
+      const baseUrl = `http://127.0.0.1:${apiPort}`;
+      const dev = new ServiceProcess('npm run dev', [process.execPath, 'scripts/dev.mjs'], env);
+      cleanups.push(async () => dev.stop());
+      dev.start();
+      await until('npm run dev to be ready', ready(baseUrl), 300_000, () => dev.ended).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}; its output:\n${dev.log}`);
+        },
+      );
+      const instance = JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as {
+        database_url: string;
+        temporal_address: string;
+      };
+      const worker = new ServiceProcess('worker', SERVICE_COMMAND, {
+        ...env,
+        ROLE: 'worker',
+        METRICS_PORT: String(workerPort),
+        DATABASE_URL: instance.database_url,
+        TEMPORAL_ADDRESS: instance.temporal_address,
+        BASE_URL: baseUrl,
+        // As npm run dev runs its own service: its sandbox merchant has live terminals on sandbox connectors.
+        ALLOW_SANDBOX_IN_LIVE: 'true',
+      });
+      cleanups.push(async () => worker.stop());
+      worker.start();
+      await waitReady(`http://127.0.0.1:${workerPort}`, worker);
+
+      const receiver = new FaultyReceiver(receiverPort!);
+      await receiver.start();
+      cleanups.push(() => receiver.close());
+      const sandbox = JSON.parse(
+        readFileSync(join(dir, 'sandbox-merchant.json'), 'utf8'),
+      ) as MerchantCredentials;
+      const client = new LoadClient(
+        () => baseUrl,
+        {
+          testKey: sandbox.test_secret_key,
+          encryptionKey: sandbox.encryption_key,
+          usdWallet: sandbox.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
+        },
+        receiver.url,
+      );
+
+      // The local chains npm run dev registered, and which process serves each (by its RPC port).
+      const db = new pg.Pool({ connectionString: instance.database_url, max: 2 });
+      cleanups.push(() => db.end());
+      const { rows: nodes } = await db.query<{
+        network: string;
+        rpc_url: string;
+        tokens: Record<string, string>;
+      }>(`select network, rpc_url, tokens from chain_nodes where mode = 'test' and active order by network`);
+      const chains = nodes.map((n) => ({
+        network: n.network,
+        currency: Object.keys(n.tokens).includes('USDT') ? 'USDT' : (Object.keys(n.tokens)[0] ?? 'BTC'),
+        port: new URL(n.rpc_url).port,
+      }));
+      expect(chains.map((c) => c.network)).toEqual(
+        expect.arrayContaining(['BITCOIN', 'ETHEREUM', 'SOLANA', 'TRON']),
+      );
+      const processes = (): Record<string, number[]> => {
+        const named: Record<string, number[]> = { worker: [worker.pid!], 'Temporal server': [] };
+        const add = (name: string, pid: number) => (named[name] ??= []).push(pid);
+        if (temporal.server.pid) add('Temporal server', temporal.server.pid);
+        const postmaster = descendants(process.pid).find(
+          ({ argv }) => /\bpostgres$/.test(argv[0]!) && argv.includes(join(dir, 'temporal-pg')),
+        );
+        if (postmaster)
+          for (const { pid } of [postmaster, ...descendants(postmaster.pid)])
+            add("Temporal's PostgreSQL", pid);
+        for (const { pid, argv } of descendants(dev.pid!)) {
+          const line = argv.join(' ');
+          if (line.includes('src/dev/index.ts')) add('API + LiteSVM (npm run dev)', pid);
+          else if (/\bpostgres\b/.test(argv[0]!)) add('PostgreSQL', pid);
+          else if (/anvil|btcd/.test(argv[0]!)) {
+            const chain = chains.find(
+              (c) => line.includes(`--port ${c.port}`) || line.includes(`:${c.port}`),
+            );
+            add(chain ? `${chain.network} node` : `chain node (${argv[0]})`, pid);
+          }
+        }
+        return named;
+      };
+      process.stdout.write(
+        `[soak] ${MINUTES} min at ${RATE}/s, then ${IDLE_MINUTES} min idle; chains ${chains
+          .map((c) => `${c.network} ${c.currency}`)
+          .join(', ')}; processes ${JSON.stringify(processes())}\n`,
+      );
+
+      // The load: one start every 1/RATE s, cycling through the capacity mix and a payin on each chain.
+      const kinds = [...FLOWS.map((flow) => ({ flow })), ...chains.map((chain) => ({ chain }))];
+      const created: Created[] = [];
+      const paid = new Map<string, { network: string; paidAt: number }>();
+      const failures: string[] = [];
+      let inFlight = 0;
+      let behind = 0;
+      let finalCount = 0;
+      const samples: Sample[] = [];
+      const began = Date.now();
+      let idle = false;
+      const sample = async () => {
+        const { rows } = await db.query<{ n: number }>(
+          `select count(*)::int as n from transactions where status in ('SUCCESS', 'FAILED', 'BLOCKED')`,
+        );
+        finalCount = rows[0]!.n;
+        const mb: Record<string, number> = {};
+        for (const [name, pids] of Object.entries(processes()))
+          mb[name] = pids.reduce((sum, pid) => sum + pssBytes(pid), 0) / 1024 / 1024;
+        samples.push({ t: Date.now() - began, final: finalCount, idle, mb });
+      };
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          await sample().catch((error: unknown) => failures.push(`sample: ${String(error)}`));
+          await pause(SAMPLE_SECONDS * 1000);
+        }
+      })();
+      const started: Promise<void>[] = [];
+      for (let n = 0; Date.now() - began < MINUTES * 60_000; n++) {
+        const due = began + (n * 1000) / RATE;
+        if (due > Date.now()) await pause(due - Date.now());
+        if (inFlight >= IN_FLIGHT) {
+          behind += 1;
+          while (inFlight >= IN_FLIGHT) await pause(50);
+        }
+        const kind = kinds[n % kinds.length]!;
+        inFlight += 1;
+        started.push(
+          (async () => {
+            try {
+              if ('flow' in kind) created.push(await client.run(kind.flow, n));
+              else {
+                const done = await client.payOnChain(kind.chain.network, kind.chain.currency, n);
+                created.push(done);
+                paid.set(done.transactionId, { network: kind.chain.network, paidAt: done.paidAt });
+              }
+            } catch (error) {
+              failures.push(`${'flow' in kind ? kind.flow : kind.chain.network} ${n}: ${String(error)}`);
+            } finally {
+              inFlight -= 1;
+            }
+          })(),
+        );
+      }
+      await Promise.all(started);
+      const loadEnded = Date.now() - began;
+      const verdict = await verify(instance.database_url, created, receiver, sandbox.merchant_id);
+      const allFinal = Date.now() - began;
+
+      // Idle: nothing more is sent; the chains' pacers, the watcher and the maintenance jobs go on.
+      idle = true;
+      await pause(IDLE_MINUTES * 60_000);
+      sampling = false;
+      await sampler;
+      await sample();
+
+      // Memory: per process, its slope over the transactions made final after the warm-up, and over time idle.
+      const names = [...new Set(samples.flatMap((s) => Object.keys(s.mb)))];
+      const memory = Object.fromEntries(
+        names.map((name) => {
+          const loaded = samples.filter((s) => !s.idle && s.t >= WINDOW_MS && s.t <= loadEnded);
+          const rested = samples.filter((s) => s.idle);
+          const perThousand = slope(loaded.map((s) => [s.final / 1000, s.mb[name] ?? 0]));
+          const perHour = slope(rested.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          const first = samples.find((s) => s.mb[name] !== undefined)?.mb[name] ?? 0;
+          const last = samples.at(-1)?.mb[name] ?? 0;
+          return [
+            name,
+            {
+              mbPer1000Transactions: round(perThousand),
+              mbPerHourIdle: round(perHour),
+              firstMb: round(first),
+              lastMb: round(last),
+              met: perThousand <= MB_PER_1000 && perHour <= IDLE_MB_PER_HOUR,
+            },
+          ];
+        }),
+      );
+
+      // Chain latency: deposit sent to its SUCCESS webhook acknowledged, first window against the last.
+      const webhookAt = new Map<string, number>();
+      for (const a of receiver.acknowledged)
+        if (a.status === 'SUCCESS' && !webhookAt.has(a.transactionId)) webhookAt.set(a.transactionId, a.at);
+      const latency = Object.fromEntries(
+        chains.map(({ network }) => {
+          const of = (from: number, to: number) =>
+            [...paid.entries()]
+              .filter(([, p]) => p.network === network && p.paidAt - began >= from && p.paidAt - began < to)
+              .map(([id, p]) => (webhookAt.get(id) ?? Number.NaN) - p.paidAt)
+              .filter((ms) => Number.isFinite(ms));
+          const first = median(of(0, WINDOW_MS));
+          const last = median(of(loadEnded - WINDOW_MS, loadEnded));
+          const drift = first && last ? last / first - 1 : undefined;
+          return [
+            network,
+            {
+              payins: [...paid.values()].filter((p) => p.network === network).length,
+              firstP50Ms: first,
+              lastP50Ms: last,
+              drift: drift === undefined ? undefined : round(drift),
+              met: drift !== undefined && drift <= LATENCY_DRIFT,
+            },
+          ];
+        }),
+      );
+
+      const result = {
+        minutes: MINUTES,
+        idleMinutes: IDLE_MINUTES,
+        rate: RATE,
+        transactions: created.length,
+        achievedRate: round(created.length / (loadEnded / 1000)),
+        fellBehind: behind,
+        secondsUntilAllFinal: round((allFinal - loadEnded) / 1000),
+        failures,
+        verdict: { ...verdict, notFinal: verdict.notFinal.slice(0, 20) },
+        memory,
+        latency,
+        samples,
+      };
+      mkdirSync('bench/results', { recursive: true });
+      const file = `bench/results/soak-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+      writeFileSync(file, JSON.stringify(result, null, 2));
+      process.stdout.write(
+        [
+          '',
+          `[soak] ${created.length} transactions in ${MINUTES} min (${result.achievedRate}/s, ${behind} starts late), all final ${result.secondsUntilAllFinal} s after the load; ${failures.length} failed requests`,
+          `[soak] verdict: ${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length })}`,
+          '',
+          '| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Met |',
+          '|---|---|---|---|---|',
+          ...Object.entries(memory).map(
+            ([name, m]) =>
+              `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.met ? 'yes' : 'no'} |`,
+          ),
+          '',
+          '| Chain | Payins | Deposit to webhook p50, first window | Last window | Drift | Met |',
+          '|---|---|---|---|---|---|',
+          ...Object.entries(latency).map(
+            ([network, l]) =>
+              `| ${network} | ${l.payins} | ${l.firstP50Ms ?? '-'} ms | ${l.lastP50Ms ?? '-'} ms | ${l.drift === undefined ? '-' : `${Math.round(l.drift * 100)} %`} | ${l.met ? 'yes' : 'no'} |`,
+          ),
+          '',
+          `results: ${file}`,
+          '',
+        ].join('\n'),
+      );
+      if (failures.length > 0)
+        process.stdout.write(`[soak] failures:\n${failures.slice(0, 20).join('\n')}\n`);
+
+      expect(failures).toEqual([]);
+      expect(verdict.notFinal).toEqual([]);
+      expect(verdict.lost + verdict.duplicatedEffects + verdict.walletsOff + verdict.webhooksMissing).toBe(0);
+      expect(Object.entries(memory).filter(([, m]) => !m.met)).toEqual([]);
+      expect(Object.entries(latency).filter(([, l]) => !l.met)).toEqual([]);
+    },
+    (MINUTES + IDLE_MINUTES + 30) * 60_000,
+  );
+});
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
