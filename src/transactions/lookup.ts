@@ -6,8 +6,16 @@ import { isMode, type TransactionKind } from '../lib/vocabulary';
 import type { TransactionRow } from './view';
 import type { MerchantScope } from './deps';
 
+/** A transaction by id: after every create, hosted step and ops action, so a prepared statement. */
 export async function findTransaction(db: Db, id: string): Promise<TransactionRow | undefined> {
-  const [row] = await db.select().from(transactions).where(eq(transactions.id, id));
+  const find = preparedOnce(db, 'find_transaction', () =>
+    db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.id, sql.placeholder('id')))
+      .prepare('find_transaction'),
+  );
+  const [row] = await find.execute({ id });
   return row;
 }
 
