@@ -21,18 +21,21 @@ const ACCOUNTS_PER_CALL = 100;
 /** Where an SPL token account keeps its balance: a u64 after the mint and the owner. */
 const AMOUNT_AT = { offset: 64, length: 8 };
 
-/** A token account's balance as one read found it, and the slot of the bank that answered. */
+/** A token account's balance, and the earliest bank slot this process has read it at. */
 interface Balance {
   units: bigint;
   slot: bigint;
 }
 
 /**
- * Per node, each deposit token account's balance at the last scan of this process. Only a fact ("at slot
- * s it held u") is kept, so a scan on another process, a failed scan or a reconciliation read between two
- * scans cannot make a later one skip what it must read: at worst it reads more.
+ * Per node and cluster (its genesis hash: a local ledger started afresh is another), each deposit token
+ * account's balance as this process last read it, with the first slot it read that balance at: kept while
+ * the balance stays the same, so the fact ages as the cursor moves past it. A deposit account's balance
+ * only grows unless the service sends from it, so "held u at slot s, and holds u now" proves nothing
+ * arrived after s. Only such facts are kept: another process, a failed scan or a reconciliation read in
+ * between can only make a later scan read more.
  */
-const lastRead = new Map<string, Map<string, Balance>>();
+const readBefore = new Map<string, Map<string, Balance>>();
 
 /**
  * Reads a Solana node for the watcher through its JSON-RPC, by address rather than by block: a mainnet
@@ -43,10 +46,11 @@ const lastRead = new Map<string, Map<string, Balance>>();
  *
  * - one `getMultipleAccounts` per 100 addresses reads each associated token account's balance at the
  *   finalized bank;
- * - an account whose balance is the same as at this process's last read, when that read's bank was before
- *   the slots asked, took no deposit in them: a transfer in raises the balance, and only the service can
- *   take one out (the deposit key is ours). An account the service has sent from (a refund) is always read,
- *   so a refund and a deposit of the same amount cannot cancel out;
+ * - an account whose balance this process read, the same, at a bank before the slots asked took no deposit
+ *   in them: a transfer in raises the balance, and only the service can take one out (the deposit key is
+ *   ours). An account the service has sent from (a refund) is always read, so a refund and a deposit of the
+ *   same amount cannot cancel out. An account that moved is read until the cursor has passed the bank that
+ *   showed it (the slots asked end some confirmations before the bank);
  * - every other account: the signatures touching it in the slots asked (`getSignaturesForAddress`), and for
  *   each successful one the change in the owner's token balance (`getTransaction`'s pre- and post-token
  *   balances, exact integers). The sender is the owner whose balance of that mint fell.
@@ -72,6 +76,8 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
           accounts.push({ owner, code, mint, account: await associatedTokenAccount(owner, mint) });
         }
       }
+      // The cluster before its balances: a ledger started afresh meanwhile only files them under a dead key.
+      const memory = `${node.id}:${await client.getGenesisHash().send()}`;
       const balances = await balancesOf(
         node,
         accounts.map((a) => a.account),
@@ -79,17 +85,20 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
       );
       // Read after the balances: a refund that is in them was recorded before it was broadcast.
       const spent = await spentFrom(db, node.id, owners);
-      const before = lastRead.get(node.id);
+      const before = readBefore.get(memory);
+      const after = new Map<string, Balance>();
       for (const [i, { owner, code, mint, account }] of accounts.entries()) {
         const known = before?.get(account);
         const now = balances[i]!;
-        if (known && known.slot < from && known.units === now.units && !spent.has(owner)) continue;
+        const unchanged = known !== undefined && known.units === now.units;
+        after.set(account, unchanged ? known : now);
+        if (unchanged && known.slot < from && !spent.has(owner)) continue;
         for (const signature of await signaturesIn(node, account, from, to)) {
           const found = await tokenTransfer(node, signature, owner, mint);
           if (found) seen.push({ ...found, code, to: owner });
         }
       }
-      lastRead.set(node.id, new Map(accounts.map((a, i) => [a.account as string, balances[i]!])));
+      readBefore.set(memory, after);
       return seen;
     },
     // Only successful transactions are read, and their sender comes with them.
