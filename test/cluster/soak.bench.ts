@@ -387,7 +387,7 @@ describe('soak', () => {
       };
       mkdirSync('bench/results', { recursive: true });
       const file = `bench/results/soak-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-      writeFileSync(file, JSON.stringify(result, null, 2));
+      writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
       process.stdout.write(
         [
           '',
