@@ -220,11 +220,12 @@ describe('capacity', () => {
     const file = `bench/results/capacity-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
     writeFileSync(
       file,
-      JSON.stringify(
+      // With a final newline, as Prettier keeps JSON (the format check reads bench/results too).
+      `${JSON.stringify(
         { transactions: TRANSACTIONS, concurrency: CONCURRENCY, waiting: WAITING, phases },
         null,
         2,
-      ),
+      )}\n`,
     );
     process.stdout.write(`results: ${file}\n`);
     for (const p of phases) {
