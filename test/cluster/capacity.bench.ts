@@ -17,7 +17,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { cpuSeconds, rssBytes } from '../../bench/load';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles } from '../faults/harness';
-import { LoadClient, type Created } from '../faults/load';
+import { LoadClient, loadMerchant, type Created } from '../faults/load';
 import { runLoad, verify } from '../faults/verdict';
 import { startClusterStack, type ClusterStack } from './stack';
 
@@ -99,16 +99,7 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
     const receiver = new FaultyReceiver(receiverPort!);
     await receiver.start();
     stops.push(() => receiver.close());
-    const client = new LoadClient(
-      () => roles.apiUrls[0]!,
-      {
-        testKey: stack.credentials.test_secret_key,
-        encryptionKey: stack.credentials.encryption_key,
-        usdWallet: stack.credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!
-          .wallet_id,
-      },
-      receiver.url,
-    );
+    const client = new LoadClient(() => roles.apiUrls[0]!, loadMerchant(stack.credentials), receiver.url);
     const processes = {
       api: () => roles.apis[0]!.pid,
       ...Object.fromEntries(roles.workers.map((w, i) => [`worker ${i + 1}`, () => w.pid])),

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
-import { LoadClient, type Created } from '../faults/load';
+import { LoadClient, loadMerchant, type Created } from '../faults/load';
 import { expectClean, report, runLoad, verify } from '../faults/verdict';
 import { startClusterStack } from './stack';
 
@@ -45,11 +45,7 @@ describe('cluster', () => {
     let turn = 0;
     const client = new LoadClient(
       () => apiUrls[turn++ % apiUrls.length]!,
-      {
-        testKey: credentials.test_secret_key,
-        encryptionKey: credentials.encryption_key,
-        usdWallet: credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
-      },
+      loadMerchant(credentials),
       receiver.url,
     );
     const created: Created[] = [];

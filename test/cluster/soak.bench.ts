@@ -19,7 +19,6 @@ import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { freePortRun, startEmbeddedPostgres } from '../../src/dev/postgres';
 import { startRealTemporal } from './temporal-server';
 import {
@@ -34,7 +33,7 @@ import {
   until,
   waitReady,
 } from '../faults/harness';
-import { FLOWS, LoadClient, type Created } from '../faults/load';
+import { devSandboxMerchant, FLOWS, LoadClient, loadMerchant, type Created } from '../faults/load';
 import { verify } from '../faults/verdict';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
@@ -196,18 +195,8 @@ describe('soak', () => {
       const receiver = new FaultyReceiver(receiverPort!);
       await receiver.start();
       cleanups.push(() => receiver.close());
-      const sandbox = JSON.parse(
-        readFileSync(join(dir, 'sandbox-merchant.json'), 'utf8'),
-      ) as MerchantCredentials;
-      const client = new LoadClient(
-        () => baseUrl,
-        {
-          testKey: sandbox.test_secret_key,
-          encryptionKey: sandbox.encryption_key,
-          usdWallet: sandbox.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
-        },
-        receiver.url,
-      );
+      const sandbox = devSandboxMerchant(dir);
+      const client = new LoadClient(() => baseUrl, loadMerchant(sandbox), receiver.url);
 
       // The local chains npm run dev registered, and which process serves each (by its RPC port).
       const db = new pg.Pool({ connectionString: instance.database_url, max: 2 });

@@ -6,7 +6,6 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { freePortRun } from '../../src/dev/postgres';
 import {
   cleanUpAfterAll,
@@ -21,7 +20,7 @@ import {
   TRANSACTIONS,
   until,
 } from './harness';
-import { LoadClient, type Created, type Merchant } from './load';
+import { devSandboxMerchant, LoadClient, loadMerchant, type Created } from './load';
 import { expectClean, report, runLoad, verify } from './verdict';
 
 const cleanups = cleanUpAfterAll();
@@ -75,14 +74,8 @@ describe('fault suite: npm run dev', () => {
     const receiver = new FaultyReceiver(receiverPort!);
     await receiver.start();
     cleanups.push(() => receiver.close());
-    const sandbox = JSON.parse(
-      readFileSync(join(dir, 'sandbox-merchant.json'), 'utf8'),
-    ) as MerchantCredentials;
-    const merchant: Merchant = {
-      testKey: sandbox.test_secret_key,
-      encryptionKey: sandbox.encryption_key,
-      usdWallet: sandbox.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
-    };
+    const sandbox = devSandboxMerchant(dir);
+    const merchant = loadMerchant(sandbox);
     const databaseUrl = (
       JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as { database_url: string }
     ).database_url;

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MerchantCredentials } from '../../src/merchants/accounts';
 import {
   encryptForMerchant,
   cardRequest,
@@ -10,6 +13,20 @@ export interface Merchant {
   testKey: string;
   encryptionKey: string;
   usdWallet: string;
+}
+
+/** What the load needs of a merchant's credentials: its test key, encryption key and test USD wallet. */
+export function loadMerchant(credentials: MerchantCredentials): Merchant {
+  return {
+    testKey: credentials.test_secret_key,
+    encryptionKey: credentials.encryption_key,
+    usdWallet: credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
+  };
+}
+
+/** The sandbox merchant `npm run dev` wrote to its data folder `dir`. */
+export function devSandboxMerchant(dir: string): MerchantCredentials {
+  return JSON.parse(readFileSync(join(dir, 'sandbox-merchant.json'), 'utf8')) as MerchantCredentials;
 }
 
 export type Flow = 'card' | 'card-3ds' | 'payout' | 'payin' | 'offramp';

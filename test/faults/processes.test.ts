@@ -27,7 +27,7 @@ import {
   TRANSACTIONS,
   until,
 } from './harness';
-import { LoadClient, type Created, type Merchant } from './load';
+import { LoadClient, loadMerchant, type Created } from './load';
 import { depositsOf, expectClean, reconcileAll, report, runLoad, verify } from './verdict';
 
 const cleanups = cleanUpAfterAll();
@@ -116,11 +116,7 @@ describe('fault suite: processes', () => {
     const receiver = new FaultyReceiver(receiverPort!);
     await receiver.start();
     cleanups.push(() => receiver.close());
-    const merchant: Merchant = {
-      testKey: credentials.test_secret_key,
-      encryptionKey: credentials.encryption_key,
-      usdWallet: credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
-    };
+    const merchant = loadMerchant(credentials);
     const client = new LoadClient(() => baseUrl, merchant, receiver.url);
     const created: Created[] = [];
     let faultsRunning = true;
