@@ -33,7 +33,14 @@ import {
   until,
   waitReady,
 } from '../faults/harness';
-import { devSandboxMerchant, FLOWS, LoadClient, loadMerchant, type Created } from '../faults/load';
+import {
+  devInstanceIn,
+  devSandboxMerchant,
+  FLOWS,
+  LoadClient,
+  loadMerchant,
+  type Created,
+} from '../faults/load';
 import { verify } from '../faults/verdict';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
@@ -174,10 +181,7 @@ describe('soak', () => {
           throw new Error(`${error.message}; its output:\n${dev.log}`);
         },
       );
-      const instance = JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as {
-        database_url: string;
-        temporal_address: string;
-      };
+      const instance = devInstanceIn(dir);
       const worker = new ServiceProcess('worker', SERVICE_COMMAND, {
         ...env,
         ROLE: 'worker',

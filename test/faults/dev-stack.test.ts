@@ -3,8 +3,6 @@
  * leaving nothing running. See docs/reliability.md.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePortRun } from '../../src/dev/postgres';
 import {
@@ -20,7 +18,7 @@ import {
   TRANSACTIONS,
   until,
 } from './harness';
-import { devSandboxMerchant, LoadClient, loadMerchant, type Created } from './load';
+import { devInstanceIn, devSandboxMerchant, LoadClient, loadMerchant, type Created } from './load';
 import { expectClean, report, runLoad, verify } from './verdict';
 
 const cleanups = cleanUpAfterAll();
@@ -76,9 +74,7 @@ describe('fault suite: npm run dev', () => {
     cleanups.push(() => receiver.close());
     const sandbox = devSandboxMerchant(dir);
     const merchant = loadMerchant(sandbox);
-    const databaseUrl = (
-      JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as { database_url: string }
-    ).database_url;
+    const databaseUrl = devInstanceIn(dir).database_url;
     const client = new LoadClient(() => baseUrl, merchant, receiver.url);
     const created: Created[] = [];
     const total = Math.max(25, Math.floor(TRANSACTIONS / 3));

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
+import type { DevInstance } from '../../src/platform/dev-instance';
 import {
   encryptForMerchant,
   cardRequest,
@@ -22,6 +23,11 @@ export function loadMerchant(credentials: MerchantCredentials): Merchant {
     encryptionKey: credentials.encryption_key,
     usdWallet: credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id,
   };
+}
+
+/** Where the `npm run dev` of data folder `dir` runs (its database, Temporal, API), as it wrote it. */
+export function devInstanceIn(dir: string): DevInstance {
+  return JSON.parse(readFileSync(join(dir, 'dev-instance.json'), 'utf8')) as DevInstance;
 }
 
 /** The sandbox merchant `npm run dev` wrote to its data folder `dir`. */
