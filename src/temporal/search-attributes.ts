@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { allSearchAttributes } from '../contracts';
@@ -5,8 +6,23 @@ import { allSearchAttributes } from '../contracts';
 const { temporal } = proto;
 
 /**
- * Registers our search attributes on the namespace where they are missing. The dev server registers them
- * only when it creates its database, so an existing `.data/temporal.db` needs this after an upgrade.
+ * How often every Temporal service reloads its namespaces, which hold our search attributes' names
+ * (`system.namespaceCacheRefreshInterval`, set to this in deploy/temporal/dynamicconfig.yaml).
+ */
+export const NAMESPACE_REFRESH_MS = 2_000;
+
+/** How long a fresh registration may take to become usable before we give up. */
+const USABLE_WITHIN_MS = 30_000;
+
+/**
+ * Registers our search attributes on the namespace where they are missing, and returns once every Temporal
+ * service can use them. The dev server registers them only when it creates its database, so an existing
+ * `.data/temporal.db` needs this after an upgrade; a real cluster needs it once, as docs/operations.md says.
+ *
+ * A name registered now reaches each service at its next namespace reload: until then the frontend refuses
+ * to start a workflow that carries it, and the history service fails the workflow task that sets it. So
+ * this waits until the frontend accepts a query over every name, then one more reload, which every other
+ * service has had by then (they all reload on the same interval).
  */
 export async function ensureSearchAttributes(address: string, namespace: string): Promise<string[]> {
   const connection = await Connection.connect({ address });
@@ -21,8 +37,33 @@ export async function ensureSearchAttributes(address: string, namespace: string)
         searchAttributes: Object.fromEntries(missing.map((name) => [name, keyword])),
       });
     }
+    const usableAtOnce = await frontendAccepts(connection, namespace);
+    if (missing.length > 0 || !usableAtOnce) {
+      const deadline = Date.now() + USABLE_WITHIN_MS;
+      while (!(await frontendAccepts(connection, namespace))) {
+        if (Date.now() > deadline)
+          throw new Error(
+            `Temporal does not accept the search attributes ${missing.join(', ')} ${USABLE_WITHIN_MS / 1000} s after they were registered on namespace ${namespace}`,
+          );
+        await sleep(250);
+      }
+      await sleep(NAMESPACE_REFRESH_MS + 500);
+    }
     return missing;
   } finally {
     await connection.close();
+  }
+}
+
+/** Whether the frontend knows every one of our names: it refuses a query over a name it does not know. */
+async function frontendAccepts(connection: Connection, namespace: string): Promise<boolean> {
+  const query = allSearchAttributes.map((key) => `${key.name} = 'usable'`).join(' AND ');
+  try {
+    await connection.workflowService.countWorkflowExecutions({ namespace, query });
+    return true;
+  } catch (error) {
+    if (/no mapping defined|not defined|unknown search attribute|invalid query/i.test(String(error)))
+      return false;
+    throw error;
   }
 }

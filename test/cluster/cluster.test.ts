@@ -5,6 +5,8 @@
  * is lost or done twice, and every webhook arrived.
  */
 import pg from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { allSearchAttributes } from '../../src/contracts';
 import { describe, expect, it } from 'vitest';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, loadMerchant, type Created } from '../faults/load';
@@ -21,6 +23,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 describe('cluster', () => {
   it('two APIs and two workers on a real Temporal server lose and double nothing when one of each is killed', async () => {
     const stack = await startClusterStack((stop) => cleanups.push(stop));
+    await expectSearchAttributesUsableAtOnce(stack.env.TEMPORAL_ADDRESS!);
     const { databaseUrl, credentials } = stack;
     const [apiA, apiB, metricsA, metricsB, receiverPort] = await freePorts(5);
     // The reconciliation schedule every 5 s, its windows ending 2 s before each run: both workers make sure
@@ -118,6 +121,26 @@ describe('cluster', () => {
     );
   }, 1_200_000);
 });
+
+/**
+ * A fresh cluster's search attributes are usable by the very next request: the set-up waits until every
+ * Temporal service has them (src/temporal/search-attributes.ts). Without that wait the frontend refuses a
+ * start carrying them for up to one namespace reload (2 s) after they were registered.
+ */
+async function expectSearchAttributesUsableAtOnce(address: string) {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const handle = await client.workflow.start('searchAttributesProbe', {
+      taskQueue: 'search-attributes-probe',
+      workflowId: `search-attributes-probe-${Date.now()}`,
+      typedSearchAttributes: allSearchAttributes.map((key) => ({ key, value: 'probe' })),
+    });
+    await handle.terminate('the probe only checks that its start is accepted');
+  } finally {
+    await connection.close();
+  }
+}
 
 async function pgQuery<Row extends Record<string, unknown>>(url: string, text: string) {
   const client = new pg.Client({ connectionString: url });

@@ -47,15 +47,6 @@ export async function startClusterStack(
     persistent: true,
   });
   onStop(() => postgres.stop());
-  const temporal = await startRealTemporal({
-    server,
-    sqlTool,
-    dir: join(dir, 'temporal'),
-    postgresUrl: postgres.url,
-    ...(options.pprof ? { pprofPort } : {}),
-  });
-  onStop(() => temporal.stop());
-
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
   await admin.query('create database payments');
@@ -70,6 +61,17 @@ export async function startClusterStack(
     terminals: SANDBOX_TERMINALS,
   });
   await database.close();
+
+  // Last, so that a caller's first request follows the Temporal set-up at once (the cluster test checks
+  // that the search attributes are usable by it).
+  const temporal = await startRealTemporal({
+    server,
+    sqlTool,
+    dir: join(dir, 'temporal'),
+    postgresUrl: postgres.url,
+    ...(options.pprof ? { pprofPort } : {}),
+  });
+  onStop(() => temporal.stop());
 
   return {
     databaseUrl,
