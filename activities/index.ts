@@ -2,7 +2,7 @@ import type { Db } from '../src/db/client';
 import type { Config } from '../src/platform/config';
 import type { Resolver } from '../src/net/address-policy';
 import { webhookSchedule } from '../src/platform/config';
-import { projectionActivities } from './projection';
+import { projectionActivities, type TerminalChoice } from './projection';
 import { cardActivities } from './cards';
 import { webhookActivities } from './webhooks';
 import { sandboxAcquirer } from './connectors/sandbox-acquirer';
@@ -19,7 +19,7 @@ import { nodeChains } from './connectors/node-chains';
 import { sandboxApm } from './connectors/sandbox-apm';
 import { apmActivities } from './apm';
 import { linkActivities } from './links';
-import { runAuthority } from './authority';
+import { runAuthority, type BindRunInput } from './authority';
 import { reconciliationActivities } from './reconciliation';
 import type { WorkerMetrics } from '../src/platform/metrics';
 import type { Mode } from '../src/contracts';
@@ -48,9 +48,28 @@ export interface ActivityDeps {
 /** Every activity, built once per worker over its dependencies. */
 export function createActivities(deps: ActivityDeps) {
   const authority = runAuthority(deps.db, { masterKey: deps.config.MASTER_KEY, temporal: deps.temporal });
-  const built = { ...buildActivities(deps), ...authority.activities };
+  const built = withBinding(buildActivities(deps), authority.activities);
   const activities = guarded(built, authority.assertServiceRun);
   return { ...activities, ...deps.wrap?.(activities) };
+}
+
+/**
+ * The run authority's activities, with `bindRun` also listing the terminals when its caller asks: a card
+ * payment's first step binds the run and learns where to route in one local activity, not two.
+ */
+function withBinding(
+  activities: ReturnType<typeof buildActivities>,
+  authority: ReturnType<typeof runAuthority>['activities'],
+) {
+  return {
+    ...activities,
+    ...authority,
+    async bindRun(args: BindRunInput): Promise<{ refused?: string; terminals?: TerminalChoice[] }> {
+      const bound = await authority.bindRun(args);
+      if (bound.refused !== undefined || !args.terminals) return bound;
+      return { terminals: await activities.listTerminals(args.terminals) };
+    },
+  };
 }
 
 /**
@@ -59,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
  */
 export function activitiesOutsideAnyRun(deps: ActivityDeps) {
   const authority = runAuthority(deps.db, { masterKey: deps.config.MASTER_KEY, temporal: deps.temporal });
-  return { ...buildActivities(deps), ...authority.activities };
+  return withBinding(buildActivities(deps), authority.activities);
 }
 
 /**

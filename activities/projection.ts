@@ -31,6 +31,14 @@ export interface ProjectInput {
   purgeCard?: boolean;
 }
 
+/** Which terminals a transaction may be routed through: the pinned one, or every active one of its kind. */
+export interface TerminalQuery {
+  merchantId: string;
+  mode: Mode;
+  kind: TransactionKind;
+  terminalId?: string;
+}
+
 export interface TerminalChoice {
   terminalId: string;
   connector: string;
@@ -116,12 +124,7 @@ export function projectionActivities(
     },
 
     /** Active terminals for the kind by priority, or just the pinned one. */
-    async listTerminals(input: {
-      merchantId: string;
-      mode: Mode;
-      kind: TransactionKind;
-      terminalId?: string;
-    }): Promise<TerminalChoice[]> {
+    async listTerminals(input: TerminalQuery): Promise<TerminalChoice[]> {
       const rows = await activeTerminals(db, input, input.kind, input.terminalId || undefined);
       // Defence in depth behind the start-up check: a live payment never reaches a sandbox connector.
       if (input.mode === 'live' && !options.allowSandboxInLive) {

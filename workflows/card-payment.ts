@@ -8,7 +8,7 @@ import {
   type FirstAnswer,
   type Lookup,
 } from '../src/contracts';
-import { condition, deprecatePatch } from '@temporalio/workflow';
+import { condition, deprecatePatch, patched } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import type { AuthorizeOutcome, SentAuthorization } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
@@ -40,6 +40,19 @@ const LOST_AUTHORIZATIONS_FROM_THE_VAULT = 'card-lost-authorizations-from-the-va
  */
 const CHALLENGE_CLOSED_AT_THE_ACQUIRER = 'challenge-closed-at-the-acquirer';
 
+/**
+ * After routing, the card is purged by the projection of the move it leads to (final, or the 3-D Secure
+ * REDIRECT), not by a local activity of its own. Histories from before purge in that activity.
+ */
+const CARD_PURGED_WITH_THE_NEXT_MOVE = 'card-purged-with-the-next-move';
+
+/**
+ * A card payment typed into the merchant's own form learns its terminals in its first step, the one that
+ * binds its run to the service's record (activities/index.ts), not in a local activity of its own.
+ * Histories from before list them apart.
+ */
+const TERMINALS_LISTED_WITH_THE_BINDING = 'card-terminals-listed-with-the-binding';
+
 /** An authorization the acquirer has answered, and the terminal that answered it. */
 type Routed = { terminal: TerminalChoice } & (
   { kind: 'done'; value: AuthorizeOutcome } | { kind: 'failed'; message: string }
@@ -51,17 +64,24 @@ type Routed = { terminal: TerminalChoice } & (
  * challenge open for the customer's answer.
  */
 export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input, 'card');
+  const terminalQuery = {
+    merchantId: input.merchantId,
+    mode: input.mode,
+    kind: 'card' as const,
+    terminalId: input.terminalId,
+  };
+  // A hosted payment lists them once the customer has typed the card, however long that took.
+  const listedWithTheBinding = !input.cardEntryPageUrl && patched(TERMINALS_LISTED_WITH_THE_BINDING);
+  const machine = new TransactionStateMachine(
+    input,
+    'card',
+    listedWithTheBinding ? terminalQuery : undefined,
+  );
   return runTransaction(machine, async () => {
     if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
     deprecatePatch(LOCAL_CONNECTOR_CALLS);
     const calls: Calls = quickConnector;
-    const terminals = await store.listTerminals({
-      merchantId: input.merchantId,
-      mode: input.mode,
-      kind: 'card',
-      terminalId: input.terminalId,
-    });
+    const terminals = machine.proofs.terminalsListed ?? (await store.listTerminals(terminalQuery));
 
     let routed: Routed | undefined;
     // Authorizations this payment sent that the acquirer certainly did not process (a cascade's refusals).
@@ -81,10 +101,15 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
         routed = result;
         break;
       }
-    } finally {
-      // The card number and CVV are needed by no later step.
+    } catch (error) {
+      // The card number and CVV are needed by no later step, and no move may follow.
       await store.purgeCardData({ transactionId: input.transactionId });
+      throw error;
     }
+    // The card number and CVV are needed by no later step: the move the routing leads to removes them in
+    // its own projection write (a step fewer than purging on their own, as histories from before did).
+    if (patched(CARD_PURGED_WITH_THE_NEXT_MOVE)) machine.purgeCardWithNextMove = true;
+    else await store.purgeCardData({ transactionId: input.transactionId });
 
     const placementOf = (terminal: TerminalChoice, authorization?: AuthorizeOutcome) => ({
       terminalId: terminal.terminalId,

@@ -5,6 +5,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { NOT_AN_OPS_ACTION, failureTypes, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
 import { refusal } from './failures';
+import type { TerminalChoice, TerminalQuery } from '../activities/projection';
 
 /**
  * Workflows from here on bind their run to the record the service made for them before anything else
@@ -44,16 +45,27 @@ export class UpdateProofs {
   private refused: string | undefined;
   private readonly bindsFirst: boolean;
 
-  /** `input`: the workflow's input. Construct first thing in the workflow: it records a patch marker. */
-  constructor(input: StartedWith) {
+  /** The terminals the binding listed, when it was asked to (`terminals`). */
+  private listed: TerminalChoice[] | undefined;
+
+  /**
+   * `input`: the workflow's input. Construct first thing in the workflow: it records a patch marker.
+   * `terminals`: which terminals the binding lists as well, in the same step (`terminalsListed`).
+   */
+  constructor(input: StartedWith, terminals?: TerminalQuery) {
     this.key = input.updateKey;
     this.bindsFirst = patched(RUN_BOUND);
     if (this.bindsFirst) {
       this.required = true;
       this.confirmation = store
-        .bindRun({ input, firstRunId: workflowInfo().firstExecutionRunId })
-        .then(({ refused }) => {
+        .bindRun({
+          input,
+          firstRunId: workflowInfo().firstExecutionRunId,
+          ...(terminals ? { terminals } : {}),
+        })
+        .then(({ refused, terminals: listed }) => {
           this.refused = refused;
+          this.listed = listed;
           return (this.confirmed = refused === undefined);
         });
       return;
@@ -92,6 +104,11 @@ export class UpdateProofs {
       log.warn('internal update refused: it carries no proof from the service for this run', { update });
       throw refusal(NOT_AN_OPS_ACTION);
     }
+  }
+
+  /** The terminals the binding listed; undefined when it was not asked to, or the run binds no more. */
+  get terminalsListed(): TerminalChoice[] | undefined {
+    return this.listed;
   }
 
   /**

@@ -24,6 +24,7 @@ import {
   type TransactionRef,
 } from '../src/contracts';
 import { Projection, type Placement } from './projection';
+import type { TerminalQuery } from '../activities/projection';
 import { shielded } from './transaction';
 import { Waiting } from './waiting';
 import { sendWebhookEvent } from './webhook-delivery';
@@ -57,6 +58,8 @@ export class TransactionStateMachine {
    * removes it in the same database transaction (`cardPurged` once that is written).
    */
   purgeCardWhenFinal = false;
+  /** Set by a workflow whose vaulted card must go now: the next move's projection removes it. */
+  purgeCardWithNextMove = false;
   private readonly projection: Projection;
   /** The state the latest move is heading for, ahead of its projection. */
   private target: FirstAnswer = { status: 'PENDING', message: 'Transaction is being processed.' };
@@ -73,14 +76,16 @@ export class TransactionStateMachine {
   private waits = 0;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
+  /** `terminals`: which terminals the run's first step lists as it binds the run (`proofs.terminalsListed`). */
   constructor(
     input: TransactionRef,
     readonly kind: TransactionKind,
+    terminals?: TerminalQuery,
   ) {
     this.transactionId = input.transactionId;
     this.mode = input.mode;
     this.notifies = input.notifies;
-    this.proofs = new UpdateProofs(input);
+    this.proofs = new UpdateProofs(input, terminals);
     this.projection = new Projection(this.transactionId);
     setHandler(
       firstAnswerUpdate,
@@ -246,7 +251,8 @@ export class TransactionStateMachine {
         : undefined;
     this.target = next;
     if (audit) this.stopAudited = true;
-    const purgeCard = this.purgeCardWhenFinal && isFinal(status);
+    const purgeCard = (this.purgeCardWhenFinal && isFinal(status)) || this.purgeCardWithNextMove;
+    this.purgeCardWithNextMove = false;
     await this.projection.write(next, {
       ...placement,
       ...(audit ? { audit } : {}),

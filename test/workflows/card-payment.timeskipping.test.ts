@@ -87,4 +87,35 @@ describe('card payment workflow (time-skipping)', () => {
     const timer = history.events?.find((e) => e.timerStartedEventAttributes);
     expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(120);
   });
+
+  it('lists its terminals as it binds its run, and purges the card with the move its routing leads to', async () => {
+    const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const handle = await ts.env.client.workflow.start(cardPayment, {
+      workflowId: input.transactionId,
+      taskQueue: ts.taskQueue,
+      args: [input],
+    });
+    expect(await handle.result()).toEqual({
+      status: 'SUCCESS',
+      message: 'Transaction processed successfully.',
+    });
+    const vault = await ts.database.db
+      .select()
+      .from(cardVault)
+      .where(eq(cardVault.transactionId, input.transactionId));
+    expect(vault).toEqual([
+      expect.objectContaining({ panEnc: null, expiryEnc: null, cvvEnc: null, purgedAt: expect.any(Date) }),
+    ]);
+    // The local activities the history recorded, by name: the binding listed the terminals, the SUCCESS
+    // projection did the purge.
+    const steps = ((await handle.fetchHistory()).events ?? []).flatMap((event) => {
+      const payload = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      if (!payload) return [];
+      const marker = JSON.parse(Buffer.from(payload).toString()) as { activity_type?: string };
+      return marker.activity_type ? [marker.activity_type] : [];
+    });
+    expect(steps).toEqual(['bindRun', 'authorizeCard', 'project']);
+  });
 });
