@@ -27,7 +27,7 @@ export interface ProjectInput {
   refunded?: boolean;
   /** An ops action this write applies: recorded in the same database transaction. */
   audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
-  /** Removes the card number and CVV in the same database transaction (`purgeVaultedCard`). */
+  /** Removes the card number and CVV first (`purgeVaultedCard`). */
   purgeCard?: boolean;
 }
 
@@ -79,6 +79,7 @@ export function projectionActivities(
         set.refundedAt = new Date();
       }
       const write = async (tx: Db) => {
+        if (input.purgeCard) await purgeVaultedCard(tx, input.transactionId);
         const updated = await tx
           .update(transactions)
           .set({
@@ -102,7 +103,6 @@ export function projectionActivities(
             // A sub-select in RETURNING reads the row as it was before this statement changed it.
             previous: sql<TransactionStatus>`(select t.status from ${transactions} t where t.id = ${input.transactionId})`,
           });
-        if (input.purgeCard) await purgeVaultedCard(tx, input.transactionId);
         if (input.audit) {
           await recordOpsAction(tx, {
             transactionId: input.transactionId,
@@ -112,9 +112,11 @@ export function projectionActivities(
         }
         return updated[0];
       };
-      // One statement is atomic on its own: BEGIN and COMMIT only around a write that does more (two of
-      // the three statements of most moves, and their round trips).
-      const row = input.purgeCard || input.audit ? await db.transaction(write) : await write(db);
+      // One statement is atomic on its own: BEGIN and COMMIT only around a write whose audit record must
+      // commit with it (they would be two of the three statements of most moves, and their round trips).
+      // The purge needs no transaction: it is idempotent, and no later step needs the card whatever the
+      // update finds (a retry purges again; a run that finds another's final status purged all the same).
+      const row = input.audit ? await db.transaction(write) : await write(db);
       // Counted once committed: a commit that fails is retried and counted then.
       if (row && isFinal(input.status) && !isFinal(row.previous)) {
         options.metrics?.transactionsFinal.inc({ kind: row.kind, status: input.status });

@@ -55,7 +55,7 @@ export class TransactionStateMachine {
   unknownOutcome = false;
   /**
    * Set by a workflow whose vaulted card must go when the transaction ends: the final move's projection
-   * removes it in the same database transaction (`cardPurged` once that is written).
+   * removes it in the same local activity (`cardPurged` once that is written).
    */
   purgeCardWhenFinal = false;
   /** Set by a workflow whose vaulted card must go now: the next move's projection removes it. */
