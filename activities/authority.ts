@@ -12,7 +12,6 @@ import {
   type WorkflowName,
 } from '../src/contracts';
 import { recordOpsAction } from '../src/transactions/ops-audit';
-import type { TerminalQuery } from './projection';
 import {
   LEGACY_CHAIN,
   boundRun,
@@ -47,11 +46,6 @@ export interface BindRunInput {
   input: { updateKey?: string; expiresAt?: string; ticket?: string };
   /** `workflowInfo().firstExecutionRunId`: the run chain, which a Reset keeps. */
   firstRunId: string;
-  /**
-   * The terminals to route through, listed in the same step once the run is bound (a card payment's first
-   * step, activities/index.ts): absent from runs from before, which list them in a step of their own.
-   */
-  terminals?: TerminalQuery;
 }
 
 /** The history facts the audit trail names: who started a run, and who Reset it to what. */

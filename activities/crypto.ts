@@ -18,6 +18,15 @@ async function modeOf(db: Db, transactionId: string): Promise<Mode> {
   return row.mode;
 }
 
+/** A deposit-taking transaction's settings and address, fetched in its first step (activities/index.ts). */
+export interface DepositQuery {
+  merchantId: string;
+  transactionId: string;
+  network: string;
+  mode: Mode;
+  cryptoCurrency: string;
+}
+
 export interface CryptoSettings {
   /** Tolerance in the paid asset's own units, when the merchant set one for that asset. */
   assetTolerance: string | null;

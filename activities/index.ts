@@ -2,7 +2,7 @@ import type { Db } from '../src/db/client';
 import type { Config } from '../src/platform/config';
 import type { Resolver } from '../src/net/address-policy';
 import { webhookSchedule } from '../src/platform/config';
-import { projectionActivities, type TerminalChoice } from './projection';
+import { projectionActivities, type TerminalChoice, type TerminalQuery } from './projection';
 import { cardActivities } from './cards';
 import { webhookActivities } from './webhooks';
 import { sandboxAcquirer } from './connectors/sandbox-acquirer';
@@ -11,7 +11,7 @@ import { sandboxPayouts } from './connectors/sandbox-payouts';
 import type { CardAcquirer, PayoutProcessor } from './connectors/types';
 import { payoutActivities, type PayoutOptions } from './payouts';
 import { ledgerActivities } from './ledger';
-import { cryptoActivities } from './crypto';
+import { cryptoActivities, type CryptoSettings, type DepositQuery } from './crypto';
 import { opsActivities } from './ops';
 import { aftercareActivities } from './aftercare';
 import { sandboxChain } from './connectors/sandbox-chain';
@@ -42,8 +42,11 @@ export interface ActivityDeps {
    */
   temporal?: () => Client | undefined;
   /** Replaces activities by name: fault-injection tests wrap real ones to simulate crashes. */
-  wrap?: (activities: ReturnType<typeof buildActivities>) => Partial<ReturnType<typeof buildActivities>>;
+  wrap?: (activities: BoundActivities) => Partial<BoundActivities>;
 }
+
+/** Every activity a worker runs, the run authority's included. */
+type BoundActivities = ReturnType<typeof withBinding>;
 
 /** Every activity, built once per worker over its dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -54,8 +57,25 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 /**
- * The run authority's activities, with `bindRun` also listing the terminals when its caller asks: a card
- * payment's first step binds the run and learns where to route in one local activity, not two.
+ * What a workflow's first step fetches besides binding its run, so that it starts with one local activity
+ * instead of several (absent from runs from before, which fetch each in a step of its own): a card
+ * payment's terminals, a deposit-taking transaction's settings and deposit address.
+ */
+export interface FirstStepRequest {
+  terminals?: TerminalQuery;
+  deposits?: DepositQuery;
+}
+
+/** What the first step fetched, once the run is bound. */
+export interface FirstStepResult {
+  terminals?: TerminalChoice[];
+  deposits?: { settings: CryptoSettings; address: string };
+}
+
+/**
+ * The run authority's activities, with `bindRun` also fetching what its caller asks for
+ * (`FirstStepRequest`), only once the run is bound: nothing is read or opened for a run the service did
+ * not start.
  */
 function withBinding(
   activities: ReturnType<typeof buildActivities>,
@@ -64,10 +84,20 @@ function withBinding(
   return {
     ...activities,
     ...authority,
-    async bindRun(args: BindRunInput): Promise<{ refused?: string; terminals?: TerminalChoice[] }> {
-      const bound = await authority.bindRun(args);
-      if (bound.refused !== undefined || !args.terminals) return bound;
-      return { terminals: await activities.listTerminals(args.terminals) };
+    async bindRun(args: BindRunInput & FirstStepRequest): Promise<{ refused?: string } & FirstStepResult> {
+      const { terminals, deposits, ...binding } = args;
+      const bound = await authority.bindRun(binding);
+      if (bound.refused !== undefined) return bound;
+      const result: FirstStepResult = {};
+      if (terminals) result.terminals = await activities.listTerminals(terminals);
+      if (deposits) {
+        const { merchantId, cryptoCurrency, ...address } = deposits;
+        result.deposits = {
+          settings: await activities.cryptoSettings({ merchantId, cryptoCurrency }),
+          address: await activities.openDepositAddress({ ...address, currency: cryptoCurrency }),
+        };
+      }
+      return result;
     },
   };
 }

@@ -72,13 +72,13 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
   const machine = new TransactionStateMachine(
     input,
     'card',
-    listedWithTheBinding ? terminalQuery : undefined,
+    listedWithTheBinding ? { terminals: terminalQuery } : undefined,
   );
   return runTransaction(machine, async () => {
     if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
     deprecatePatch(LOCAL_CONNECTOR_CALLS);
     const calls: Calls = quickConnector;
-    const terminals = machine.proofs.terminalsListed ?? (await store.listTerminals(terminalQuery));
+    const terminals = machine.proofs.firstStep.terminals ?? (await store.listTerminals(terminalQuery));
 
     let routed: Routed | undefined;
     // Authorizations this payment sent that the acquirer certainly did not process (a cascade's refusals).

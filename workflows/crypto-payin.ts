@@ -3,7 +3,7 @@ import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { ledger } from './activities';
 import { DepositTally } from './deposit-tally';
-import { openDeposits } from './deposit-window';
+import { depositsWithTheBinding, openDeposits } from './deposit-window';
 import { attempt } from './failures';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
@@ -14,13 +14,13 @@ import { runTransaction } from './transaction';
  * merchant's wallet exactly once.
  */
 export async function cryptoPayin(input: CryptoPayinInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input, 'crypto_payin');
+  const machine = new TransactionStateMachine(input, 'crypto_payin', depositsWithTheBinding(input));
   const { crypto } = input;
   // Takes deposits from the first moment, before the run is bound (an update that finds no handler in
   // the activation it arrives in is refused).
   const tally = new DepositTally(input.transactionId, crypto, machine);
   return runTransaction(machine, async () => {
-    const { settings, address, expiresAt } = await openDeposits(input);
+    const { settings, address, expiresAt } = await openDeposits(input, machine.proofs.firstStep.deposits);
     const details = (): PayinDetails => ({
       crypto_currency: crypto.cryptoCurrency,
       crypto_network: crypto.cryptoNetwork,

@@ -3,7 +3,7 @@ import { settledFiat } from '../src/lib/settlement';
 import { formatUnits } from '../src/lib/units';
 import { chain } from './activities';
 import { DepositTally } from './deposit-tally';
-import { openDeposits } from './deposit-window';
+import { depositsWithTheBinding, openDeposits } from './deposit-window';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 
@@ -12,7 +12,11 @@ import { runTransaction } from './transaction';
  * wallet. OFFRAMP: the customer deposits crypto, which settles like a payin, then the fiat is paid out.
  */
 export async function cryptoRamp(input: CryptoRampInput): Promise<FirstAnswer> {
-  const machine = new TransactionStateMachine(input, 'ramp');
+  const machine = new TransactionStateMachine(
+    input,
+    'ramp',
+    input.transactionType === 'OFFRAMP' ? depositsWithTheBinding(input) : undefined,
+  );
   // An OFFRAMP takes deposits from the first moment, before the run is bound (an update that finds no
   // handler in the activation it arrives in is refused).
   const tally =
@@ -80,7 +84,7 @@ async function offramp(
 ): Promise<void> {
   const { crypto } = input;
   const quoted = quotedDetails(input);
-  const { settings, address, expiresAt } = await openDeposits(input);
+  const { settings, address, expiresAt } = await openDeposits(input, machine.proofs.firstStep.deposits);
   let payoutReference: string | undefined;
   const details = (): RampDetails => ({
     ...quoted,

@@ -1,4 +1,5 @@
-import { deprecatePatch } from '@temporalio/workflow';
+import { deprecatePatch, patched } from '@temporalio/workflow';
+import type { FirstStepRequest, FirstStepResult } from '../activities/index';
 import type { CryptoExpectation, TransactionRef } from '../src/contracts';
 import { store } from './activities';
 
@@ -9,9 +10,40 @@ import { store } from './activities';
  */
 const LOCAL_DEPOSIT_ADDRESS = 'deposit-address-opened-locally';
 
-/** What a transaction taking deposits starts with: the merchant's settings, its address and deadline. */
-export async function openDeposits(input: TransactionRef & { crypto: CryptoExpectation }) {
+/**
+ * The merchant's settings and the deposit address are fetched by the run's first step, the one that binds
+ * it to the service's record (activities/index.ts), not by two local activities of their own as in
+ * histories from before.
+ */
+const OPENED_WITH_THE_BINDING = 'deposits-opened-with-the-binding';
+
+type DepositInput = TransactionRef & { crypto: CryptoExpectation };
+
+/**
+ * What the run's first step is to fetch for its deposits (`TransactionStateMachine`'s `fetch`); undefined
+ * in histories from before, whose `openDeposits` fetches them itself. Call before the state machine.
+ */
+export function depositsWithTheBinding(input: DepositInput): FirstStepRequest | undefined {
+  if (!patched(OPENED_WITH_THE_BINDING)) return undefined;
+  return {
+    deposits: {
+      merchantId: input.merchantId,
+      transactionId: input.transactionId,
+      network: input.crypto.cryptoNetwork,
+      mode: input.mode,
+      cryptoCurrency: input.crypto.cryptoCurrency,
+    },
+  };
+}
+
+/**
+ * What a transaction taking deposits starts with: the merchant's settings, its address and deadline.
+ * `opened`: the settings and address the run's first step fetched (`depositsWithTheBinding`).
+ */
+export async function openDeposits(input: DepositInput, opened: FirstStepResult['deposits']) {
   const { crypto } = input;
+  const deadline = () => new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
+  if (opened) return { ...opened, expiresAt: deadline() };
   const settings = await store.cryptoSettings({
     merchantId: input.merchantId,
     cryptoCurrency: crypto.cryptoCurrency,
@@ -23,6 +55,5 @@ export async function openDeposits(input: TransactionRef & { crypto: CryptoExpec
     mode: input.mode,
     currency: crypto.cryptoCurrency,
   });
-  const expiresAt = new Date(Date.now() + crypto.depositWindowSeconds * 1000).toISOString();
-  return { settings, address, expiresAt };
+  return { settings, address, expiresAt: deadline() };
 }

@@ -5,7 +5,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { NOT_AN_OPS_ACTION, failureTypes, type UpdateProof } from '../src/contracts';
 import { verifyUpdateProof } from '../src/lib/update-proof';
 import { refusal } from './failures';
-import type { TerminalChoice, TerminalQuery } from '../activities/projection';
+import type { FirstStepRequest, FirstStepResult } from '../activities/index';
 
 /**
  * Workflows from here on bind their run to the record the service made for them before anything else
@@ -45,14 +45,14 @@ export class UpdateProofs {
   private refused: string | undefined;
   private readonly bindsFirst: boolean;
 
-  /** The terminals the binding listed, when it was asked to (`terminals`). */
-  private listed: TerminalChoice[] | undefined;
+  /** What the binding fetched as well, when it was asked to (`firstStep`). */
+  private fetched: FirstStepResult | undefined;
 
   /**
    * `input`: the workflow's input. Construct first thing in the workflow: it records a patch marker.
-   * `terminals`: which terminals the binding lists as well, in the same step (`terminalsListed`).
+   * `fetch`: what the binding fetches as well, in the same step (`firstStep`).
    */
-  constructor(input: StartedWith, terminals?: TerminalQuery) {
+  constructor(input: StartedWith, fetch?: FirstStepRequest) {
     this.key = input.updateKey;
     this.bindsFirst = patched(RUN_BOUND);
     if (this.bindsFirst) {
@@ -61,11 +61,11 @@ export class UpdateProofs {
         .bindRun({
           input,
           firstRunId: workflowInfo().firstExecutionRunId,
-          ...(terminals ? { terminals } : {}),
+          ...fetch,
         })
-        .then(({ refused, terminals: listed }) => {
+        .then(({ refused, ...fetched }) => {
           this.refused = refused;
-          this.listed = listed;
+          this.fetched = fetched;
           return (this.confirmed = refused === undefined);
         });
       return;
@@ -106,9 +106,12 @@ export class UpdateProofs {
     }
   }
 
-  /** The terminals the binding listed; undefined when it was not asked to, or the run binds no more. */
-  get terminalsListed(): TerminalChoice[] | undefined {
-    return this.listed;
+  /**
+   * What the binding fetched besides (each part undefined when it was not asked for, and all of it in
+   * histories from before runs were bound); read once the run is bound.
+   */
+  get firstStep(): FirstStepResult {
+    return this.fetched ?? {};
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   type TransactionRef,
 } from '../src/contracts';
 import { Projection, type Placement } from './projection';
-import type { TerminalQuery } from '../activities/projection';
+import type { FirstStepRequest } from '../activities/index';
 import { shielded } from './transaction';
 import { Waiting } from './waiting';
 import { sendWebhookEvent } from './webhook-delivery';
@@ -76,16 +76,16 @@ export class TransactionStateMachine {
   private waits = 0;
 
   /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
-  /** `terminals`: which terminals the run's first step lists as it binds the run (`proofs.terminalsListed`). */
+  /** `fetch`: what the run's first step fetches as it binds the run (`proofs.firstStep`). */
   constructor(
     input: TransactionRef,
     readonly kind: TransactionKind,
-    terminals?: TerminalQuery,
+    fetch?: FirstStepRequest,
   ) {
     this.transactionId = input.transactionId;
     this.mode = input.mode;
     this.notifies = input.notifies;
-    this.proofs = new UpdateProofs(input, terminals);
+    this.proofs = new UpdateProofs(input, fetch);
     this.projection = new Projection(this.transactionId);
     setHandler(
       firstAnswerUpdate,

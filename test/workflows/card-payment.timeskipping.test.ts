@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertCardTransaction } from '../helpers/fixtures';
+import { localActivitiesOf } from '../helpers/local-activities';
 import { cardVault, transactions } from '../../src/db/schema/index';
 import { cardPayment } from '../../workflows/card-payment';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
@@ -108,14 +109,8 @@ describe('card payment workflow (time-skipping)', () => {
     expect(vault).toEqual([
       expect.objectContaining({ panEnc: null, expiryEnc: null, cvvEnc: null, purgedAt: expect.any(Date) }),
     ]);
-    // The local activities the history recorded, by name: the binding listed the terminals, the SUCCESS
-    // projection did the purge.
-    const steps = ((await handle.fetchHistory()).events ?? []).flatMap((event) => {
-      const payload = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-      if (!payload) return [];
-      const marker = JSON.parse(Buffer.from(payload).toString()) as { activity_type?: string };
-      return marker.activity_type ? [marker.activity_type] : [];
-    });
+    // The binding listed the terminals, the SUCCESS projection did the purge.
+    const steps = await localActivitiesOf(handle);
     expect(steps).toEqual(['bindRun', 'authorizeCard', 'project']);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { insertPayinTransaction, insertRampTransaction } from '../helpers/fixtures';
+import { localActivitiesOf } from '../helpers/local-activities';
 import { cryptoTolerances, ledgerEntries, merchants, transactions } from '../../src/db/schema/index';
 import { cryptoPayin } from '../../workflows/crypto-payin';
 import { cryptoRamp } from '../../workflows/crypto-ramp';
@@ -54,6 +55,12 @@ describe('crypto settlement (time-skipping)', () => {
       crypto_paid_amount: '100',
     });
     expect((await credits(id)).map((e) => e.amount)).toEqual([10000n]);
+    // Its first step bound the run and opened the deposit address with the settings: no step of their own.
+    const steps = await localActivitiesOf(handle);
+    expect(steps[0]).toBe('bindRun');
+    expect(steps).not.toContain('cryptoSettings');
+    expect(steps).not.toContain('openDepositAddress');
+    expect((await row(id)).details).toMatchObject({ deposit_address: expect.any(String) });
   });
 
   it('settles an overpayment as OVERPAID and keeps the excess by default', async () => {
@@ -177,6 +184,7 @@ describe('crypto settlement (time-skipping)', () => {
     await handle.executeUpdate(depositUpdate, { args: [{ txHash: 'offramp', units: '100000000' }] });
     expect((await handle.result()).status).toBe('SUCCESS');
     expect((await row(input.transactionId)).details.fiat_payout_reference).toMatch(/^sbxf_/);
+    expect((await localActivitiesOf(handle)).slice(0, 2)).toEqual(['bindRun', 'project']);
   });
 });
 
@@ -254,10 +262,13 @@ describe('a deposit that arrives while the transaction is still opening its addr
       {},
       {
         wrap: (activities) => ({
-          async openDepositAddress(input) {
-            gate.reached();
-            await released;
-            return activities.openDepositAddress(input);
+          // The address opens in the run's first step, with its binding (activities/index.ts).
+          async bindRun(input) {
+            if (input.deposits) {
+              gate.reached();
+              await released;
+            }
+            return activities.bindRun(input);
           },
         }),
       },
