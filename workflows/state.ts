@@ -75,8 +75,10 @@ export class TransactionStateMachine {
   /** Waits for a hosted-page answer begun so far. */
   private waits = 0;
 
-  /** Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions. */
-  /** `fetch`: what the run's first step fetches as it binds the run (`proofs.firstStep`). */
+  /**
+   * Registers what every transaction workflow answers: its first answer, its state, hosted-page decisions.
+   * `fetch`: what the run's first step fetches as it binds the run (`proofs.firstStep`).
+   */
   constructor(
     input: TransactionRef,
     readonly kind: TransactionKind,

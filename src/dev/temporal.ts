@@ -4,6 +4,7 @@ import { startUiProxy } from './ui-proxy';
 import { connect } from 'node:net';
 import { allSearchAttributes } from '../contracts';
 import { stopChild } from './child';
+import { NAMESPACE_REFRESH_MS } from '../temporal/search-attributes';
 
 export interface LocalTemporal {
   address: string;
@@ -33,6 +34,9 @@ export function dynamicConfigArgs(): string[] {
     // usable at once, and ensureSearchAttributes waits out the reload for any it adds later.
     '--dynamic-config-value',
     'system.forceSearchAttributesCacheRefreshOnRead=false',
+    // The reload ensureSearchAttributes waits out (NAMESPACE_REFRESH_MS), whatever the CLI's default.
+    '--dynamic-config-value',
+    `system.namespaceCacheRefreshInterval="${NAMESPACE_REFRESH_MS / 1000}s"`,
   ];
 }
 

@@ -21,8 +21,10 @@ const USABLE_WITHIN_MS = 30_000;
  *
  * A name registered now reaches each service at its next namespace reload: until then the frontend refuses
  * to start a workflow that carries it, and the history service fails the workflow task that sets it. So
- * this waits until the frontend accepts a query over every name, then one more reload, which every other
- * service has had by then (they all reload on the same interval).
+ * this waits until the frontend accepts a query over every name, then one reload more, which every other
+ * service has had by then (they all reload on the same interval). It waits so even when it found every
+ * name registered: the call that registered them may have failed before its wait (and be retried), or
+ * another process may have registered them a moment ago.
  */
 export async function ensureSearchAttributes(address: string, namespace: string): Promise<string[]> {
   const connection = await Connection.connect({ address });
@@ -37,32 +39,33 @@ export async function ensureSearchAttributes(address: string, namespace: string)
         searchAttributes: Object.fromEntries(missing.map((name) => [name, keyword])),
       });
     }
-    const usableAtOnce = await frontendAccepts(connection, namespace);
-    if (missing.length > 0 || !usableAtOnce) {
-      const deadline = Date.now() + USABLE_WITHIN_MS;
-      while (!(await frontendAccepts(connection, namespace))) {
-        if (Date.now() > deadline)
-          throw new Error(
-            `Temporal does not accept the search attributes ${missing.join(', ')} ${USABLE_WITHIN_MS / 1000} s after they were registered on namespace ${namespace}`,
-          );
-        await sleep(250);
-      }
-      await sleep(NAMESPACE_REFRESH_MS + 500);
+    const deadline = Date.now() + USABLE_WITHIN_MS;
+    while (!(await frontendAccepts(connection, namespace))) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `Temporal does not accept the search attributes ${allSearchAttributes.map((key) => key.name).join(', ')} on namespace ${namespace} ${USABLE_WITHIN_MS / 1000} s after they were registered`,
+        );
+      await sleep(250);
     }
+    await sleep(NAMESPACE_REFRESH_MS + 500);
     return missing;
   } finally {
     await connection.close();
   }
 }
 
-/** Whether the frontend knows every one of our names: it refuses a query over a name it does not know. */
+/**
+ * Whether the frontend knows every one of our names. A name it has not loaded yet is refused as having no
+ * mapping, or, in a visibility query, as not a valid search attribute; any other error is a fault of its
+ * own and is thrown.
+ */
 async function frontendAccepts(connection: Connection, namespace: string): Promise<boolean> {
   const query = allSearchAttributes.map((key) => `${key.name} = 'usable'`).join(' AND ');
   try {
     await connection.workflowService.countWorkflowExecutions({ namespace, query });
     return true;
   } catch (error) {
-    if (/no mapping defined|not defined|unknown search attribute|invalid query/i.test(String(error)))
+    if (/no mapping defined for search attribute|is not a valid search attribute/i.test(String(error)))
       return false;
     throw error;
   }

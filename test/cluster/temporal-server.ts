@@ -135,7 +135,7 @@ export async function startRealTemporal(options: {
     await connection.close();
   }
   // It returns once every service can use them (a retry after a failed call finds them registered and
-  // still waits for that).
+  // still waits one namespace reload).
   await until('the search attributes to be usable', async () => {
     await ensureSearchAttributes(address, 'default');
     return true;
