@@ -55,18 +55,21 @@ export async function ensureSearchAttributes(address: string, namespace: string)
 }
 
 /**
- * Whether the frontend knows every one of our names. A name it has not loaded yet is refused as having no
- * mapping, or, in a visibility query, as not a valid search attribute; any other error is a fault of its
- * own and is thrown.
+ * How the frontend refuses a name it has not loaded yet: as having no mapping (a start), or in a query as
+ * not a valid search attribute (SQL visibility, server 1.29) or as an invalid search attribute: NAME (the
+ * dev server's, 1.32).
  */
+const NOT_LOADED_YET =
+  /no mapping defined for search attribute|is not a valid search attribute|invalid search attribute: /i;
+
+/** Whether the frontend knows every one of our names; any error but `NOT_LOADED_YET` is thrown. */
 async function frontendAccepts(connection: Connection, namespace: string): Promise<boolean> {
   const query = allSearchAttributes.map((key) => `${key.name} = 'usable'`).join(' AND ');
   try {
     await connection.workflowService.countWorkflowExecutions({ namespace, query });
     return true;
   } catch (error) {
-    if (/no mapping defined for search attribute|is not a valid search attribute/i.test(String(error)))
-      return false;
+    if (NOT_LOADED_YET.test(String(error))) return false;
     throw error;
   }
 }
