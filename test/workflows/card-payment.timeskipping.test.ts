@@ -16,6 +16,17 @@ beforeAll(async () => {
 });
 afterAll(() => ts?.close());
 
+/** Only a tombstone is left of the vaulted card: nothing of the card, and nothing can vault it again. */
+async function expectOnlyTombstone(transactionId: string) {
+  const vault = await ts.database.db
+    .select()
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, transactionId));
+  expect(vault).toEqual([
+    expect.objectContaining({ panEnc: null, expiryEnc: null, cvvEnc: null, purgedAt: expect.any(Date) }),
+  ]);
+}
+
 describe('card payment workflow (time-skipping)', () => {
   it('fails a 3DS challenge nobody answers after 15 minutes with "Transaction abandoned."', async () => {
     const input = await insertCardTransaction(ts.database.db, ts.config.MASTER_KEY, merchant, {
@@ -39,14 +50,7 @@ describe('card payment workflow (time-skipping)', () => {
       message: 'Transaction abandoned.',
       descriptor: 'SANDBOX*PRIMARY',
     });
-    const vault = await ts.database.db
-      .select()
-      .from(cardVault)
-      .where(eq(cardVault.transactionId, input.transactionId));
-    // Only a tombstone is left: nothing of the card, and nothing can vault it again.
-    expect(vault).toEqual([
-      expect.objectContaining({ panEnc: null, expiryEnc: null, cvvEnc: null, purgedAt: expect.any(Date) }),
-    ]);
+    await expectOnlyTombstone(input.transactionId);
   });
 
   it('abandons a hosted card payment whose card nobody types, after the challenge timeout', async () => {
@@ -102,13 +106,7 @@ describe('card payment workflow (time-skipping)', () => {
       status: 'SUCCESS',
       message: 'Transaction processed successfully.',
     });
-    const vault = await ts.database.db
-      .select()
-      .from(cardVault)
-      .where(eq(cardVault.transactionId, input.transactionId));
-    expect(vault).toEqual([
-      expect.objectContaining({ panEnc: null, expiryEnc: null, cvvEnc: null, purgedAt: expect.any(Date) }),
-    ]);
+    await expectOnlyTombstone(input.transactionId);
     // The binding listed the terminals, the SUCCESS projection did the purge.
     const steps = await localActivitiesOf(handle);
     expect(steps).toEqual(['bindRun', 'authorizeCard', 'project']);
