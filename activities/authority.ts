@@ -128,11 +128,6 @@ export function runAuthority(db: Db, options: { masterKey: string; temporal?: ()
 
   return {
     activities: {
-      /** The first step of workflows from before runs were bound: whether their update key is the service's. */
-      async isServiceUpdateKey(input: { updateKey: string }): Promise<boolean> {
-        return input.updateKey === serviceKey;
-      },
-
       /**
        * The first step of every service workflow: binds its run chain to the record the service made for
        * it, when that record exists, no other chain holds it and it was started with the recorded input

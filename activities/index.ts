@@ -124,10 +124,8 @@ const ACT_FOR_A_RECORD = [
   'startApm',
   'completeApm',
   'cancelApm',
-  'sendPayout',
   'reserveAndSendPayout',
   'confirmPayout',
-  'reserveFunds',
   'releaseFunds',
   'settleFunds',
   'creditFunds',
@@ -142,7 +140,6 @@ const ACT_FOR_A_RECORD = [
   'markAftercare',
   'markLinkUsed',
   'markLinkExpired',
-  'recordWebhookEvent',
   'recordAndDeliverWebhook',
 ] as const;
 
@@ -165,7 +162,6 @@ function guarded<T extends Record<string, (input: never) => Promise<unknown>>>(
 /** The ledger activities that change a balance, and the operation each is counted as. */
 const LEDGER_OPERATIONS: Record<string, string> = {
   creditFunds: 'credit',
-  reserveFunds: 'reserve',
   releaseFunds: 'release',
   settleFunds: 'settle',
   reverseCredit: 'reverse',

@@ -99,10 +99,6 @@ export function ledgerActivities(db: Db) {
       };
     },
 
-    async reserveFunds(input: PayoutFunds): Promise<void> {
-      await reservePayoutFunds(db, input);
-    },
-
     /**
      * Gives a payout's reserved funds back, once, and only while they are held: nothing was reserved, or
      * they were settled (the payout was paid: a Reset's run that went another way), then nothing moves.

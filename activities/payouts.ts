@@ -92,19 +92,6 @@ export function payoutActivities(
   };
 
   return {
-    /** The send of histories from before the one-step payout, whose workflow reserved the funds first. */
-    async sendPayout(input: PayoutSend & { walletId?: string }): Promise<PayoutOutcome> {
-      if (input.walletId) {
-        const state = await payoutFundsState(db, {
-          walletId: input.walletId,
-          transactionId: input.transactionId,
-        });
-        if (state === 'settled') return paidAlready(input);
-        if (state !== 'held') throw await notHeld(input.transactionId);
-      }
-      return send(input);
-    },
-
     /**
      * A payout's common path in one step: reserve the funds, send through one terminal and, when the
      * processor paid, settle. Each step is idempotent (the ledger per (wallet, transaction, step), the

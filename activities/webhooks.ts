@@ -164,15 +164,6 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
   }
 
   return {
-    /** Records the webhook event `eventKey` of a transaction (see `recordEvent`); null without a URL. */
-    async recordWebhookEvent(input: {
-      transactionId: string;
-      eventKey: string;
-    }): Promise<RecordedEvent | null> {
-      const event = await recordEvent(input);
-      return event ? scheduled(event.id) : null;
-    },
-
     /**
      * Records the event `eventKey` of a transaction and makes its first attempt (run 0, attempt 1), in one
      * step of the transaction's own workflow: a delivery workflow starts only when that attempt fails. A

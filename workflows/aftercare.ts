@@ -52,8 +52,7 @@ export async function aftercare(input: AftercareInput): Promise<void> {
       if (!actor) throw refusal(WHO_ASKS);
     },
   });
-  const bound = proofs.bound();
-  if (bound) await bound;
+  await proofs.bound();
   await condition(() => received > 0 && allHandlersFinished());
 }
 

@@ -1,4 +1,4 @@
-import { condition, deprecatePatch } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
   APM_CONNECTOR_METHODS,
@@ -19,13 +19,6 @@ import type { ApmStatus } from '../activities/connectors/types';
 import { runTransaction } from './transaction';
 
 const NO_METHOD = 'This payment method is not available.';
-
-/**
- * The provider is asked before a payment fails: after a lost answer to the start or to the customer's
- * answer, and when the customer's time runs out or ops stop it (a payment still open is closed there).
- * Deprecated (docs/architecture.md, retiring a patch).
- */
-const APM_ASKED_BEFORE_FAILING = 'apm-asked-before-failing';
 
 /**
  * A payment by an alternative method (docs/hosted.md): the customer picks a method on our page, the
@@ -95,7 +88,6 @@ export async function apmPayment(input: ApmPaymentInput): Promise<FirstAnswer> {
       descriptor: terminal.descriptor,
       details: { payment_method: chosen },
     };
-    deprecatePatch(APM_ASKED_BEFORE_FAILING);
     machine.waiting.on('step', `Open the payment at ${terminal.connector}`);
     const started = await attempt(() =>
       connector.startApm({

@@ -8,7 +8,7 @@ import {
   type FirstAnswer,
   type Lookup,
 } from '../src/contracts';
-import { condition, deprecatePatch, patched } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import type { AuthorizeOutcome, SentAuthorization } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
@@ -19,26 +19,6 @@ import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 import { ask, askUntilKnown } from './unknown-outcome';
 import { challenge, type Calls } from './card-challenge';
-
-/**
- * Connector calls run as local activities, so the first answer leaves with the first workflow task.
- * Deprecated: no workflow from before it can be open (docs/architecture.md, retiring a patch).
- */
-const LOCAL_CONNECTOR_CALLS = 'card-connector-calls-run-locally';
-
-/**
- * A stop request met before an authorization asks the acquirer about exactly the authorizations the card
- * vault says this payment sent (a lost attempt of the task may have made them), instead of every terminal
- * left in the routing order. Deprecated (docs/architecture.md, retiring a patch).
- */
-const LOST_AUTHORIZATIONS_FROM_THE_VAULT = 'card-lost-authorizations-from-the-vault';
-
-/**
- * A 3-D Secure challenge unanswered in time or stopped by ops is asked about and closed at the acquirer
- * before the payment fails, and a return from the acquirer's own page only makes the workflow ask the
- * acquirer. Deprecated (docs/architecture.md, retiring a patch).
- */
-const CHALLENGE_CLOSED_AT_THE_ACQUIRER = 'challenge-closed-at-the-acquirer';
 
 /**
  * Two local activities fewer (one patch, as each costs a marker and a search-attribute upsert): a card
@@ -76,7 +56,6 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
   );
   return runTransaction(machine, async () => {
     if (input.cardEntryPageUrl && !(await cardEntered(machine, input, input.cardEntryPageUrl))) return;
-    deprecatePatch(LOCAL_CONNECTOR_CALLS);
     const calls: Calls = quickConnector;
     const terminals = machine.proofs.firstStep.terminals ?? (await store.listTerminals(terminalQuery));
 
@@ -86,7 +65,6 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     try {
       for (const [rank, terminal] of terminals.entries()) {
         if (machine.stopReason) {
-          deprecatePatch(LOST_AUTHORIZATIONS_FROM_THE_VAULT);
           routed = await firstKnown(
             machine,
             await store.sentAuthorizations({ transactionId: input.transactionId }),
@@ -142,7 +120,6 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
           redirectUrl: routed.value.redirectUrl ?? input.hostedPageUrl,
         },
       );
-      deprecatePatch(CHALLENGE_CLOSED_AT_THE_ACQUIRER);
       const ended = await challenge(machine, calls, input, challenged);
       if (ended === 'approved') await machine.move('SUCCESS', 'Transaction processed successfully.');
       else await machine.move('FAILED', ended.declined);

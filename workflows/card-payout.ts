@@ -1,4 +1,4 @@
-import { patched } from '@temporalio/workflow';
+import { deprecatePatch } from '@temporalio/workflow';
 import { connectorKeys, type CardPayoutInput, type FirstAnswer, type HostedDecision } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
@@ -11,13 +11,17 @@ import { send } from './payout-send';
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */
 const TEST_MODE_LIMIT = 1000n;
 
-/** Reserve, send and settle in one remote step; histories from before took three. */
+/**
+ * Reserve, send and settle in one remote step. Deprecated: histories from before it (which took three) can
+ * no longer be open (docs/architecture.md, retiring a patch).
+ */
 const PAYOUT_IN_ONE_STEP = 'payout-reserve-send-settle-in-one-step';
 
 /**
  * The wallet and the terminals read in one local step, and the card purged by the final move's projection:
  * each local step is a round trip between the workflow and the worker inside the task that answers the
- * merchant. Histories from before read them apart and purged in a step of its own.
+ * merchant. Deprecated: histories from before it (which read them apart and purged in a step of its own)
+ * can no longer be open (docs/architecture.md, retiring a patch).
  */
 const FEWER_LOCAL_STEPS = 'payout-fewer-local-steps';
 
@@ -51,17 +55,14 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
 
   return runTransaction(machine, async () => {
     try {
-      const fewerSteps = patched(FEWER_LOCAL_STEPS);
-      machine.purgeCardWhenFinal = fewerSteps;
-      const setup = fewerSteps
-        ? await store.payoutSetup({
-            walletId: input.walletId,
-            merchantId: input.merchantId,
-            mode: input.mode,
-            terminalId: input.terminalId,
-          })
-        : undefined;
-      const wallet = setup?.wallet ?? (await store.getWallet({ walletId: input.walletId }));
+      deprecatePatch(FEWER_LOCAL_STEPS);
+      machine.purgeCardWhenFinal = true;
+      const { wallet, terminals } = await store.payoutSetup({
+        walletId: input.walletId,
+        merchantId: input.merchantId,
+        mode: input.mode,
+        terminalId: input.terminalId,
+      });
       if (wallet.currency !== input.currency) {
         await machine.move('BLOCKED', "Currency must match the wallet's currency");
         return;
@@ -76,25 +77,13 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
       }
       // Releasing is a no-op without a reserve, so the undo is registered before the reserve is tried.
       compensations.push(() => ledger.releaseFunds(funds));
-      const oneStep = patched(PAYOUT_IN_ONE_STEP);
-      if (!oneStep) {
-        const reserve = await attempt(() => ledger.reserveFunds(funds));
-        if (reserve.kind !== 'done') {
-          await fail(reserve.kind === 'failed' ? reserve.message : 'The payout could not be processed.');
-          return;
-        }
-        if (machine.stopReason) {
-          await fail(machine.stopReason);
-          return;
-        }
-      }
-
-      // In one step, each terminal's send reserves the funds first (again a no-op after the first).
+      deprecatePatch(PAYOUT_IN_ONE_STEP);
+      // Each terminal's send reserves the funds first (a no-op after the first).
       const sent = await send(
         machine,
         input,
-        oneStep ? { walletId: funds.walletId, amountMinor: funds.amountMinor } : undefined,
-        setup?.terminals,
+        { walletId: funds.walletId, amountMinor: funds.amountMinor },
+        terminals,
       );
       if (sent.kind === 'declined') {
         await fail(sent.message);

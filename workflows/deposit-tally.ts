@@ -1,4 +1,4 @@
-import { condition, deprecatePatch, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, workflowInfo } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import {
   closeWindowUpdate,
@@ -22,16 +22,12 @@ export interface Settlement {
 }
 
 /**
- * A deposit that arrives before the window opens (the transaction is still opening its address: a first
- * answer that came back PENDING under load lets a test-mode deposit in that early) waits for the window
- * and counts. Deprecated (docs/architecture.md, retiring a patch).
- */
-const EARLY_DEPOSITS_WAIT = 'early-deposits-wait-for-the-window';
-
-/**
  * A Reset's run counts what the run it replaced counted from the record (`countWhatTheReplacedRunCounted`).
  * Only a Reset's runs take this branch, told by their run id, which a worker replaying one knows; an
  * offline replay of a history (the replay test) does not, so none of a Reset's run is kept there.
+ * Not a patch to retire: while a Reset's run replays the history it copied, `patched` answers false (the
+ * run it replaced never took this branch), so the branch runs only where the new run goes on anew; a
+ * `deprecatePatch` here would schedule the read during that replay and fail the run as nondeterministic.
  */
 const RESET_RUNS_COUNT_RECORDED_DEPOSITS = 'reset-runs-count-recorded-deposits';
 
@@ -161,7 +157,6 @@ export class DepositTally {
     this.seen.add(deposit.txHash);
     if (!this.terms) await condition(() => this.terms !== undefined);
     if (!this.counting && !this.closed) {
-      deprecatePatch(EARLY_DEPOSITS_WAIT);
       await condition(() => this.counting || this.closed || this.machine.stopReason !== undefined);
     }
     const received: Received = {

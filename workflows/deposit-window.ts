@@ -1,14 +1,7 @@
-import { deprecatePatch, patched } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import type { FirstStepRequest, FirstStepResult } from '../activities/index';
 import type { CryptoExpectation, TransactionRef } from '../src/contracts';
 import { store } from './activities';
-
-/**
- * The deposit address is opened by a local activity (it is kept per transaction, so a task run again gets
- * the same one), and the first answer leaves with the first workflow task. Deprecated
- * (docs/architecture.md, retiring a patch).
- */
-const LOCAL_DEPOSIT_ADDRESS = 'deposit-address-opened-locally';
 
 /**
  * The merchant's settings and the deposit address are fetched by the run's first step, the one that binds
@@ -48,7 +41,6 @@ export async function openDeposits(input: DepositInput, opened: FirstStepResult[
     merchantId: input.merchantId,
     cryptoCurrency: crypto.cryptoCurrency,
   });
-  deprecatePatch(LOCAL_DEPOSIT_ADDRESS);
   const address = await store.openDepositAddress({
     transactionId: input.transactionId,
     network: crypto.cryptoNetwork,

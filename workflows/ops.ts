@@ -4,7 +4,6 @@ import {
   currentUpdateInfo,
   deprecatePatch,
   condition,
-  patched,
   setHandler,
   startChild,
 } from '@temporalio/workflow';
@@ -26,10 +25,11 @@ import { RETRY_AUDITED_FIRST, type Waiting } from './waiting';
 import { webhookDelivery } from './webhook-delivery';
 import { refusal } from './failures';
 
-/** A retry's audit row ends with the status its attempt came to; histories from before keep the one before. */
+/**
+ * A retry's audit row ends with the status its attempt came to. Deprecated: histories from before it (which
+ * kept the status before) can no longer be open (docs/architecture.md, retiring a patch).
+ */
 const RETRY_OUTCOME_AUDITED = 'retry-outcome-audited';
-
-const EMPTY_REDELIVERY_AUDITED = 'empty-redelivery-audited';
 
 /**
  * What the ops handlers use of a transaction's state machine (`TransactionStateMachine` in ./state, which
@@ -74,25 +74,19 @@ export function installOpsHandlers(machine: OpsMachine): void {
     shielded(async (input: OpsAction | undefined) => {
       const before = machine.current().status;
       const mark = machine.waiting.restMark;
-      // On the trail before the retry acts, so what the retry does can rely on it being recorded
-      // (histories from before cut first).
-      if (patched(RETRY_AUDITED_FIRST)) {
-        await audit('retryNow', input, before);
-        machine.waiting.cutBackoff();
-      } else {
-        machine.waiting.cutBackoff();
-        await audit('retryNow', input, before);
-      }
+      // On the trail before the retry acts, so what the retry does can rely on it being recorded.
+      deprecatePatch(RETRY_AUDITED_FIRST);
+      await audit('retryNow', input, before);
+      machine.waiting.cutBackoff();
       // The trail's "after" is what the attempt came to (paid, failed, another backoff), and so is the answer.
-      if (patched(RETRY_OUTCOME_AUDITED)) {
-        // Every move to a final status comes to rest too, once projected.
-        await condition(() => machine.waiting.restedSince(mark));
-        await records.recordOpsOutcome({
-          transactionId: machine.transactionId,
-          key: auditKey('retryNow'),
-          statusAfter: machine.current().status,
-        });
-      }
+      deprecatePatch(RETRY_OUTCOME_AUDITED);
+      // Every move to a final status comes to rest too, once projected.
+      await condition(() => machine.waiting.restedSince(mark));
+      await records.recordOpsOutcome({
+        transactionId: machine.transactionId,
+        key: auditKey('retryNow'),
+        statusAfter: machine.current().status,
+      });
       return machine.state();
     }),
     {
@@ -140,7 +134,6 @@ export function installOpsHandlers(machine: OpsMachine): void {
       // With no event to send, the request is still on the trail (a redelivery audits the runs it starts);
       // EMPTY_REDELIVERY_AUDITED is deprecated (docs/architecture.md, retiring a patch).
       if (runs.length === 0) {
-        deprecatePatch(EMPTY_REDELIVERY_AUDITED);
         await audit('redeliverWebhooks', input, machine.current().status);
       }
       for (const run of runs) {

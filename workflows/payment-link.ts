@@ -53,8 +53,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<'used' | 'ex
       },
     },
   );
-  const bound = proofs.bound();
-  if (bound) await bound;
+  await proofs.bound();
   const remaining = Date.parse(input.expiresAt) - Date.now();
   if (remaining > 0) await condition(() => usedBy !== undefined || expireNow, remaining);
   if (usedBy === undefined) {

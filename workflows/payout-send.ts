@@ -1,8 +1,8 @@
-import { patched } from '@temporalio/workflow';
+import { deprecatePatch } from '@temporalio/workflow';
 import { SEND_LANDS_WITHIN_MS, connectorKeys, type CardPayoutInput } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
-import { connector, lookup, store } from './activities';
+import { connector, lookup } from './activities';
 import type { TransactionStateMachine } from './state';
 import { askUntilKnown } from './unknown-outcome';
 
@@ -13,8 +13,8 @@ export type Sent =
   | { kind: 'declined'; message: string };
 
 /**
- * A lost send's "not found" is trusted only once the send can no longer land. Histories from before trusted
- * it at once (README, "Changing a workflow safely").
+ * A lost send's "not found" is trusted only once the send can no longer land. Deprecated: histories from
+ * before it (which trusted it at once) can no longer be open (docs/architecture.md, retiring a patch).
  */
 const NOT_FOUND_AFTER_THE_DEADLINE = 'payout-not-found-after-the-deadline';
 
@@ -25,24 +25,15 @@ const SEND_WINDOW_SECONDS = 60 * 60;
  * Tries the payout terminals by priority. A decline is the answer; a send the processor certainly did
  * not process moves on to the next terminal; a lost answer is asked for until the processor knows. When
  * every terminal refused, nothing was sent: the round is tried again on a backoff (ops can cut it short)
- * until the send window closes. Given the `funds`, each send reserves them first and settles them when
- * paid, in the same step (a refused reserve is a decline); without, the caller reserved them already.
- * The `terminals` are read here unless the caller read them.
+ * until the send window closes. Each send reserves the `funds` first and settles them when paid, in the
+ * same step (a refused reserve is a decline).
  */
 export async function send(
   machine: TransactionStateMachine,
   input: CardPayoutInput,
-  funds?: { walletId: string; amountMinor: string },
-  listed?: TerminalChoice[],
+  funds: { walletId: string; amountMinor: string },
+  terminals: TerminalChoice[],
 ): Promise<Sent> {
-  const terminals =
-    listed ??
-    (await store.listTerminals({
-      merchantId: input.merchantId,
-      mode: input.mode,
-      kind: 'payout',
-      terminalId: input.terminalId,
-    }));
   if (terminals.length === 0)
     return { kind: 'declined', message: 'No terminal is available for this transaction.' };
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
@@ -69,7 +60,7 @@ async function sendThrough(
   machine: TransactionStateMachine,
   input: CardPayoutInput,
   terminal: TerminalChoice,
-  funds: { walletId: string; amountMinor: string } | undefined,
+  funds: { walletId: string; amountMinor: string },
 ): Promise<Sent | undefined> {
   const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
   const request = {
@@ -80,22 +71,16 @@ async function sendThrough(
     amountMinor: input.amountMinor,
     currency: input.currency,
   };
-  const step = funds
-    ? `Reserve the funds and send the payout through ${terminal.terminalId} (${terminal.connector})`
-    : `Send the payout through ${terminal.terminalId} (${terminal.connector})`;
+  const step = `Reserve the funds and send the payout through ${terminal.terminalId} (${terminal.connector})`;
   machine.waiting.on('step', step);
   const result = await attempt<{ outcome: 'paid' | 'verification'; reference: string; settled?: boolean }>(
-    () =>
-      funds
-        ? connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }])
-        : connector.sendPayout.executeWithOptions({ summary: step }, [
-            { ...request, walletId: input.walletId },
-          ]),
+    () => connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }]),
   );
   if (result.kind === 'failed') return { kind: 'declined', message: result.message };
   if (result.kind === 'notProcessed') return undefined;
   // A lost answer: the processor's "not found" counts only once the last attempt's request can no longer
   // land (its deadline has passed), so the payout never goes to another terminal while it may still pay.
+  if (result.kind !== 'done') deprecatePatch(NOT_FOUND_AFTER_THE_DEADLINE);
   const known =
     result.kind === 'done'
       ? result.value
@@ -103,9 +88,7 @@ async function sendThrough(
           machine,
           terminal.connector,
           () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
-          patched(NOT_FOUND_AFTER_THE_DEADLINE)
-            ? { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS }
-            : {},
+          { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS },
         );
   if (known.outcome === 'not_found') return undefined;
   if (known.outcome === 'declined') return { kind: 'declined', message: known.message };

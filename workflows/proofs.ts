@@ -1,4 +1,4 @@
-import { ApplicationFailure, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, deprecatePatch, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { store } from './activities';
 import { shielded } from './transaction';
 import type { UpdateDefinition } from '@temporalio/common';
@@ -8,18 +8,11 @@ import { refusal } from './failures';
 import type { FirstStepRequest, FirstStepResult } from '../activities/index';
 
 /**
- * Workflows from here on bind their run to the record the service made for them before anything else
- * (`bindRun`): a run the service did not start fails there. Histories from before (no marker) confirmed
- * only the update key, alongside their first steps.
+ * Every run binds itself to the record the service made for it before anything else (`bindRun`): a run
+ * the service did not start fails there. Deprecated: histories from before it (which confirmed only the
+ * update key, alongside their first steps) can no longer be open (docs/architecture.md, retiring a patch).
  */
 const RUN_BOUND = 'run-bound-to-the-service-record';
-
-/**
- * Every workflow started from here on requires proofs: one started without an update key takes no
- * internal update at all. Histories from before (no marker) replay as they ran, taking internal updates
- * without proof.
- */
-const UPDATE_PROOFS_REQUIRED = 'update-proofs-required';
 
 /** What a service workflow's input says of where it comes from. */
 export interface StartedWith {
@@ -36,14 +29,12 @@ export interface StartedWith {
  */
 export class UpdateProofs {
   private readonly spent = new Set<string>();
-  private readonly required: boolean;
   private readonly key: string | undefined;
   /** Whether the run was confirmed as the service's; undefined until the worker answered. */
   private confirmed: boolean | undefined;
   private readonly confirmation: Promise<boolean>;
   /** Why the run is not the service's, once known. */
   private refused: string | undefined;
-  private readonly bindsFirst: boolean;
 
   /** What the binding fetched as well, when it was asked to (`firstStep`). */
   private fetched: FirstStepResult | undefined;
@@ -54,35 +45,25 @@ export class UpdateProofs {
    */
   constructor(input: StartedWith, fetch?: FirstStepRequest) {
     this.key = input.updateKey;
-    this.bindsFirst = patched(RUN_BOUND);
-    if (this.bindsFirst) {
-      this.required = true;
-      this.confirmation = store
-        .bindRun({
-          input,
-          firstRunId: workflowInfo().firstExecutionRunId,
-          ...fetch,
-        })
-        .then(({ refused, ...fetched }) => {
-          this.refused = refused;
-          this.fetched = fetched;
-          return (this.confirmed = refused === undefined);
-        });
-      return;
-    }
-    this.required = patched(UPDATE_PROOFS_REQUIRED);
-    this.confirmation =
-      this.required && this.key !== undefined
-        ? store.isServiceUpdateKey({ updateKey: this.key }).then((confirmed) => (this.confirmed = confirmed))
-        : Promise.resolve((this.confirmed = !this.required));
+    deprecatePatch(RUN_BOUND);
+    this.confirmation = store
+      .bindRun({
+        input,
+        firstRunId: workflowInfo().firstExecutionRunId,
+        ...fetch,
+      })
+      .then(({ refused, ...fetched }) => {
+        this.refused = refused;
+        this.fetched = fetched;
+        return (this.confirmed = refused === undefined);
+      });
   }
 
   /**
    * Resolves once the run is bound to its record; fails the workflow (`NotTheServiceRun`, with why) when
-   * the service did not start it, so nothing else runs. Nothing to wait for in histories from before.
+   * the service did not start it, so nothing else runs.
    */
-  bound(): Promise<void> | undefined {
-    if (!this.bindsFirst) return undefined;
+  bound(): Promise<void> {
     return this.confirmation.then((confirmed) => {
       if (confirmed) return;
       log.warn('run refused: the service did not start it', { refused: this.refused });
@@ -92,7 +73,6 @@ export class UpdateProofs {
 
   /** For a validator: refuses an update the service did not prove for this run, before it is accepted. */
   check(update: string, arg: unknown, proof: UpdateProof | undefined): void {
-    if (!this.required) return;
     const { workflowId, runId } = workflowInfo();
     const proven =
       this.key !== undefined &&
@@ -107,8 +87,8 @@ export class UpdateProofs {
   }
 
   /**
-   * What the binding fetched besides (each part undefined when it was not asked for, and all of it in
-   * histories from before runs were bound); read once the run is bound.
+   * What the binding fetched besides (each part undefined when it was not asked for); read once the run is
+   * bound.
    */
   get firstStep(): FirstStepResult {
     return this.fetched ?? {};

@@ -1,8 +1,8 @@
 import {
   allHandlersFinished,
   condition,
+  deprecatePatch,
   log,
-  patched,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -36,6 +36,10 @@ export type Answer = HostedDecision | 'timeout' | 'stopped';
 
 const OUTCOME_UNKNOWN = 'The outcome is being confirmed with the processor.';
 
+/**
+ * A customer's answer on a hosted page is answered once handled, not once final. Deprecated: histories
+ * from before it can no longer be open (docs/architecture.md, retiring a patch).
+ */
 const DECISION_ANSWERED_WHEN_HANDLED = 'decision-answered-when-handled';
 
 /**
@@ -104,9 +108,8 @@ export class TransactionStateMachine {
         this.decision = answer;
         const waits = this.waits;
         // Answered once handled: final, or waiting again (a return from the acquirer's page that found the
-        // challenge still open), so such returns never pile up in flight. Histories from before waited for
-        // the final state.
-        if (!patched(DECISION_ANSWERED_WHEN_HANDLED)) return this.finalAnswer();
+        // challenge still open), so such returns never pile up in flight.
+        deprecatePatch(DECISION_ANSWERED_WHEN_HANDLED);
         await condition(() => isFinal(this.projection.state.status) || this.waits > waits);
         return this.projection.state;
       },

@@ -22,7 +22,7 @@ export async function runTransaction(
     requestStop(request: StopRequest): void;
     finish(): Promise<FirstAnswer>;
     adopt(state: FirstAnswer): void;
-    proofs: { bound(): Promise<void> | undefined };
+    proofs: { bound(): Promise<void> };
   },
   body: () => Promise<void>,
 ): Promise<FirstAnswer> {
@@ -31,8 +31,7 @@ export async function runTransaction(
   );
   return CancellationScope.nonCancellable(async () => {
     // A run the service did not start fails here, before any step.
-    const bound = machine.proofs.bound();
-    if (bound) await bound;
+    await machine.proofs.bound();
     try {
       await body();
     } catch (error) {

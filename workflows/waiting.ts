@@ -1,4 +1,4 @@
-import { condition, deprecatePatch, setCurrentDetails } from '@temporalio/workflow';
+import { condition, setCurrentDetails } from '@temporalio/workflow';
 import type { WaitingFor } from '../src/contracts';
 
 /**
@@ -12,14 +12,9 @@ export function clock(at: number, now = Date.now()): string {
 }
 
 /**
- * A stop request no longer ends a backoff that waits for a connector: the stop is honoured once the
- * connector's answer is known. Deprecated (docs/architecture.md, retiring a patch).
- */
-const STOP_WAITS_FOR_THE_CONNECTOR = 'stop-waits-for-the-connector';
-
-/**
  * `retryNow` (of a transaction or a webhook delivery) is on the audit trail before the retry it asks for
- * acts, so what the retry does may rely on it being recorded. Histories from before cut the wait first.
+ * acts, so what the retry does may rely on it being recorded. Deprecated: histories from before it (which
+ * cut the wait first) can no longer be open (docs/architecture.md, retiring a patch).
  */
 export const RETRY_AUDITED_FIRST = 'retry-audited-before-it-acts';
 
@@ -85,7 +80,6 @@ export class Waiting {
     const deadline = Date.now() + ms;
     this.on('retry', `${detail}; next try at ${clock(deadline)}`);
     this.retry = false;
-    if (options.stoppable !== true) deprecatePatch(STOP_WAITS_FOR_THE_CONNECTOR);
     const stoppable = options.stoppable === true;
     await condition(() => this.retry || (stoppable && this.stopped()), ms, { summary: detail });
     this.retry = false;

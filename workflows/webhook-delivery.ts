@@ -5,7 +5,6 @@ import {
   condition,
   currentUpdateInfo,
   deprecatePatch,
-  patched,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -24,15 +23,9 @@ import { RETRY_AUDITED_FIRST, clock } from './waiting';
 import { refusal } from './failures';
 
 /**
- * Records the delivery in the attempt's own write instead of a separate step. Deprecated
- * (docs/architecture.md, retiring a patch).
- */
-const DELIVERY_RECORDED_WITH_ATTEMPT = 'webhook-delivery-recorded-with-attempt';
-
-/**
  * The transaction's own workflow records the event and makes the first attempt in one step; a delivery
- * workflow starts only to retry. Workflows that sent events before recorded them and started a delivery
- * workflow for every event.
+ * workflow starts only to retry. Deprecated: histories from before it (which started a delivery workflow
+ * for every event) can no longer be open (docs/architecture.md, retiring a patch).
  */
 const FIRST_ATTEMPT_IN_THE_TRANSACTION = 'webhook-first-attempt-in-the-transaction';
 
@@ -55,14 +48,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
           actor: actorOf(action),
           action: 'retryWebhook',
         });
-      // On the trail before the attempt goes (histories from before asked for the attempt first).
-      if (patched(RETRY_AUDITED_FIRST)) {
-        await record();
-        retryRequested = true;
-      } else {
-        retryRequested = true;
-        await record();
-      }
+      // On the trail before the attempt goes.
+      deprecatePatch(RETRY_AUDITED_FIRST);
+      await record();
+      retryRequested = true;
       return 'The next attempt starts now.';
     },
     {
@@ -72,7 +61,6 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
       },
     },
   );
-  deprecatePatch(DELIVERY_RECORDED_WITH_ATTEMPT);
   /** Waits before the attempt after `attempt`; false when the window would close first. */
   const pause = async (attempt: number, error: string): Promise<boolean> => {
     const delaySeconds = input.delaysSeconds[Math.min(attempt - 1, input.delaysSeconds.length - 1)] ?? 0;
@@ -126,31 +114,21 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'del
  * Nothing when the transaction has no webhook URL.
  */
 export async function sendWebhookEvent(transactionId: string, eventKey: string): Promise<void> {
-  if (patched(FIRST_ATTEMPT_IN_THE_TRANSACTION)) {
-    const firstAttemptAt = Date.now();
-    const first = await webhook.recordAndDeliverWebhook.executeWithOptions(
-      { summary: `Webhook ${eventKey}, attempt 1` },
-      [{ transactionId, eventKey }],
-    );
-    if (!first || first.delivered) return;
-    await startDelivery(transactionId, eventKey, {
-      eventId: first.eventId,
-      run: 0,
-      delaysSeconds: first.delaysSeconds,
-      windowSeconds: first.windowSeconds,
-      attemptsMade: 1,
-      firstAttemptAt,
-      ...(first.error ? { lastError: first.error } : {}),
-    });
-    return;
-  }
-  const event = await records.recordWebhookEvent({ transactionId, eventKey });
-  if (!event) return;
+  deprecatePatch(FIRST_ATTEMPT_IN_THE_TRANSACTION);
+  const firstAttemptAt = Date.now();
+  const first = await webhook.recordAndDeliverWebhook.executeWithOptions(
+    { summary: `Webhook ${eventKey}, attempt 1` },
+    [{ transactionId, eventKey }],
+  );
+  if (!first || first.delivered) return;
   await startDelivery(transactionId, eventKey, {
-    eventId: event.eventId,
+    eventId: first.eventId,
     run: 0,
-    delaysSeconds: event.delaysSeconds,
-    windowSeconds: event.windowSeconds,
+    delaysSeconds: first.delaysSeconds,
+    windowSeconds: first.windowSeconds,
+    attemptsMade: 1,
+    firstAttemptAt,
+    ...(first.error ? { lastError: first.error } : {}),
   });
 }
 

@@ -21,9 +21,6 @@ beforeAll(async () => {
     {
       // A payout send that fails as a driver might, echoing data and a path.
       wrap: () => ({
-        sendPayout: async () => {
-          throw new Error(SECRET);
-        },
         reserveAndSendPayout: async () => {
           throw new Error(SECRET);
         },

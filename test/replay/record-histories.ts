@@ -122,6 +122,15 @@ it('records the histories', { timeout: 180_000 }, async () => {
   const cancelled = await start('cardPayment', await card('5555555555554444'));
   await cancelled.cancel();
   await save('card-cancelled-mid-challenge', cancelled, 'finished');
+  // Hosted: the customer is sent to our page and the workflow waits for the card typed there.
+  const hosted = (challengeTimeoutSeconds: number) =>
+    insertCardTransaction(env.database.db, key(), merchant, {
+      pan: '4242424242424242',
+      hosted: true,
+      challengeTimeoutSeconds,
+    });
+  await save('card-hosted-waiting-for-card', await start('cardPayment', await hosted(600)), 'waiting');
+  await save('card-hosted-abandoned', await start('cardPayment', await hosted(1)), 'finished');
 
   const payout = async (pan: string) => insertPayoutTransaction(env.database.db, key(), merchant, { pan });
   await save('payout-paid', await start('cardPayout', await payout('4222222222222222')), 'finished');
