@@ -4,7 +4,10 @@
 // cached workflow keeps. 3-D Secure card payments are started and left waiting on their challenge; the
 // heap is read before and after the last `BENCH_HEAP_WORKFLOWS` (default 400). Unlike resident memory,
 // this figure holds run to run. Spawned with `--expose-gc` by bench/run.ts, with the service's
-// environment and its own task queue; prints one JSON line.
+// environment and its own task queue; prints one JSON line. `BENCH_HEAP_SNAPSHOT_DIR`: also writes a V8 heap
+// snapshot there before and after the last workflows, to compare in Chrome's DevTools (Memory, Comparison).
+import { writeHeapSnapshot } from 'node:v8';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
@@ -73,10 +76,16 @@ async function main() {
     for (let i = 0; i < count; i += 8)
       await Promise.all(Array.from({ length: Math.min(8, count - i) }, leaveWaiting));
   };
+  const snapshots = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+  const snapshot = (name: string) => {
+    if (snapshots) writeHeapSnapshot(join(snapshots, `worker-${name}.heapsnapshot`));
+  };
   await leave(WARM);
   const before = await settledHeap();
+  snapshot('before');
   await leave(WORKFLOWS);
   const after = await settledHeap();
+  snapshot('after');
   const cached = worker.getStatus().numCachedWorkflows;
   worker.shutdown();
   await running;

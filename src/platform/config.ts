@@ -94,6 +94,11 @@ const schema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Trace API requests, workflows and activities with OpenTelemetry, exported over OTLP/HTTP. */
   TRACING: bool.default(false),
+  /**
+   * Whether a worker captures a stack trace for each promise its workflows make, for the Temporal UI's Stack
+   * Trace tab (workflows/no-stack-traces.ts): about 12 % of a worker's CPU per transaction when on.
+   */
+  WORKFLOW_STACK_TRACES: bool.default(false),
   /** Where traces go when TRACING is on (the OpenTelemetry variable of the same name). */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().default('http://127.0.0.1:4318'),
   OTEL_SERVICE_NAME: z.string().min(1).default('payments'),

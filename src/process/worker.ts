@@ -40,32 +40,49 @@ const tracingInterceptors = createRequire(import.meta.url).resolve(
  */
 export const sharedWorkflowModules = [workflowsPath];
 
+/** Loaded first, unless workflow stack traces are wanted: workflows then capture none (its comment says why). */
+const noStackTracesPath = fromRoot('workflows', 'no-stack-traces.ts');
+
 /** How the workflow code is bundled, for the workers and the tests alike. */
 export const workflowBundleOptions = {
   workflowsPath,
   failureConverterPath,
-  preloadModules: sharedWorkflowModules,
+  preloadModules: [noStackTracesPath, ...sharedWorkflowModules],
 };
 
-const bundles = new Map<boolean, Promise<WorkflowBundle>>();
+/** What else goes into a workflow bundle. */
+export interface BundleVariant {
+  /** The OpenTelemetry workflow interceptors (`TRACING`). */
+  traced?: boolean;
+  /** Stack traces captured for the Temporal UI's Stack Trace tab (`WORKFLOW_STACK_TRACES`). */
+  stackTraces?: boolean;
+}
+
+const bundles = new Map<string, Promise<WorkflowBundle>>();
 
 /**
  * Bundles the workflow code once per process, or reads the bundle the same code made before
  * (bundle-cache.ts); a bad import fails here, not in a crash-looping worker.
  * `traced` adds the OpenTelemetry workflow interceptors, which read the trace context from headers and add
- * no commands, so traced and untraced workers replay the same histories.
+ * no commands, so traced and untraced workers replay the same histories; so do workers with and without
+ * `stackTraces`.
  */
-export function workflowBundle(traced = false): Promise<WorkflowBundle> {
-  let bundle = bundles.get(traced);
+export function workflowBundle({
+  traced = false,
+  stackTraces = false,
+}: BundleVariant = {}): Promise<WorkflowBundle> {
+  const variant = `${traced ? 'traced' : 'plain'}${stackTraces ? '-stack-traces' : ''}`;
+  let bundle = bundles.get(variant);
   if (!bundle) {
-    bundle = cachedBundle(traced ? 'traced' : 'plain', () =>
+    bundle = cachedBundle(variant, () =>
       bundleWorkflowCode({
         ...workflowBundleOptions,
+        ...(stackTraces ? { preloadModules: sharedWorkflowModules } : {}),
         logger: quietBundlerLogger,
         ...(traced ? { workflowInterceptorModules: [tracingInterceptors] } : {}),
       }),
     );
-    bundles.set(traced, bundle);
+    bundles.set(variant, bundle);
   }
   return bundle;
 }
@@ -102,7 +119,10 @@ export async function createWorker(options: {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
-    workflowBundle: await workflowBundle(tracing !== undefined),
+    workflowBundle: await workflowBundle({
+      traced: tracing !== undefined,
+      stackTraces: config.WORKFLOW_STACK_TRACES,
+    }),
     ...(tracing
       ? {
           interceptors: {

@@ -111,11 +111,15 @@ export async function startTestEnv(
   });
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 
+  // The suite's bundle, unless the config asks for another (as a worker would make it).
+  const bundle = config.WORKFLOW_STACK_TRACES
+    ? await (await import('../../src/process/worker')).workflowBundle({ stackTraces: true })
+    : { codePath: inject('workflowBundlePath') };
   const makeWorker = () =>
     Worker.create({
       connection: nativeConnection,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
+      workflowBundle: bundle,
       activities: createActivities({ db: database.db, config, temporal: () => client, ...activityOverrides }),
       dataConverter: dataConverter(config),
     });
