@@ -47,7 +47,7 @@ async function main() {
   const worker = await Worker.create({
     connection,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle({ stackTraces: config.WORKFLOW_STACK_TRACES }),
     activities: createActivities({ db: database.db, config }),
     dataConverter: dataConverter(config),
     debugMode: true,

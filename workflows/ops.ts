@@ -131,8 +131,7 @@ export function installOpsHandlers(machine: OpsMachine): void {
         transactionId: machine.transactionId,
         actor: actorOf(input),
       });
-      // With no event to send, the request is still on the trail (a redelivery audits the runs it starts);
-      // EMPTY_REDELIVERY_AUDITED is deprecated (docs/architecture.md, retiring a patch).
+      // With no event to send, the request is still on the trail (a redelivery audits the runs it starts).
       if (runs.length === 0) {
         await audit('redeliverWebhooks', input, machine.current().status);
       }
