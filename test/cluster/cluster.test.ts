@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { allSearchAttributes } from '../../src/contracts';
+import { startCarryingEverySearchAttribute } from '../helpers/search-attribute-probe';
 import { describe, expect, it } from 'vitest';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles, until, waitReady } from '../faults/harness';
 import { LoadClient, loadMerchant, type Created } from '../faults/load';
@@ -130,13 +130,7 @@ describe('cluster', () => {
 async function expectSearchAttributesUsableAtOnce(address: string) {
   const connection = await Connection.connect({ address });
   try {
-    const client = new Client({ connection });
-    const handle = await client.workflow.start('searchAttributesProbe', {
-      taskQueue: 'search-attributes-probe',
-      workflowId: `search-attributes-probe-${Date.now()}`,
-      typedSearchAttributes: allSearchAttributes.map((key) => ({ key, value: 'probe' })),
-    });
-    await handle.terminate('the probe only checks that its start is accepted');
+    await startCarryingEverySearchAttribute(new Client({ connection }));
   } finally {
     await connection.close();
   }

@@ -10,6 +10,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { allSearchAttributes } from '../../src/contracts';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { eventually } from '../helpers/eventually';
+import { startCarryingEverySearchAttribute } from '../helpers/search-attribute-probe';
 
 describe('ensureSearchAttributes', () => {
   it('registers them on a new namespace and returns once a start carrying them is accepted', async () => {
@@ -33,13 +34,7 @@ describe('ensureSearchAttributes', () => {
       expect((await ensureSearchAttributes(address, namespace)).sort()).toEqual([...names].sort());
 
       // At once: without the wait the frontend refuses this for up to one namespace reload.
-      const client = new Client({ connection, namespace });
-      const handle = await client.workflow.start('searchAttributesProbe', {
-        taskQueue: 'search-attributes-probe',
-        workflowId: `probe-${randomUUID()}`,
-        typedSearchAttributes: allSearchAttributes.map((key) => ({ key, value: 'probe' })),
-      });
-      await handle.terminate('the probe only checks that its start is accepted');
+      await startCarryingEverySearchAttribute(new Client({ connection, namespace }));
 
       // Registered once: a second call adds nothing.
       expect(await ensureSearchAttributes(address, namespace)).toEqual([]);
