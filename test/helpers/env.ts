@@ -111,18 +111,28 @@ export async function startTestEnv(
   });
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 
-  // The suite's bundle, unless the config asks for another (as a worker would make it).
-  const bundle = config.WORKFLOW_STACK_TRACES
-    ? await (await import('../../src/process/worker')).workflowBundle({ stackTraces: true })
-    : { codePath: inject('workflowBundlePath') };
-  const makeWorker = () =>
-    Worker.create({
-      connection: nativeConnection,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      workflowBundle: bundle,
-      activities: createActivities({ db: database.db, config, temporal: () => client, ...activityOverrides }),
-      dataConverter: dataConverter(config),
-    });
+  // The suite's bundle; a config asking for workflow stack traces gets a worker made as the service makes
+  // it (`createWorker`, which bundles them in).
+  const makeWorker = async () =>
+    config.WORKFLOW_STACK_TRACES
+      ? (await import('../../src/process/worker')).createWorker({
+          config,
+          db: database.db,
+          connection: nativeConnection,
+          activityOverrides,
+        })
+      : Worker.create({
+          connection: nativeConnection,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          activities: createActivities({
+            db: database.db,
+            config,
+            temporal: () => client,
+            ...activityOverrides,
+          }),
+          dataConverter: dataConverter(config),
+        });
   let worker = await makeWorker();
   let running: Promise<void> | undefined = worker.run();
 
