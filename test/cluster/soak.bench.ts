@@ -49,6 +49,8 @@ const RATE = Number(process.env.SOAK_RATE ?? 4);
 const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 15);
 /** The warm-up left out of the memory slopes, and the length of each latency window. */
 const WINDOW_MS = Math.min(10, MINUTES / 3) * 60_000;
+/** The start of the idle left out of its second slope: a third of it, at most ten minutes. */
+const IDLE_SETTLING_MS = Math.min(10, IDLE_MINUTES / 3) * 60_000;
 /** Transactions under way at most: past it the load waits (and says it fell behind its rate). */
 const IN_FLIGHT = 400;
 /** The targets (issue 42): memory per 1,000 transactions, idle growth per hour, latency drift. */
@@ -322,6 +324,10 @@ describe('soak', () => {
           const rested = samples.filter((s) => s.idle);
           const perThousand = slope(loaded.map((s) => [s.final / 1000, s.mb[name] ?? 0]));
           const perHour = slope(rested.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          // Also past the idle's own settling (heaps given back or grown once after the load), as the load's
+          // slope leaves out its warm-up: shown beside the target's figure, which stays the whole idle's.
+          const settled = rested.filter((s) => s.t >= (rested[0]?.t ?? 0) + IDLE_SETTLING_MS);
+          const perHourSettled = slope(settled.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
           const first = samples.find((s) => s.mb[name] !== undefined)?.mb[name] ?? 0;
           const last = samples.at(-1)?.mb[name] ?? 0;
           return [
@@ -329,6 +335,7 @@ describe('soak', () => {
             {
               mbPer1000Transactions: round(perThousand),
               mbPerHourIdle: round(perHour),
+              mbPerHourIdleSettled: round(perHourSettled),
               firstMb: round(first),
               lastMb: round(last),
               met: perThousand <= MB_PER_1000 && perHour <= IDLE_MB_PER_HOUR,
@@ -387,11 +394,11 @@ describe('soak', () => {
           `[soak] ${created.length} transactions in ${MINUTES} min (${result.achievedRate}/s, ${behind} starts late), all final ${result.secondsUntilAllFinal} s after the load; ${failures.length} failed requests`,
           `[soak] verdict: ${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length })}`,
           '',
-          '| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Met |',
-          '|---|---|---|---|---|',
+          `| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Idle, after its first ${IDLE_SETTLING_MS / 60_000} min | Met |`,
+          '|---|---|---|---|---|---|',
           ...Object.entries(memory).map(
             ([name, m]) =>
-              `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.met ? 'yes' : 'no'} |`,
+              `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.met ? 'yes' : 'no'} |`,
           ),
           '',
           '| Chain | Payins | Deposit to webhook p50, first window | Last window | Drift | Met |',
