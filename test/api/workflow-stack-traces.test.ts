@@ -4,7 +4,7 @@ import { cardRequest, merchantClient } from '../helpers/merchant-client';
 
 /**
  * The Temporal UI's Stack Trace tab (the `__stack_trace` query) of a card payment waiting on its 3-D Secure
- * challenge: empty by default, where the SDK captured no frame for any of the workflow's promises
+ * challenge: no frames by default, where the SDK captured none for any of the workflow's promises
  * (workflows/no-stack-traces.ts), and naming the workflow's own source with `WORKFLOW_STACK_TRACES=true`.
  */
 async function stackTraceOfAWaitingPayment(env: TestEnv): Promise<string> {
