@@ -37,6 +37,9 @@ export function dynamicConfigArgs(): string[] {
     // The reload ensureSearchAttributes waits out (NAMESPACE_REFRESH_MS), whatever the CLI's default.
     '--dynamic-config-value',
     `system.namespaceCacheRefreshInterval="${NAMESPACE_REFRESH_MS / 1000}s"`,
+    // The dev server's default, written down because the real server's is off (deploy/temporal/dynamicconfig.yaml).
+    '--dynamic-config-value',
+    'system.enableActivityEagerExecution=true',
   ];
 }
 
