@@ -195,23 +195,30 @@ export interface SentAuthorization {
 }
 
 async function describeSent(db: Db, keys: string[]): Promise<SentAuthorization[]> {
+  const sent = await terminalsOfKeys(db, keys, connectorKeys.terminalOfAuthorization);
+  return sent.map(({ key, ...terminal }) => ({ authorizationKey: key, ...terminal }));
+}
+
+/**
+ * The terminal each idempotency key was sent through (active or not), read by the terminal id the key
+ * names (`terminalOf`).
+ */
+export async function terminalsOfKeys(
+  db: Db,
+  keys: string[],
+  terminalOf: (key: string) => string,
+): Promise<{ key: string; terminalId: string; connector: string; descriptor: string | null }[]> {
   if (keys.length === 0) return [];
-  const ids = keys.map(connectorKeys.terminalOfAuthorization);
+  const ids = keys.map(terminalOf);
   const found = await db
     .select({ id: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
     .from(terminals)
     .where(inArray(terminals.id, ids));
-  return keys.map((authorizationKey, i) => {
+  return keys.map((key, i) => {
     const terminal = found.find((t) => t.id === ids[i]);
     // Terminals are never deleted (only deactivated); one that vanished cannot be asked, so nothing is
     // sent anywhere else until ops look (the activity fails and is retried).
-    if (!terminal)
-      throw new Error(`${authorizationKey} went through terminal ${ids[i]}, which no longer exists`);
-    return {
-      authorizationKey,
-      terminalId: terminal.id,
-      connector: terminal.connector,
-      descriptor: terminal.descriptor,
-    };
+    if (!terminal) throw new Error(`${key} went through terminal ${ids[i]}, which no longer exists`);
+    return { key, terminalId: terminal.id, connector: terminal.connector, descriptor: terminal.descriptor };
   });
 }

@@ -125,6 +125,7 @@ const ACT_FOR_A_RECORD = [
   'completeApm',
   'cancelApm',
   'reserveAndSendPayout',
+  'closePayoutSends',
   'confirmPayout',
   'releaseFunds',
   'settleFunds',

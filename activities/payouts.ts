@@ -1,14 +1,21 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
-import { readVaultedCard } from '../src/transactions/card-vault';
-import { failureTypes, isFinal, type Mode } from '../src/contracts';
+import {
+  authorizationsSentWith,
+  closePayoutSends,
+  notePayoutSend,
+  readVaultedCard,
+} from '../src/transactions/card-vault';
+import { connectorKeys, failureTypes, isFinal, type Mode } from '../src/contracts';
 import { finalAlready } from './authority';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
 import { businessOutcome, callConnector, sendWindow, unknownConnector } from './connector-calls';
 import { payoutFundsState, reservePayoutFunds, settlePayoutFunds, type PayoutFunds } from './ledger';
 import { findTransaction } from '../src/transactions/lookup';
+import type { TerminalChoice } from './projection';
+import { terminalsOfKeys } from './cards';
 
 export type PayoutOutcome = { outcome: 'paid' | 'verification'; reference: string };
 
@@ -21,6 +28,21 @@ export interface PayoutSend {
   connector: string;
   amountMinor: string;
   currency: string;
+}
+
+/** A payout key noted as sent, with the terminal it went through. */
+export type SentPayout = TerminalChoice & { payoutKey: string };
+
+/**
+ * Payout keys this transaction noted as sent through other terminals, which a lost workflow task made and
+ * its retry does not know of: the workflow asks about them before anything is sent again.
+ */
+export type PayoutSentElsewhere = { outcome: 'sentElsewhere'; sent: SentPayout[] };
+
+/** The terminals payout keys were sent through, in the order noted. */
+export async function describePayoutsSent(db: Db, keys: string[]): Promise<SentPayout[]> {
+  const sent = await terminalsOfKeys(db, keys, connectorKeys.terminalOfPayout);
+  return sent.map(({ key, ...terminal }) => ({ payoutKey: key, ...terminal }));
 }
 
 /** The points between the steps of `reserveAndSendPayout`, from before its first (`started`). */
@@ -45,9 +67,13 @@ export function payoutActivities(
     if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
-  const send = async (input: PayoutSend, firstCall = false): Promise<PayoutOutcome> => {
+  const send = async (
+    input: PayoutSend,
+    firstCall: boolean,
+    noted?: { pan?: string; expiry?: string },
+  ): Promise<PayoutOutcome> => {
     const processor = processorFor(input.connector);
-    const card = await readVaultedCard(db, masterKey, input.transactionId);
+    const card = noted ?? (await readVaultedCard(db, masterKey, input.transactionId));
     if (!card?.pan || !card.expiry)
       throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
     const { pan, expiry } = card;
@@ -101,20 +127,51 @@ export function payoutActivities(
      * answer. `settled` says whether this step settled (a payout waiting on the cardholder is not).
      */
     async reserveAndSendPayout(
-      input: PayoutSend & { funds: Omit<PayoutFunds, 'transactionId'> },
-    ): Promise<PayoutOutcome & { settled: boolean }> {
+      input: PayoutSend & {
+        funds: Omit<PayoutFunds, 'transactionId'>;
+        /**
+         * Given when the send runs inside the workflow task (a local activity): the keys this payout sent
+         * that the workflow knows were not processed. The key is then noted before anything else happens,
+         * and nothing happens when the payout's sends were closed or another key may have been processed
+         * (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
+         */
+        notProcessed?: string[];
+      },
+    ): Promise<(PayoutOutcome & { settled: boolean }) | PayoutSentElsewhere> {
       const started = Date.now();
       const funds = { ...input.funds, transactionId: input.transactionId };
+      // The workflow may give up on this attempt when its time is up, ask the processor, find nothing and
+      // route elsewhere or release the funds: an attempt held up (a wallet row locked by another payout, a
+      // worker stalled) must neither reserve nor send that late. It is retried, having done neither.
+      const { startToCloseTimeoutMs } = Context.current().info;
+      const late = () => {
+        if (Date.now() - started > startToCloseTimeoutMs / 2)
+          throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
+      };
       await after('started', input.transactionId);
+      let card: { pan?: string; expiry?: string } | undefined;
+      if (input.notProcessed) {
+        const note = await notePayoutSend(
+          db,
+          masterKey,
+          input.transactionId,
+          input.payoutKey,
+          input.notProcessed,
+        );
+        if (note.noted) card = note.card;
+        else if ('closed' in note) {
+          if (note.elsewhere.length > 0)
+            return { outcome: 'sentElsewhere', sent: await describePayoutsSent(db, note.elsewhere) };
+          // Only a workflow task that was lost runs this after the stop closed the sends: its answer is
+          // never read.
+          throw businessOutcome('The payout was stopped before it was sent.', failureTypes.declined);
+        }
+        late();
+      }
       const reserved = await reservePayoutFunds(db, funds);
       if (reserved === 'applied') options.countLedger?.('reserve');
       await after('reserved', input.transactionId);
-      // The server gives up on this attempt when its time is up and the workflow may then ask the
-      // processor, find nothing and route elsewhere: an attempt held up before the send (a wallet row
-      // locked by another payout) must not send that late. It is retried, having sent nothing.
-      const { startToCloseTimeoutMs } = Context.current().info;
-      if (Date.now() - started > startToCloseTimeoutMs / 2)
-        throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
+      late();
       // Only funds held for this payout are sent: settled ones were paid (a Reset's run asks the processor
       // instead of sending), released ones went back to the wallet.
       const state = reserved === 'applied' ? 'held' : await payoutFundsState(db, funds);
@@ -125,12 +182,28 @@ export function payoutActivities(
       }
       if (state !== 'held') throw await notHeld(input.transactionId);
       // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite.
-      const outcome = await send(input, reserved === 'applied');
+      const outcome = await send(input, reserved === 'applied', card);
       await after('sent', input.transactionId);
       if (outcome.outcome !== 'paid') return { ...outcome, settled: false };
       if ((await settlePayoutFunds(db, funds)) === 'applied') options.countLedger?.('settle');
       await after('settled', input.transactionId);
       return { ...outcome, settled: true };
+    },
+
+    /**
+     * Stops a payout's sends (ops stopped it before it was sent) and answers what was noted as sent
+     * before: a workflow task that was lost may have sent it, so the workflow asks before it ends.
+     */
+    async closePayoutSends(input: { transactionId: string }): Promise<SentPayout[]> {
+      return describePayoutsSent(db, await closePayoutSends(db, input.transactionId));
+    },
+
+    /**
+     * The payout keys this transaction noted as sent, with their terminals, in the order noted: asked only
+     * where a check would end the payout before its send (a lost attempt of the task may have sent).
+     */
+    async payoutsSent(input: { transactionId: string }): Promise<SentPayout[]> {
+      return describePayoutsSent(db, await authorizationsSentWith(db, input.transactionId));
     },
 
     async confirmPayout(input: {

@@ -24,7 +24,8 @@ export const connector = proxyActivities<Activities>({
  * and a second workflow task. Only calls the connector deduplicates by idempotency key belong here: a task
  * that is lost (a worker crash) runs the call again with the same key, and the connector gives the first
  * call's result. What a lost task may have done where its retry takes another path (a stop request
- * arrived meanwhile) is asked for (`workflows/card-payment.ts`).
+ * arrived meanwhile) is asked for (`workflows/card-payment.ts`). A payout's send, which reserves and
+ * settles in the wallet too, runs here behind its fence (`workflows/payout-send.ts`).
  */
 export const quickConnector = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -67,6 +68,8 @@ export const webhookBatch = proxyActivities<Activities>({
  * never local: a local activity runs inside the workflow task, and a task the server refuses to complete
  * (an update or signal arrived meanwhile) is run again with more events, possibly down another path. A
  * remote activity is scheduled only by a task that completed, so money moves only on decisions that stand.
+ * The one exception is a payout's send, whose reserve and settle are fenced by the card vault's record of
+ * what was sent (`workflows/payout-send.ts`).
  */
 export const ledger = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',

@@ -1,4 +1,4 @@
-import { deprecatePatch } from '@temporalio/workflow';
+import { deprecatePatch, patched } from '@temporalio/workflow';
 import { connectorKeys, type CardPayoutInput, type FirstAnswer, type HostedDecision } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import { attempt } from './failures';
@@ -12,7 +12,7 @@ import { send } from './payout-send';
 const TEST_MODE_LIMIT = 1000n;
 
 /**
- * Reserve, send and settle in one remote step. Deprecated: histories from before it (which took three) can
+ * Reserve, send and settle in one step. Deprecated: histories from before it (which took three) can
  * no longer be open (docs/architecture.md, retiring a patch).
  */
 const PAYOUT_IN_ONE_STEP = 'payout-reserve-send-settle-in-one-step';
@@ -26,11 +26,20 @@ const PAYOUT_IN_ONE_STEP = 'payout-reserve-send-settle-in-one-step';
 const FEWER_LOCAL_STEPS = 'payout-fewer-local-steps';
 
 /**
+ * The send runs inside the workflow task that reads the wallet (a local activity), so a payout answers from
+ * its first task instead of waiting on an activity task and a second workflow task. Safe only with its
+ * fence: each send notes its key before anything else and a stop closes the sends
+ * (`workflows/payout-send.ts`). Histories from before sent in a remote activity of its own.
+ */
+const SENT_IN_THE_TASK = 'payout-sent-in-the-task';
+
+/**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
  * terminals, and settle once the processor has paid; on the common path the reserve, the send and the
- * settle are one remote step (`reserveAndSendPayout`). Every failure after the reserve runs the compensations
- * in reverse, so the wallet ends where it started. Only a processor's definite answer moves money: a lost
- * answer is asked for until known, and only a send the processor certainly did not process cascades.
+ * settle are one step (`reserveAndSendPayout`), run inside the first workflow task. Every failure after
+ * the reserve runs the compensations in reverse, so the wallet ends where it started. Only a processor's
+ * definite answer moves money: a lost answer is asked for until known, and only a send the processor
+ * certainly did not process cascades.
  */
 export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input, 'payout');
@@ -57,6 +66,7 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
     try {
       deprecatePatch(FEWER_LOCAL_STEPS);
       machine.purgeCardWhenFinal = true;
+      const inTheTask = patched(SENT_IN_THE_TASK);
       const { wallet, terminals } = await store.payoutSetup({
         walletId: input.walletId,
         merchantId: input.merchantId,
@@ -67,7 +77,13 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         await machine.move('BLOCKED', "Currency must match the wallet's currency");
         return;
       }
-      if (wallet.status !== 'Active') {
+      // Sending inside the task, a lost attempt of it may have sent while the wallet was active: what it
+      // sent is settled first, never stranded by a wallet deactivated since (`workflows/payout-send.ts`).
+      const sentBefore =
+        wallet.status !== 'Active' && inTheTask
+          ? await store.payoutsSent({ transactionId: input.transactionId })
+          : [];
+      if (wallet.status !== 'Active' && sentBefore.length === 0) {
         await machine.move('BLOCKED', 'The wallet is inactive.');
         return;
       }
@@ -79,22 +95,23 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
       compensations.push(() => ledger.releaseFunds(funds));
       deprecatePatch(PAYOUT_IN_ONE_STEP);
       // Each terminal's send reserves the funds first (a no-op after the first).
-      const sent = await send(
+      const outcome = await send(
         machine,
         input,
         { walletId: funds.walletId, amountMinor: funds.amountMinor },
         terminals,
+        inTheTask,
       );
-      if (sent.kind === 'declined') {
-        await fail(sent.message);
-      } else if (sent.kind === 'paid') {
-        await paid(sent.terminal, sent.settled);
+      if (outcome.kind === 'declined') {
+        await fail(outcome.message);
+      } else if (outcome.kind === 'paid') {
+        await paid(outcome.terminal, outcome.settled);
       } else {
         await machine.move(
           'PENDING',
           'Additional verification is required: redirect the user to redirect_url.',
           {
-            terminalId: sent.terminal.terminalId,
+            terminalId: outcome.terminal.terminalId,
             redirectUrl: input.hostedPageUrl,
           },
         );
@@ -104,7 +121,7 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         );
         // Unanswered or stopped, the payout is withdrawn at the processor before the funds come back.
         const decision: HostedDecision = answer === 'approve' ? 'approve' : 'decline';
-        const confirmed = await confirm(machine, input, sent, decision);
+        const confirmed = await confirm(machine, input, outcome, decision);
         if (confirmed === 'paid') await paid();
         else if (answer === 'timeout') await fail('Payout verification expired.');
         else if (answer === 'stopped') await fail(machine.stopReason!);

@@ -1,8 +1,9 @@
 import { deprecatePatch } from '@temporalio/workflow';
 import { SEND_LANDS_WITHIN_MS, connectorKeys, type CardPayoutInput } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
+import type { SentPayout } from '../activities/payouts';
 import { attempt } from './failures';
-import { connector, lookup } from './activities';
+import { connector, lookup, quickConnector, store } from './activities';
 import type { TransactionStateMachine } from './state';
 import { askUntilKnown } from './unknown-outcome';
 
@@ -27,25 +28,48 @@ const SEND_WINDOW_SECONDS = 60 * 60;
  * every terminal refused, nothing was sent: the round is tried again on a backoff (ops can cut it short)
  * until the send window closes. Each send reserves the `funds` first and settles them when paid, in the
  * same step (a refused reserve is a decline).
+ *
+ * `inTheTask`: each send runs inside the workflow task (a local activity; runs from before sent in a step
+ * of their own). Each notes its key before anything else (`reserveAndSendPayout`), so what a lost attempt
+ * of the task may have sent is on record. Its retry may route differently (a stop arrived, the terminals
+ * changed): whatever the lost attempt noted is asked about before anything else is sent or the payout
+ * ends, and a stop closes the payout's sends first, so a lost attempt still running sends nothing after.
  */
 export async function send(
   machine: TransactionStateMachine,
   input: CardPayoutInput,
   funds: { walletId: string; amountMinor: string },
   terminals: TerminalChoice[],
+  inTheTask: boolean,
 ): Promise<Sent> {
-  if (terminals.length === 0)
-    return { kind: 'declined', message: 'No terminal is available for this transaction.' };
+  // The keys this payout sent that the processor certainly did not process (sends in the task only).
+  const notProcessed = inTheTask ? [] : undefined;
+  const stopped = async (): Promise<Sent> => {
+    const message = machine.stopReason!;
+    if (!notProcessed) return { kind: 'declined', message };
+    const sent = await store.closePayoutSends({ transactionId: input.transactionId });
+    return (await firstKnown(machine, sent, notProcessed)) ?? { kind: 'declined', message };
+  };
+  if (terminals.length === 0) {
+    const known = notProcessed
+      ? await firstKnown(
+          machine,
+          await store.payoutsSent({ transactionId: input.transactionId }),
+          notProcessed,
+        )
+      : undefined;
+    return known ?? { kind: 'declined', message: 'No terminal is available for this transaction.' };
+  }
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
   for (let round = 1; ; round++) {
     for (const terminal of terminals) {
-      if (machine.stopReason) return { kind: 'declined', message: machine.stopReason };
-      const sent = await sendThrough(machine, input, terminal, funds);
+      if (machine.stopReason) return stopped();
+      const sent = await sendThrough(machine, input, terminal, funds, notProcessed);
       if (sent) return sent;
     }
     const left = deadline - Date.now();
-    if (left <= 0 || machine.stopReason)
-      return { kind: 'declined', message: machine.stopReason ?? 'The payout could not be processed.' };
+    if (machine.stopReason) return stopped();
+    if (left <= 0) return { kind: 'declined', message: 'The payout could not be processed.' };
     // Nothing was sent anywhere: a stop ends this wait at once.
     await machine.waiting.backoff(
       Math.min(60_000 * 2 ** (round - 1), 15 * 60_000, left),
@@ -61,6 +85,7 @@ async function sendThrough(
   input: CardPayoutInput,
   terminal: TerminalChoice,
   funds: { walletId: string; amountMinor: string },
+  notProcessed: string[] | undefined,
 ): Promise<Sent | undefined> {
   const payoutKey = connectorKeys.payout(input.transactionId, terminal.terminalId);
   const request = {
@@ -72,25 +97,79 @@ async function sendThrough(
     currency: input.currency,
   };
   const step = `Reserve the funds and send the payout through ${terminal.terminalId} (${terminal.connector})`;
-  machine.waiting.on('step', step);
-  const result = await attempt<{ outcome: 'paid' | 'verification'; reference: string; settled?: boolean }>(
-    () => connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }]),
-  );
-  if (result.kind === 'failed') return { kind: 'declined', message: result.message };
-  if (result.kind === 'notProcessed') return undefined;
-  // A lost answer: the processor's "not found" counts only once the last attempt's request can no longer
-  // land (its deadline has passed), so the payout never goes to another terminal while it may still pay.
-  if (result.kind !== 'done') deprecatePatch(NOT_FOUND_AFTER_THE_DEADLINE);
-  const known =
-    result.kind === 'done'
-      ? result.value
-      : await askUntilKnown(
-          machine,
-          terminal.connector,
-          () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
-          { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS },
-        );
-  if (known.outcome === 'not_found') return undefined;
+  for (;;) {
+    machine.waiting.on('step', step);
+    // Sent again, the key may be processed this time (a refusal says nothing of the next send).
+    const refusedBefore = notProcessed?.indexOf(payoutKey) ?? -1;
+    if (refusedBefore >= 0) notProcessed!.splice(refusedBefore, 1);
+    const result = await attempt(() =>
+      notProcessed
+        ? quickConnector.reserveAndSendPayout.executeWithOptions({ summary: step }, [
+            { ...request, funds, notProcessed: [...notProcessed] },
+          ])
+        : connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }]),
+    );
+    if (result.kind === 'done') {
+      const value = result.value;
+      if (value.outcome !== 'sentElsewhere') return outcomeOf(value, terminal);
+      // A lost attempt of this task sent through another terminal: that send is the payout's, if processed.
+      const known = await firstKnown(machine, value.sent, notProcessed!);
+      if (known) return known;
+      continue;
+    }
+    if (result.kind === 'failed') return { kind: 'declined', message: result.message };
+    if (result.kind === 'notProcessed') {
+      notProcessed?.push(payoutKey);
+      return undefined;
+    }
+    // A lost answer: the processor's "not found" counts only once the last attempt's request can no longer
+    // land (its deadline has passed), so the payout never goes to another terminal while it may still pay.
+    deprecatePatch(NOT_FOUND_AFTER_THE_DEADLINE);
+    const known = await askUntilKnown(
+      machine,
+      terminal.connector,
+      () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+      { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS },
+    );
+    if (known.outcome === 'not_found') {
+      notProcessed?.push(payoutKey);
+      return undefined;
+    }
+    return outcomeOf(known, terminal);
+  }
+}
+
+/**
+ * Asks about payouts noted as sent that this task does not know of, in the order noted, until one the
+ * processor knows: that one is the payout's. Undefined when none was processed (each is then counted in
+ * `notProcessed`).
+ */
+async function firstKnown(
+  machine: TransactionStateMachine,
+  sent: SentPayout[],
+  notProcessed: string[],
+): Promise<Sent | undefined> {
+  for (const { payoutKey, ...terminal } of sent) {
+    if (notProcessed.includes(payoutKey)) continue;
+    const known = await askUntilKnown(
+      machine,
+      terminal.connector,
+      () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
+      { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS },
+    );
+    if (known.outcome === 'not_found') notProcessed.push(payoutKey);
+    else return outcomeOf(known, terminal);
+  }
+  return undefined;
+}
+
+/** Where the processor's answer leaves the payout. */
+function outcomeOf(
+  known:
+    | { outcome: 'declined'; message: string }
+    | { outcome: 'paid' | 'verification'; reference: string; settled?: boolean },
+  terminal: TerminalChoice,
+): Sent {
   if (known.outcome === 'declined') return { kind: 'declined', message: known.message };
   if (known.outcome === 'paid')
     return { kind: 'paid', terminal, settled: 'settled' in known && known.settled === true };

@@ -40,6 +40,9 @@ export const connectorKeys = {
   terminalOfAuthorization: (authorizationKey: string) =>
     authorizationKey.slice(authorizationKey.lastIndexOf(':authorize:') + ':authorize:'.length),
   payout: (transactionId: string, terminalId: string) => `${transactionId}:payout:${terminalId}`,
+  /** The terminal a payout key was sent through. */
+  terminalOfPayout: (payoutKey: string) =>
+    payoutKey.slice(payoutKey.lastIndexOf(':payout:') + ':payout:'.length),
   apm: (transactionId: string, terminalId: string) => `${transactionId}:apm:${terminalId}`,
   /** A payment is refunded at most once, whichever terminal took it. */
   refund: (transactionId: string) => `${transactionId}:refund`,

@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, isNull, lt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
 import { decryptSecret, encryptSecret, keyedDigest } from '../ciphers/secrets';
@@ -127,6 +127,69 @@ export async function recordAuthorizationSent(db: Db, transactionId: string, aut
     .update(cardVault)
     .set({ authorizationsSent: sql`array_append(${cardVault.authorizationsSent}, ${authorizationKey})` })
     .where(eq(cardVault.transactionId, transactionId));
+}
+
+/** Whether a payout key was noted as sent (`notePayoutSend`), and if not, why. */
+export type PayoutSendNote =
+  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry'> }
+  | { noted: false; closed: boolean; elsewhere: string[] }
+  | { noted: false; missing: true };
+
+/**
+ * Notes a payout key as sent with the card, before anything of the send happens (the reserve included),
+ * in one statement: only while the payout's sends are open (`closePayoutSends`) and no other key was
+ * sent that the caller does not know was `notProcessed`. A workflow task that was lost may have sent
+ * through a terminal its retry does not list: the retry is told of it (`elsewhere`) and asks first.
+ * Noted, it answers the card number and expiry the send needs (none once purged).
+ */
+export async function notePayoutSend(
+  db: Db,
+  masterKey: string,
+  transactionId: string,
+  payoutKey: string,
+  notProcessed: string[],
+): Promise<PayoutSendNote> {
+  const noted = await db
+    .update(cardVault)
+    .set({
+      authorizationsSent: sql`case when ${payoutKey} = any(${cardVault.authorizationsSent})
+        then ${cardVault.authorizationsSent} else array_append(${cardVault.authorizationsSent}, ${payoutKey}) end`,
+    })
+    .where(
+      and(
+        eq(cardVault.transactionId, transactionId),
+        isNull(cardVault.sendsClosedAt),
+        sql`${cardVault.authorizationsSent} <@ ${sql.param([...notProcessed, payoutKey])}::text[]`,
+      ),
+    )
+    .returning({ pan: cardVault.panEnc, expiry: cardVault.expiryEnc });
+  if (noted[0]) {
+    const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
+    return { noted: true, card: { pan: open(noted[0].pan), expiry: open(noted[0].expiry) } };
+  }
+  const [row] = await db
+    .select({ sent: cardVault.authorizationsSent, closedAt: cardVault.sendsClosedAt })
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, transactionId));
+  if (!row) return { noted: false, missing: true };
+  return {
+    noted: false,
+    closed: row.closedAt !== null,
+    elsewhere: row.sent.filter((key) => key !== payoutKey && !notProcessed.includes(key)),
+  };
+}
+
+/**
+ * Closes a payout's sends (ops stopped it) and answers the keys noted before: nothing is noted, and so
+ * nothing sent, after this; what was noted is asked about before the payout ends.
+ */
+export async function closePayoutSends(db: Db, transactionId: string): Promise<string[]> {
+  const [row] = await db
+    .update(cardVault)
+    .set({ sendsClosedAt: sql`coalesce(${cardVault.sendsClosedAt}, now())` })
+    .where(eq(cardVault.transactionId, transactionId))
+    .returning({ sent: cardVault.authorizationsSent });
+  return row?.sent ?? [];
 }
 
 /**

@@ -386,7 +386,8 @@ describe('Reset by ops', () => {
       const id = payout.data.transaction_id;
       const paidRun = (await env.client.workflow.getHandle(id).describe()).runId;
       const tasks = (await historyOf(id, paidRun)).filter((e) => e.workflowTaskCompletedEventAttributes);
-      expect(tasks.length).toBeGreaterThanOrEqual(2);
+      // The payout answers from its first task, which sends: a Reset to it runs the send again.
+      expect(tasks.length).toBeGreaterThanOrEqual(1);
       const before = await books({ versions: false });
       for (const task of tasks) {
         const newRun = await reset(id, paidRun, task.eventId!);

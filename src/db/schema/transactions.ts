@@ -144,4 +144,9 @@ export const cardVault = pgTable('card_vault', {
     .array()
     .notNull()
     .default(sql`'{}'::text[]`),
+  /**
+   * When a payout stopped sending (ops stopped it before it was sent): a key is noted here only while this is
+   * empty, and a send follows its note, so nothing is sent once it is set, however late an attempt runs.
+   */
+  sendsClosedAt: timestamp('sends_closed_at', { withTimezone: true }),
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "card_vault" ADD COLUMN "sends_closed_at" timestamp with time zone;
