@@ -1,11 +1,7 @@
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { terminals } from '../src/db/schema/index';
-import {
-  authorizationsSentWith,
-  readVaultedCard,
-  recordAuthorizationSent,
-} from '../src/transactions/card-vault';
+import { keysSentWith, readVaultedCard, recordAuthorizationSent } from '../src/transactions/card-vault';
 import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
@@ -140,7 +136,7 @@ export function cardActivities(
 
     /** Every authorization this transaction's card was sent for, in the order sent. */
     async sentAuthorizations(input: { transactionId: string }): Promise<SentAuthorization[]> {
-      return describeSent(db, await authorizationsSentWith(db, input.transactionId));
+      return describeSent(db, await keysSentWith(db, input.transactionId));
     },
 
     /**

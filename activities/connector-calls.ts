@@ -63,14 +63,20 @@ export function businessOutcome(message: string, type: string): ApplicationFailu
 }
 
 /**
- * The deadline and abort signal of a request that moves money (`SEND_DEADLINE_MS` from now, or less when the
- * activity has less time): aborted at the deadline or when the activity is cancelled.
+ * The deadline and abort signal of a request that moves money: `SEND_DEADLINE_MS` after `from` (the start
+ * of the attempt, or of the workflow task a local activity runs in), or less when the activity has less
+ * time; never later than that long from now (a `from` ahead of this worker's clock); aborted at the
+ * deadline or when the activity is cancelled.
  */
-export function sendWindow(): { deadline: Date; signal: AbortSignal } {
+export function sendWindow(from: number): { deadline: Date; signal: AbortSignal } {
   const context = Context.current();
   const ms = Math.min(SEND_DEADLINE_MS, Math.floor((context.info.startToCloseTimeoutMs * 2) / 3));
+  const deadline = Math.min(from, Date.now()) + ms;
   return {
-    deadline: new Date(Date.now() + ms),
-    signal: AbortSignal.any([context.cancellationSignal, AbortSignal.timeout(ms)]),
+    deadline: new Date(deadline),
+    signal: AbortSignal.any([
+      context.cancellationSignal,
+      AbortSignal.timeout(Math.max(0, deadline - Date.now())),
+    ]),
   };
 }

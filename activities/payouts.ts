@@ -1,13 +1,15 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
+import { closePayoutSends, notePayoutSend, readVaultedCard } from '../src/transactions/card-vault';
 import {
-  authorizationsSentWith,
-  closePayoutSends,
-  notePayoutSend,
-  readVaultedCard,
-} from '../src/transactions/card-vault';
-import { connectorKeys, failureTypes, isFinal, type Mode } from '../src/contracts';
+  SEND_DEADLINE_MS,
+  SEND_NOTED_WITHIN_MS,
+  connectorKeys,
+  failureTypes,
+  isFinal,
+  type Mode,
+} from '../src/contracts';
 import { finalAlready } from './authority';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
@@ -67,13 +69,18 @@ export function payoutActivities(
     if (result.outcome === 'declined') throw businessOutcome(result.message, failureTypes.declined);
     return result;
   };
+  /**
+   * Sends the payout, its request given up at `window`'s deadline. `firstCall`: this attempt took the
+   * reserve, so no earlier one reached the send; `sentBefore`: another attempt may have sent this key, so
+   * no refusal is definite. `card`: the number and expiry, when the send's note read them.
+   */
   const send = async (
     input: PayoutSend,
-    firstCall: boolean,
-    noted?: { pan?: string; expiry?: string },
+    window: ReturnType<typeof sendWindow>,
+    options: { firstCall: boolean; sentBefore: boolean; card?: { pan?: string; expiry?: string } },
   ): Promise<PayoutOutcome> => {
     const processor = processorFor(input.connector);
-    const card = noted ?? (await readVaultedCard(db, masterKey, input.transactionId));
+    const card = options.card ?? (await readVaultedCard(db, masterKey, input.transactionId));
     if (!card?.pan || !card.expiry)
       throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
     const { pan, expiry } = card;
@@ -81,7 +88,7 @@ export function payoutActivities(
       input.connector,
       () =>
         processor.send({
-          ...sendWindow(),
+          ...window,
           idempotencyKey: input.payoutKey,
           transactionId: input.transactionId,
           mode: input.mode,
@@ -90,7 +97,7 @@ export function payoutActivities(
           amountMinor: BigInt(input.amountMinor),
           currency: input.currency,
         }),
-      { firstCall },
+      { firstCall: options.firstCall, sentBefore: options.sentBefore },
     );
     return settled(result);
   };
@@ -131,47 +138,51 @@ export function payoutActivities(
         funds: Omit<PayoutFunds, 'transactionId'>;
         /**
          * Given when the send runs inside the workflow task (a local activity): the keys this payout sent
-         * that the workflow knows were not processed. The key is then noted before anything else happens,
-         * and nothing happens when the payout's sends were closed or another key may have been processed
-         * (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
+         * that the workflow knows were not processed, and when the task started (`Date.now()` in the
+         * workflow). The key is then noted before anything else happens, within `SEND_NOTED_WITHIN_MS` of
+         * the task's start, and nothing happens when the payout's sends were closed or another key may have
+         * been processed (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
          */
-        notProcessed?: string[];
+        inTheTask?: { notProcessed: string[]; taskStartedAt: number };
       },
     ): Promise<(PayoutOutcome & { settled: boolean }) | PayoutSentElsewhere> {
       const started = Date.now();
       const funds = { ...input.funds, transactionId: input.transactionId };
-      // The workflow may give up on this attempt when its time is up, ask the processor, find nothing and
-      // route elsewhere or release the funds: an attempt held up (a wallet row locked by another payout, a
-      // worker stalled) must neither reserve nor send that late. It is retried, having done neither.
       const { startToCloseTimeoutMs } = Context.current().info;
-      const late = () => {
-        if (Date.now() - started > startToCloseTimeoutMs / 2)
+      // The workflow may give up on this attempt, ask the processor, find nothing and route elsewhere or
+      // release the funds: an attempt held up (a wallet row locked by another payout, a worker stalled)
+      // must neither note, reserve nor send that late. It is retried, having done none of them. A send in
+      // the task counts from the task's start: a retry of the task may start once it timed out.
+      const origin = input.inTheTask?.taskStartedAt ?? started;
+      const late = (withinMs: number) => {
+        if (Date.now() - origin > withinMs)
           throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
       };
+      const sendWithinMs = (input.inTheTask ? SEND_DEADLINE_MS : startToCloseTimeoutMs) / 2;
       await after('started', input.transactionId);
       let card: { pan?: string; expiry?: string } | undefined;
-      if (input.notProcessed) {
-        const note = await notePayoutSend(
-          db,
-          masterKey,
-          input.transactionId,
-          input.payoutKey,
-          input.notProcessed,
-        );
-        if (note.noted) card = note.card;
-        else if ('closed' in note) {
+      let sentBefore = false;
+      if (input.inTheTask) {
+        const { notProcessed } = input.inTheTask;
+        late(SEND_NOTED_WITHIN_MS);
+        const note = await notePayoutSend(db, masterKey, input.transactionId, input.payoutKey, notProcessed);
+        if ('missing' in note)
+          throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
+        if (!note.noted) {
           if (note.elsewhere.length > 0)
             return { outcome: 'sentElsewhere', sent: await describePayoutsSent(db, note.elsewhere) };
-          // Only a workflow task that was lost runs this after the stop closed the sends: its answer is
-          // never read.
-          throw businessOutcome('The payout was stopped before it was sent.', failureTypes.declined);
+          // Closed when the payout ended without a send of its own: a run reaching this after it (a lost
+          // task's attempt, a Reset's run) sends nothing, ever.
+          throw businessOutcome('The payout ended before it was sent.', failureTypes.declined);
         }
-        late();
+        card = note.card;
+        // Noted before by another attempt, and not refused since: that attempt may have sent it.
+        sentBefore = note.before && !notProcessed.includes(input.payoutKey);
       }
       const reserved = await reservePayoutFunds(db, funds);
       if (reserved === 'applied') options.countLedger?.('reserve');
       await after('reserved', input.transactionId);
-      late();
+      late(sendWithinMs);
       // Only funds held for this payout are sent: settled ones were paid (a Reset's run asks the processor
       // instead of sending), released ones went back to the wallet.
       const state = reserved === 'applied' ? 'held' : await payoutFundsState(db, funds);
@@ -182,7 +193,11 @@ export function payoutActivities(
       }
       if (state !== 'held') throw await notHeld(input.transactionId);
       // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite.
-      const outcome = await send(input, reserved === 'applied', card);
+      const outcome = await send(input, sendWindow(origin), {
+        firstCall: reserved === 'applied',
+        sentBefore,
+        ...(card ? { card } : {}),
+      });
       await after('sent', input.transactionId);
       if (outcome.outcome !== 'paid') return { ...outcome, settled: false };
       if ((await settlePayoutFunds(db, funds)) === 'applied') options.countLedger?.('settle');
@@ -191,19 +206,11 @@ export function payoutActivities(
     },
 
     /**
-     * Stops a payout's sends (ops stopped it before it was sent) and answers what was noted as sent
-     * before: a workflow task that was lost may have sent it, so the workflow asks before it ends.
+     * Closes a payout's sends before it ends without a send of its own, and answers what was noted as
+     * sent before: a workflow task that was lost may have sent it, so the workflow asks before it ends.
      */
     async closePayoutSends(input: { transactionId: string }): Promise<SentPayout[]> {
       return describePayoutsSent(db, await closePayoutSends(db, input.transactionId));
-    },
-
-    /**
-     * The payout keys this transaction noted as sent, with their terminals, in the order noted: asked only
-     * where a check would end the payout before its send (a lost attempt of the task may have sent).
-     */
-    async payoutsSent(input: { transactionId: string }): Promise<SentPayout[]> {
-      return describePayoutsSent(db, await authorizationsSentWith(db, input.transactionId));
     },
 
     async confirmPayout(input: {

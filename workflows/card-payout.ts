@@ -6,7 +6,7 @@ import { connector, ledger, lookup, store } from './activities';
 import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 import { askUntilKnown } from './unknown-outcome';
-import { send } from './payout-send';
+import { endSends, send, type Sent } from './payout-send';
 
 /** Test mode pays out at most this many minor units; above it the sandbox answers "Insufficient funds." */
 const TEST_MODE_LIMIT = 1000n;
@@ -77,31 +77,36 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         await machine.move('BLOCKED', "Currency must match the wallet's currency");
         return;
       }
-      // Sending inside the task, a lost attempt of it may have sent while the wallet was active: what it
-      // sent is settled first, never stranded by a wallet deactivated since (`workflows/payout-send.ts`).
-      const sentBefore =
-        wallet.status !== 'Active' && inTheTask
-          ? await store.payoutsSent({ transactionId: input.transactionId })
-          : [];
-      if (wallet.status !== 'Active' && sentBefore.length === 0) {
-        await machine.move('BLOCKED', 'The wallet is inactive.');
-        return;
-      }
-      if (input.mode === 'test' && BigInt(input.amountMinor) > TEST_MODE_LIMIT) {
-        await fail('Insufficient funds.');
-        return;
-      }
       // Releasing is a no-op without a reserve, so the undo is registered before the reserve is tried.
-      compensations.push(() => ledger.releaseFunds(funds));
-      deprecatePatch(PAYOUT_IN_ONE_STEP);
-      // Each terminal's send reserves the funds first (a no-op after the first).
-      const outcome = await send(
-        machine,
-        input,
-        { walletId: funds.walletId, amountMinor: funds.amountMinor },
-        terminals,
-        inTheTask,
-      );
+      const release = () => ledger.releaseFunds(funds);
+      let outcome: Sent;
+      if (wallet.status !== 'Active') {
+        // Sending inside the task, a lost attempt of it may have sent while the wallet was active: what it
+        // sent stands, and nothing more is sent (`workflows/payout-send.ts`).
+        const ended = inTheTask ? await endSends(machine, input) : { noted: false };
+        if (!ended.known) {
+          if (ended.noted) await release();
+          await machine.move('BLOCKED', 'The wallet is inactive.');
+          return;
+        }
+        compensations.push(release);
+        outcome = ended.known;
+      } else {
+        if (input.mode === 'test' && BigInt(input.amountMinor) > TEST_MODE_LIMIT) {
+          await fail('Insufficient funds.');
+          return;
+        }
+        compensations.push(release);
+        deprecatePatch(PAYOUT_IN_ONE_STEP);
+        // Each terminal's send reserves the funds first (a no-op after the first).
+        outcome = await send(
+          machine,
+          input,
+          { walletId: funds.walletId, amountMinor: funds.amountMinor },
+          terminals,
+          inTheTask,
+        );
+      }
       if (outcome.kind === 'declined') {
         await fail(outcome.message);
       } else if (outcome.kind === 'paid') {

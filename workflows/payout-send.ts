@@ -32,8 +32,8 @@ const SEND_WINDOW_SECONDS = 60 * 60;
  * `inTheTask`: each send runs inside the workflow task (a local activity; runs from before sent in a step
  * of their own). Each notes its key before anything else (`reserveAndSendPayout`), so what a lost attempt
  * of the task may have sent is on record. Its retry may route differently (a stop arrived, the terminals
- * changed): whatever the lost attempt noted is asked about before anything else is sent or the payout
- * ends, and a stop closes the payout's sends first, so a lost attempt still running sends nothing after.
+ * changed): whatever the lost attempt noted is asked about before anything else is sent, and the payout
+ * ends only once its sends are closed (`endSends`), so no attempt notes a key after that.
  */
 export async function send(
   machine: TransactionStateMachine,
@@ -44,32 +44,19 @@ export async function send(
 ): Promise<Sent> {
   // The keys this payout sent that the processor certainly did not process (sends in the task only).
   const notProcessed = inTheTask ? [] : undefined;
-  const stopped = async (): Promise<Sent> => {
-    const message = machine.stopReason!;
-    if (!notProcessed) return { kind: 'declined', message };
-    const sent = await store.closePayoutSends({ transactionId: input.transactionId });
-    return (await firstKnown(machine, sent, notProcessed)) ?? { kind: 'declined', message };
-  };
-  if (terminals.length === 0) {
-    const known = notProcessed
-      ? await firstKnown(
-          machine,
-          await store.payoutsSent({ transactionId: input.transactionId }),
-          notProcessed,
-        )
-      : undefined;
-    return known ?? { kind: 'declined', message: 'No terminal is available for this transaction.' };
-  }
+  const ending = async (message: string): Promise<Sent> =>
+    (notProcessed && (await endSends(machine, input, notProcessed)).known) || { kind: 'declined', message };
+  if (terminals.length === 0) return ending('No terminal is available for this transaction.');
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
   for (let round = 1; ; round++) {
     for (const terminal of terminals) {
-      if (machine.stopReason) return stopped();
+      if (machine.stopReason) return ending(machine.stopReason);
       const sent = await sendThrough(machine, input, terminal, funds, notProcessed);
       if (sent) return sent;
     }
     const left = deadline - Date.now();
-    if (machine.stopReason) return stopped();
-    if (left <= 0) return { kind: 'declined', message: 'The payout could not be processed.' };
+    if (machine.stopReason) return ending(machine.stopReason);
+    if (left <= 0) return ending('The payout could not be processed.');
     // Nothing was sent anywhere: a stop ends this wait at once.
     await machine.waiting.backoff(
       Math.min(60_000 * 2 ** (round - 1), 15 * 60_000, left),
@@ -77,6 +64,22 @@ export async function send(
       { stoppable: true },
     );
   }
+}
+
+/**
+ * Closes a payout's sends before it ends without one (a payout sending inside its workflow task): no
+ * attempt notes a key after this, and what was noted that this task does not know of (`notProcessed`) is
+ * asked about. `known`: the first of those the processor knows, which is the payout's outcome; `noted`:
+ * whether any key was noted, so funds may be reserved.
+ */
+export async function endSends(
+  machine: TransactionStateMachine,
+  input: CardPayoutInput,
+  notProcessed: string[] = [],
+): Promise<{ known?: Sent; noted: boolean }> {
+  const sent = await store.closePayoutSends({ transactionId: input.transactionId });
+  const known = await firstKnown(machine, sent, notProcessed);
+  return { ...(known ? { known } : {}), noted: sent.length > 0 };
 }
 
 /** One terminal's send; undefined when the processor certainly did not process it. */
@@ -96,16 +99,17 @@ async function sendThrough(
     amountMinor: input.amountMinor,
     currency: input.currency,
   };
+  const refused = () => {
+    if (notProcessed && !notProcessed.includes(payoutKey)) notProcessed.push(payoutKey);
+    return undefined;
+  };
   const step = `Reserve the funds and send the payout through ${terminal.terminalId} (${terminal.connector})`;
   for (;;) {
     machine.waiting.on('step', step);
-    // Sent again, the key may be processed this time (a refusal says nothing of the next send).
-    const refusedBefore = notProcessed?.indexOf(payoutKey) ?? -1;
-    if (refusedBefore >= 0) notProcessed!.splice(refusedBefore, 1);
     const result = await attempt(() =>
       notProcessed
         ? quickConnector.reserveAndSendPayout.executeWithOptions({ summary: step }, [
-            { ...request, funds, notProcessed: [...notProcessed] },
+            { ...request, funds, inTheTask: { notProcessed: [...notProcessed], taskStartedAt: Date.now() } },
           ])
         : connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }]),
     );
@@ -118,10 +122,7 @@ async function sendThrough(
       continue;
     }
     if (result.kind === 'failed') return { kind: 'declined', message: result.message };
-    if (result.kind === 'notProcessed') {
-      notProcessed?.push(payoutKey);
-      return undefined;
-    }
+    if (result.kind === 'notProcessed') return refused();
     // A lost answer: the processor's "not found" counts only once the last attempt's request can no longer
     // land (its deadline has passed), so the payout never goes to another terminal while it may still pay.
     deprecatePatch(NOT_FOUND_AFTER_THE_DEADLINE);
@@ -131,10 +132,7 @@ async function sendThrough(
       () => lookup.lookupPayout({ connector: terminal.connector, payoutKey }),
       { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS },
     );
-    if (known.outcome === 'not_found') {
-      notProcessed?.push(payoutKey);
-      return undefined;
-    }
+    if (known.outcome === 'not_found') return refused();
     return outcomeOf(known, terminal);
   }
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
 import { decryptSecret, encryptSecret, keyedDigest } from '../ciphers/secrets';
@@ -112,8 +112,8 @@ export async function readVaultedCard(
   };
 }
 
-/** The authorization keys sent with the transaction's card, in the order sent (nothing decrypted). */
-export async function authorizationsSentWith(db: Db, transactionId: string): Promise<string[]> {
+/** The idempotency keys sent with the transaction's card, in the order sent (nothing decrypted). */
+export async function keysSentWith(db: Db, transactionId: string): Promise<string[]> {
   const [row] = await db
     .select({ sent: cardVault.authorizationsSent })
     .from(cardVault)
@@ -131,7 +131,7 @@ export async function recordAuthorizationSent(db: Db, transactionId: string, aut
 
 /** Whether a payout key was noted as sent (`notePayoutSend`), and if not, why. */
 export type PayoutSendNote =
-  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry'> }
+  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry'>; before: boolean }
   | { noted: false; closed: boolean; elsewhere: string[] }
   | { noted: false; missing: true };
 
@@ -140,7 +140,8 @@ export type PayoutSendNote =
  * in one statement: only while the payout's sends are open (`closePayoutSends`) and no other key was
  * sent that the caller does not know was `notProcessed`. A workflow task that was lost may have sent
  * through a terminal its retry does not list: the retry is told of it (`elsewhere`) and asks first.
- * Noted, it answers the card number and expiry the send needs (none once purged).
+ * Noted, it answers the card number and expiry the send needs (none once purged), and whether the key
+ * was noted before (by another attempt, or an earlier send of this one).
  */
 export async function notePayoutSend(
   db: Db,
@@ -149,23 +150,22 @@ export async function notePayoutSend(
   payoutKey: string,
   notProcessed: string[],
 ): Promise<PayoutSendNote> {
-  const noted = await db
-    .update(cardVault)
-    .set({
-      authorizationsSent: sql`case when ${payoutKey} = any(${cardVault.authorizationsSent})
-        then ${cardVault.authorizationsSent} else array_append(${cardVault.authorizationsSent}, ${payoutKey}) end`,
-    })
-    .where(
-      and(
-        eq(cardVault.transactionId, transactionId),
-        isNull(cardVault.sendsClosedAt),
-        sql`${cardVault.authorizationsSent} <@ ${sql.param([...notProcessed, payoutKey])}::text[]`,
-      ),
+  // The row is locked first, so `before` is read from the version the update replaces.
+  const { rows } = await db.execute<{ pan: string | null; expiry: string | null; before: boolean }>(sql`
+    with prior as (
+      select ${cardVault.authorizationsSent} as sent from ${cardVault}
+      where ${cardVault.transactionId} = ${transactionId} for update
     )
-    .returning({ pan: cardVault.panEnc, expiry: cardVault.expiryEnc });
-  if (noted[0]) {
+    update ${cardVault} set authorizations_sent = case when ${payoutKey} = any(prior.sent)
+      then prior.sent else array_append(prior.sent, ${payoutKey}) end
+    from prior
+    where ${cardVault.transactionId} = ${transactionId} and ${cardVault.sendsClosedAt} is null
+      and prior.sent <@ ${sql.param([...notProcessed, payoutKey])}::text[]
+    returning ${cardVault.panEnc} as pan, ${cardVault.expiryEnc} as expiry, ${payoutKey} = any(prior.sent) as before`);
+  const [noted] = rows;
+  if (noted) {
     const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
-    return { noted: true, card: { pan: open(noted[0].pan), expiry: open(noted[0].expiry) } };
+    return { noted: true, card: { pan: open(noted.pan), expiry: open(noted.expiry) }, before: noted.before };
   }
   const [row] = await db
     .select({ sent: cardVault.authorizationsSent, closedAt: cardVault.sendsClosedAt })
@@ -180,8 +180,9 @@ export async function notePayoutSend(
 }
 
 /**
- * Closes a payout's sends (ops stopped it) and answers the keys noted before: nothing is noted, and so
- * nothing sent, after this; what was noted is asked about before the payout ends.
+ * Closes a payout's sends (it ends without a send of its own) and answers the keys noted before: no key is
+ * noted after this, and so nothing reserved or sent by an attempt that had not noted; what was noted is
+ * asked about before the payout ends.
  */
 export async function closePayoutSends(db: Db, transactionId: string): Promise<string[]> {
   const [row] = await db

@@ -1,20 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import proto from '@temporalio/proto';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { insertPayoutTransaction } from '../helpers/fixtures';
+import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
+import type { PayoutProcessor } from '../../activities/connectors/types';
 import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
 import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import {
+  cardVault,
   ledgerEntries,
   sandboxOperations,
   terminals,
   transactions,
   wallets,
 } from '../../src/db/schema/index';
-import { connectorKeys, forceFailUpdate, workflowIds, type CardPayoutInput } from '../../src/contracts';
+import {
+  SEND_DEADLINE_MS,
+  SEND_NOTED_WITHIN_MS,
+  connectorKeys,
+  forceFailUpdate,
+  workflowIds,
+  type CardPayoutInput,
+} from '../../src/contracts';
 import { cardPayout } from '../../workflows/card-payout';
 
 /**
@@ -23,16 +33,30 @@ import { cardPayout } from '../../workflows/card-payout';
  * stop arrived, the wallet was deactivated, the terminal that paid was deactivated. Each test recreates
  * what such a lost task leaves behind (the send noted on the card's vault row, the funds reserved, the
  * processor's payout, the settle), then lets the retry run: the payout is neither failed while paid nor
- * paid twice, and a lost attempt still running after a stop sends nothing.
+ * paid twice, and a lost attempt still running after the payout ended sends nothing.
  */
 const { temporal } = proto;
 let env: TestEnv;
 let merchant: MerchantCredentials;
 /** The merchant's payout terminals in test mode, by priority. */
 let payoutTerminals: string[] = [];
+/** Per transaction, the faults of its processor's answers. */
+const plans = new Map<string, FaultPlan>();
+/** The deadline each payout key was last sent with. */
+const deadlines = new Map<string, number>();
+
+/** The sandbox processor with the faults `plans` sets, on the test environment's database. */
+const processor: PayoutProcessor = {
+  send: (request) => {
+    deadlines.set(request.idempotencyKey, request.deadline.getTime());
+    return faultyConnectors(env.database.db, plans).payout.send(request);
+  },
+  confirm: (request) => faultyConnectors(env.database.db, plans).payout.confirm(request),
+  lookup: (request) => faultyConnectors(env.database.db, plans).payout.lookup(request),
+};
 
 beforeAll(async () => {
-  env = await startTestEnv();
+  env = await startTestEnv({}, { payoutConnectors: { 'sandbox-payouts': processor } });
   merchant = await createMerchant(env.database.db, env.config.MASTER_KEY, {
     name: 'Two payout terminals',
     wallets: [{ currency: 'USD', amount: 100_000n }],
@@ -54,9 +78,22 @@ const newPayout = () =>
     amountMinor: 300n,
   });
 
-/** Sends `input` through the terminal the way a lost task did: the key noted, reserved, sent, settled. */
-function sendAsLostTask(input: CardPayoutInput, terminalId = payoutTerminals[0]!) {
-  const activities = activitiesOutsideAnyRun({ db: env.database.db, config: env.config });
+/**
+ * Sends `input` through the terminal the way a lost task did: the key noted, reserved, sent, settled, or
+ * cut short after `crashAfter`. `taskStartedAt`: when that task started (now by default).
+ */
+function sendAsLostTask(
+  input: CardPayoutInput,
+  { terminalId = payoutTerminals[0]!, taskStartedAt = Date.now(), crashAfter = '' } = {},
+) {
+  const activities = activitiesOutsideAnyRun({
+    db: env.database.db,
+    config: env.config,
+    payoutConnectors: { 'sandbox-payouts': processor },
+    afterPayoutStep: (step) => {
+      if (step === crashAfter) throw new Error(`the worker is lost after ${step}`);
+    },
+  });
   return activityEnvironment({ startToCloseTimeoutMs: 30_000 }).run(activities.reserveAndSendPayout, {
     transactionId: input.transactionId,
     payoutKey: connectorKeys.payout(input.transactionId, terminalId),
@@ -65,7 +102,7 @@ function sendAsLostTask(input: CardPayoutInput, terminalId = payoutTerminals[0]!
     amountMinor: input.amountMinor,
     currency: input.currency,
     funds: { walletId: input.walletId, amountMinor: input.amountMinor },
-    notProcessed: [],
+    inTheTask: { notProcessed: [], taskStartedAt },
   });
 }
 
@@ -171,7 +208,7 @@ describe('a payout workflow task lost after its send', () => {
   it('does not pay through the next terminal when the one the lost task paid through is deactivated', async () => {
     const input = await newPayout();
     const [first] = payoutTerminals;
-    await sendAsLostTask(input, first);
+    await sendAsLostTask(input, { terminalId: first });
     await env.database.db.update(terminals).set({ active: false }).where(eq(terminals.id, first!));
     try {
       const result = await (await startPayout(input)).result();
@@ -186,19 +223,113 @@ describe('a payout workflow task lost after its send', () => {
       await env.database.db.update(terminals).set({ active: true }).where(eq(terminals.id, first!));
     }
   });
+
+  it('asks, instead of moving on, when its resend of the key the lost task paid is refused', async () => {
+    const input = await newPayout();
+    // The lost task sent and the processor paid; the task was lost before it settled.
+    await expect(sendAsLostTask(input, { crashAfter: 'sent' })).rejects.toThrow('the worker is lost');
+    // The retry's send of the same key is refused (the processor is busy for a moment): not definite, as
+    // the key was sent before. Taken as definite, the payout would go to the next terminal and pay twice.
+    plans.set(input.transactionId, { send: ['refuse'] });
+    const result = await (await startPayout(input)).result();
+    expect(result.status).toBe('SUCCESS');
+    expect(await payoutsOf(input.transactionId)).toEqual([
+      { key: connectorKeys.payout(input.transactionId, payoutTerminals[0]!), state: 'paid' },
+    ]);
+    expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
+  });
+
+  it('settles the payout it sent when every payout terminal is deactivated meanwhile', async () => {
+    const input = await newPayout();
+    await sendAsLostTask(input);
+    await env.database.db
+      .update(terminals)
+      .set({ active: false })
+      .where(inArray(terminals.id, payoutTerminals));
+    try {
+      const result = await (await startPayout(input)).result();
+      expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+      expect(await payoutsOf(input.transactionId)).toHaveLength(1);
+      expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
+    } finally {
+      await env.database.db
+        .update(terminals)
+        .set({ active: true })
+        .where(inArray(terminals.id, payoutTerminals));
+    }
+  });
 });
 
-describe('a payout stopped before it was sent', () => {
-  it('sends nothing from a lost attempt that runs after the stop', async () => {
-    const input = await newPayout();
+describe('a payout that ended without a send of its own', () => {
+  /** Expects a lost attempt running now to be refused, having noted, reserved and sent nothing. */
+  async function nothingSentAfter(input: CardPayoutInput) {
     const [wallet] = await env.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
-
-    expect(await startStopped(input)).toEqual({ status: 'FAILED', message: 'Stopped by ops.' });
-    // A lost attempt of the first task, held up until now, tries to send: the stop closed the sends.
-    await expect(sendAsLostTask(input)).rejects.toThrow('The payout was stopped before it was sent.');
+    await expect(sendAsLostTask(input)).rejects.toThrow('The payout ended before it was sent.');
     expect(await payoutsOf(input.transactionId)).toEqual([]);
     expect(await ledgerOf(input.transactionId)).toEqual([]);
     const [after] = await env.database.db.select().from(wallets).where(eq(wallets.id, input.walletId));
     expect(after!.available).toBe(wallet!.available);
+  }
+
+  it('sends nothing from a lost attempt that runs after a stop', async () => {
+    const input = await newPayout();
+    expect(await startStopped(input)).toEqual({ status: 'FAILED', message: 'Stopped by ops.' });
+    await nothingSentAfter(input);
+  });
+
+  it('sends nothing from a lost attempt that runs after it found no terminal', async () => {
+    const input = await newPayout();
+    await env.database.db
+      .update(terminals)
+      .set({ active: false })
+      .where(inArray(terminals.id, payoutTerminals));
+    try {
+      expect(await (await startPayout(input)).result()).toEqual({
+        status: 'FAILED',
+        message: 'No terminal is available for this transaction.',
+      });
+    } finally {
+      await env.database.db
+        .update(terminals)
+        .set({ active: true })
+        .where(inArray(terminals.id, payoutTerminals));
+    }
+    await nothingSentAfter(input);
+  });
+
+  it('sends nothing from a lost attempt that runs after it found the wallet inactive', async () => {
+    const input = await newPayout();
+    await env.database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, input.walletId));
+    try {
+      expect(await (await startPayout(input)).result()).toEqual({
+        status: 'BLOCKED',
+        message: 'The wallet is inactive.',
+      });
+    } finally {
+      await env.database.db.update(wallets).set({ status: 'Active' }).where(eq(wallets.id, input.walletId));
+    }
+    await nothingSentAfter(input);
+  });
+});
+
+describe("a payout's send inside a workflow task", () => {
+  it('notes nothing once the task is older than a retry of it may be', async () => {
+    const input = await newPayout();
+    const taskStartedAt = Date.now() - SEND_NOTED_WITHIN_MS - 1_000;
+    await expect(sendAsLostTask(input, { taskStartedAt })).rejects.toThrow('its attempt ran late');
+    const [vault] = await env.database.db
+      .select({ sent: cardVault.authorizationsSent })
+      .from(cardVault)
+      .where(eq(cardVault.transactionId, input.transactionId));
+    expect(vault!.sent).toEqual([]);
+    expect(await ledgerOf(input.transactionId)).toEqual([]);
+  });
+
+  it("gives the processor a deadline counted from the task's start, not from the send", async () => {
+    const input = await newPayout();
+    const taskStartedAt = Date.now() - 3_000;
+    await sendAsLostTask(input, { taskStartedAt });
+    const key = connectorKeys.payout(input.transactionId, payoutTerminals[0]!);
+    expect(deadlines.get(key)).toBe(taskStartedAt + SEND_DEADLINE_MS);
   });
 });

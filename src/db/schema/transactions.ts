@@ -137,16 +137,18 @@ export const cardVault = pgTable('card_vault', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   purgedAt: timestamp('purged_at', { withTimezone: true }),
   /**
-   * The authorization keys this card has been sent under. A connector's refusal of a key's first send is
-   * definite; of a later one (the send is repeated by a workflow task that was lost) it is not.
+   * The idempotency keys this card has been sent under: authorization keys for a card payment, payout keys
+   * for a payout. A connector's refusal of a key's first send is definite; of a later one (the send is
+   * repeated by a workflow task that was lost) it is not.
    */
   authorizationsSent: text('authorizations_sent')
     .array()
     .notNull()
     .default(sql`'{}'::text[]`),
   /**
-   * When a payout stopped sending (ops stopped it before it was sent): a key is noted here only while this is
-   * empty, and a send follows its note, so nothing is sent once it is set, however late an attempt runs.
+   * When a payout's sends were closed (it ended without a send of its own: stopped, no terminal, an inactive
+   * wallet, its window closed): a payout key is noted only while this is empty, and every reserve and send
+   * follows its note, so an attempt that had not noted its key by then reserves and sends nothing.
    */
   sendsClosedAt: timestamp('sends_closed_at', { withTimezone: true }),
 });
