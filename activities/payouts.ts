@@ -176,8 +176,11 @@ export function payoutActivities(
           throw businessOutcome('The payout ended before it was sent.', failureTypes.declined);
         }
         card = note.card;
-        // Noted before by another attempt, and not refused since: that attempt may have sent it.
-        sentBefore = note.before && !notProcessed.includes(input.payoutKey);
+        // Noted before: an attempt of a lost task may have sent it, even after this payout learnt of a
+        // refusal of it (a later round's send), so no refusal of it is definite.
+        sentBefore = note.before;
+        // The bound holds for the note's commit, not only its start: noted late, nothing more is done.
+        late(SEND_NOTED_WITHIN_MS);
       }
       const reserved = await reservePayoutFunds(db, funds);
       if (reserved === 'applied') options.countLedger?.('reserve');

@@ -21,6 +21,7 @@ import {
   SEND_DEADLINE_MS,
   SEND_NOTED_WITHIN_MS,
   connectorKeys,
+  failureTypes,
   forceFailUpdate,
   workflowIds,
   type CardPayoutInput,
@@ -80,11 +81,17 @@ const newPayout = () =>
 
 /**
  * Sends `input` through the terminal the way a lost task did: the key noted, reserved, sent, settled, or
- * cut short after `crashAfter`. `taskStartedAt`: when that task started (now by default).
+ * cut short after `crashAfter`. `taskStartedAt`: when that task started (now by default); `notProcessed`:
+ * the keys its workflow knew were refused.
  */
 function sendAsLostTask(
   input: CardPayoutInput,
-  { terminalId = payoutTerminals[0]!, taskStartedAt = Date.now(), crashAfter = '' } = {},
+  {
+    terminalId = payoutTerminals[0]!,
+    taskStartedAt = Date.now(),
+    crashAfter = '',
+    notProcessed = [] as string[],
+  } = {},
 ) {
   const activities = activitiesOutsideAnyRun({
     db: env.database.db,
@@ -102,7 +109,7 @@ function sendAsLostTask(
     amountMinor: input.amountMinor,
     currency: input.currency,
     funds: { walletId: input.walletId, amountMinor: input.amountMinor },
-    inTheTask: { notProcessed: [], taskStartedAt },
+    inTheTask: { notProcessed, taskStartedAt },
   });
 }
 
@@ -323,6 +330,22 @@ describe("a payout's send inside a workflow task", () => {
       .where(eq(cardVault.transactionId, input.transactionId));
     expect(vault!.sent).toEqual([]);
     expect(await ledgerOf(input.transactionId)).toEqual([]);
+  });
+
+  it('takes no refusal of a key noted before as definite, even one its workflow knew was refused', async () => {
+    const input = await newPayout();
+    const key = connectorKeys.payout(input.transactionId, payoutTerminals[0]!);
+    // A later round: the key was refused in the first (so the workflow counts it as not processed), then
+    // sent again by a task that was lost after the processor paid it.
+    await expect(sendAsLostTask(input, { crashAfter: 'sent', notProcessed: [key] })).rejects.toThrow(
+      'the worker is lost',
+    );
+    // The retry's resend is refused: the processor's word on this send, not on the lost one.
+    plans.set(input.transactionId, { send: ['refuse'] });
+    await expect(sendAsLostTask(input, { notProcessed: [key] })).rejects.toMatchObject({
+      type: failureTypes.outcomeUnknown,
+    });
+    expect(await payoutsOf(input.transactionId)).toEqual([{ key, state: 'paid' }]);
   });
 
   it("gives the processor a deadline counted from the task's start, not from the send", async () => {
