@@ -143,7 +143,7 @@ export function payoutActivities(
          * the task's start, and nothing happens when the payout's sends were closed or another key may have
          * been processed (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
          */
-        inTheTask?: { notProcessed: string[]; taskStartedAt: number };
+        inTheTask?: { notProcessed: string[]; taskStartedAt: number; notedWithinMs?: number };
       },
     ): Promise<(PayoutOutcome & { settled: boolean }) | PayoutSentElsewhere> {
       const started = Date.now();
@@ -163,8 +163,8 @@ export function payoutActivities(
       let card: { pan?: string; expiry?: string } | undefined;
       let sentBefore = false;
       if (input.inTheTask) {
-        const { notProcessed } = input.inTheTask;
-        late(SEND_NOTED_WITHIN_MS);
+        const { notProcessed, notedWithinMs = SEND_NOTED_WITHIN_MS } = input.inTheTask;
+        late(notedWithinMs);
         const note = await notePayoutSend(db, masterKey, input.transactionId, input.payoutKey, notProcessed);
         if ('missing' in note)
           throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
@@ -180,7 +180,7 @@ export function payoutActivities(
         // refusal of it (a later round's send), so no refusal of it is definite.
         sentBefore = note.before;
         // The bound holds for the note's commit, not only its start: noted late, nothing more is done.
-        late(SEND_NOTED_WITHIN_MS);
+        late(notedWithinMs);
       }
       const reserved = await reservePayoutFunds(db, funds);
       if (reserved === 'applied') options.countLedger?.('reserve');

@@ -1,4 +1,4 @@
-import { deprecatePatch } from '@temporalio/workflow';
+import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
 import { SEND_LANDS_WITHIN_MS, connectorKeys, type CardPayoutInput } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import type { SentPayout } from '../activities/payouts';
@@ -109,7 +109,16 @@ async function sendThrough(
     const result = await attempt(() =>
       notProcessed
         ? quickConnector.reserveAndSendPayout.executeWithOptions({ summary: step }, [
-            { ...request, funds, inTheTask: { notProcessed: [...notProcessed], taskStartedAt: Date.now() } },
+            {
+              ...request,
+              funds,
+              inTheTask: {
+                notProcessed: [...notProcessed],
+                taskStartedAt: Date.now(),
+                // Half the run's own task timeout: a retry of this task starts no earlier than that.
+                notedWithinMs: workflowInfo().taskTimeoutMs / 2,
+              },
+            },
           ])
         : connector.reserveAndSendPayout.executeWithOptions({ summary: step }, [{ ...request, funds }]),
     );

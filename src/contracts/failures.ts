@@ -61,9 +61,11 @@ export const CANCELLED_BY_OPS = 'Cancelled by ops.';
 export const SEND_DEADLINE_MS = 20_000;
 /** `SEND_DEADLINE_MS` and a margin for the clocks of the worker and the connector. */
 export const SEND_LANDS_WITHIN_MS = SEND_DEADLINE_MS + 5_000;
+/** The workflow task timeout every transaction workflow is started with (the server's default, pinned). */
+export const WORKFLOW_TASK_TIMEOUT_MS = 10_000;
 /**
  * A payout send inside a workflow task notes its key this long after the task started at the latest: half
- * the task's 10 s timeout, the rest a margin for the clocks of the worker and the server. A retry of a lost
+ * the task's timeout, the rest a margin for the clocks of the worker and the server. A retry of a lost
  * task starts only once the task timed out, so it finds every key the lost attempt will ever note.
  */
-export const SEND_NOTED_WITHIN_MS = 5_000;
+export const SEND_NOTED_WITHIN_MS = WORKFLOW_TASK_TIMEOUT_MS / 2;

@@ -20,6 +20,7 @@ import { AesGcmPayloadCodec, parsePayloadKeys } from '../ciphers/payload-codec';
 import { updateProver, type UpdateProver } from '../ciphers/update-proof';
 import {
   INTERNAL_UPDATES,
+  WORKFLOW_TASK_TIMEOUT_MS,
   failureTypes,
   firstAnswerUpdate,
   workflowIds,
@@ -120,6 +121,8 @@ export async function startWithFirstAnswer<Name extends TransactionWorkflow>(
     args: [options.input] as Parameters<WorkflowSignatures[Name]>,
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    // What a payout's send inside its task is timed against (SEND_NOTED_WITHIN_MS).
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT_MS,
     typedSearchAttributes: options.searchAttributes,
     ...(options.staticSummary ? { staticSummary: options.staticSummary } : {}),
     ...(options.staticDetails ? { staticDetails: options.staticDetails } : {}),
