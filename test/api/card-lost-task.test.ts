@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, like } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
+import { updateAdmitted } from '../helpers/update-admitted';
 import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
@@ -14,7 +15,6 @@ import {
   workflowIds,
   type CardPaymentInput,
 } from '../../src/contracts';
-import proto from '@temporalio/proto';
 import type { MerchantCredentials } from '../../src/merchants/accounts';
 import { cardPayment } from '../../workflows/card-payment';
 
@@ -25,7 +25,6 @@ import { cardPayment } from '../../workflows/card-payment';
  * vault row marked as sent, maybe the card purged), then lets the retry run: the acquirer is asked, and
  * the payment neither fails while charged nor is charged twice.
  */
-const { temporal } = proto;
 let env: TestEnv;
 let merchant: MerchantCredentials;
 const plans = new Map<string, FaultPlan>();
@@ -109,26 +108,6 @@ const authorizationsOf = (transactionId: string) =>
       ),
     );
 
-/** Waits until the server holds the update, so the first workflow task is sure to carry it. */
-async function admitted(workflowId: string, updateId: string): Promise<void> {
-  for (;;) {
-    try {
-      await env.client.workflowService.pollWorkflowExecutionUpdate({
-        namespace: env.client.options.namespace,
-        updateRef: { workflowExecution: { workflowId }, updateId },
-        waitPolicy: {
-          lifecycleStage:
-            temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage
-              .UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED,
-        },
-      });
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
-
 async function rowOf(transactionId: string) {
   const [row] = await env.database.db.select().from(transactions).where(eq(transactions.id, transactionId));
   return row!;
@@ -151,7 +130,7 @@ describe('a card workflow task lost after its connector call', () => {
       args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
       updateId: 'stop',
     });
-    await admitted(handle.workflowId, 'stop');
+    await updateAdmitted(env.client, handle.workflowId, 'stop');
     await env.startWorker();
 
     expect(await stop).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });

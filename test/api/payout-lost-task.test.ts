@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, eq, inArray } from 'drizzle-orm';
-import proto from '@temporalio/proto';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
+import { updateAdmitted } from '../helpers/update-admitted';
 import { insertPayoutTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
@@ -36,7 +36,6 @@ import { cardPayout } from '../../workflows/card-payout';
  * processor's payout, the settle), then lets the retry run: the payout is neither failed while paid nor
  * paid twice, and a lost attempt still running after the payout ended sends nothing.
  */
-const { temporal } = proto;
 let env: TestEnv;
 let merchant: MerchantCredentials;
 /** The merchant's payout terminals in test mode, by priority. */
@@ -138,26 +137,6 @@ async function rowOf(transactionId: string) {
   return row!;
 }
 
-/** Waits until the server holds the update, so the first workflow task is sure to carry it. */
-async function admitted(workflowId: string, updateId: string): Promise<void> {
-  for (;;) {
-    try {
-      await env.client.workflowService.pollWorkflowExecutionUpdate({
-        namespace: env.client.options.namespace,
-        updateRef: { workflowExecution: { workflowId }, updateId },
-        waitPolicy: {
-          lifecycleStage:
-            temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage
-              .UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED,
-        },
-      });
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
-
 /** Starts the payout with a stop already waiting for its first workflow task; answers the stop's answer. */
 async function startStopped(input: CardPayoutInput) {
   await env.stopWorker();
@@ -167,11 +146,43 @@ async function startStopped(input: CardPayoutInput) {
       args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
       updateId: 'stop',
     });
-    await admitted(handle.workflowId, 'stop');
+    await updateAdmitted(env.client, handle.workflowId, 'stop');
     return stop;
   } finally {
     await env.startWorker();
   }
+}
+
+/** Runs `body` with the terminals deactivated, and activates them again after it. */
+async function withTerminalsInactive<T>(ids: string[], body: () => Promise<T>): Promise<T> {
+  const set = (active: boolean) =>
+    env.database.db.update(terminals).set({ active }).where(inArray(terminals.id, ids));
+  await set(false);
+  try {
+    return await body();
+  } finally {
+    await set(true);
+  }
+}
+
+/** Runs `body` with the wallet inactive, and activates it again after it. */
+async function withWalletInactive<T>(walletId: string, body: () => Promise<T>): Promise<T> {
+  const set = (status: 'Active' | 'Inactive') =>
+    env.database.db.update(wallets).set({ status }).where(eq(wallets.id, walletId));
+  await set('Inactive');
+  try {
+    return await body();
+  } finally {
+    await set('Active');
+  }
+}
+
+/** Expects the payout paid once, through the terminal, and the wallet debited once. */
+async function paidOnceThrough(input: CardPayoutInput, terminalId = payoutTerminals[0]!) {
+  expect(await payoutsOf(input.transactionId)).toEqual([
+    { key: connectorKeys.payout(input.transactionId, terminalId), state: 'paid' },
+  ]);
+  expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
 }
 
 const paidOnce = [
@@ -192,43 +203,26 @@ describe('a payout workflow task lost after its send', () => {
       status: 'SUCCESS',
       terminalId: payoutTerminals[0],
     });
-    expect(await payoutsOf(input.transactionId)).toEqual([
-      { key: connectorKeys.payout(input.transactionId, payoutTerminals[0]!), state: 'paid' },
-    ]);
-    expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
+    await paidOnceThrough(input);
   });
 
   it('settles the payout it sent when the wallet is deactivated meanwhile, instead of blocking it', async () => {
     const input = await newPayout();
     await sendAsLostTask(input);
-    await env.database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, input.walletId));
-    try {
-      const result = await (await startPayout(input)).result();
-      expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
-      expect(await payoutsOf(input.transactionId)).toHaveLength(1);
-      expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
-    } finally {
-      await env.database.db.update(wallets).set({ status: 'Active' }).where(eq(wallets.id, input.walletId));
-    }
+    const result = await withWalletInactive(input.walletId, async () => (await startPayout(input)).result());
+    expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+    await paidOnceThrough(input);
   });
 
   it('does not pay through the next terminal when the one the lost task paid through is deactivated', async () => {
     const input = await newPayout();
     const [first] = payoutTerminals;
     await sendAsLostTask(input, { terminalId: first });
-    await env.database.db.update(terminals).set({ active: false }).where(eq(terminals.id, first!));
-    try {
-      const result = await (await startPayout(input)).result();
-      expect(result.status).toBe('SUCCESS');
-      // The payout is the one the lost task made, at the terminal that made it: never a second one.
-      expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: first });
-      expect(await payoutsOf(input.transactionId)).toEqual([
-        { key: connectorKeys.payout(input.transactionId, first!), state: 'paid' },
-      ]);
-      expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
-    } finally {
-      await env.database.db.update(terminals).set({ active: true }).where(eq(terminals.id, first!));
-    }
+    const result = await withTerminalsInactive([first!], async () => (await startPayout(input)).result());
+    expect(result.status).toBe('SUCCESS');
+    // The payout is the one the lost task made, at the terminal that made it: never a second one.
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: first });
+    await paidOnceThrough(input, first);
   });
 
   it('asks, instead of moving on, when its resend of the key the lost task paid is refused', async () => {
@@ -240,30 +234,17 @@ describe('a payout workflow task lost after its send', () => {
     plans.set(input.transactionId, { send: ['refuse'] });
     const result = await (await startPayout(input)).result();
     expect(result.status).toBe('SUCCESS');
-    expect(await payoutsOf(input.transactionId)).toEqual([
-      { key: connectorKeys.payout(input.transactionId, payoutTerminals[0]!), state: 'paid' },
-    ]);
-    expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
+    await paidOnceThrough(input);
   });
 
   it('settles the payout it sent when every payout terminal is deactivated meanwhile', async () => {
     const input = await newPayout();
     await sendAsLostTask(input);
-    await env.database.db
-      .update(terminals)
-      .set({ active: false })
-      .where(inArray(terminals.id, payoutTerminals));
-    try {
-      const result = await (await startPayout(input)).result();
-      expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
-      expect(await payoutsOf(input.transactionId)).toHaveLength(1);
-      expect(await ledgerOf(input.transactionId)).toEqual(paidOnce);
-    } finally {
-      await env.database.db
-        .update(terminals)
-        .set({ active: true })
-        .where(inArray(terminals.id, payoutTerminals));
-    }
+    const result = await withTerminalsInactive(payoutTerminals, async () =>
+      (await startPayout(input)).result(),
+    );
+    expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+    await paidOnceThrough(input);
   });
 });
 
@@ -286,35 +267,17 @@ describe('a payout that ended without a send of its own', () => {
 
   it('sends nothing from a lost attempt that runs after it found no terminal', async () => {
     const input = await newPayout();
-    await env.database.db
-      .update(terminals)
-      .set({ active: false })
-      .where(inArray(terminals.id, payoutTerminals));
-    try {
-      expect(await (await startPayout(input)).result()).toEqual({
-        status: 'FAILED',
-        message: 'No terminal is available for this transaction.',
-      });
-    } finally {
-      await env.database.db
-        .update(terminals)
-        .set({ active: true })
-        .where(inArray(terminals.id, payoutTerminals));
-    }
+    const result = await withTerminalsInactive(payoutTerminals, async () =>
+      (await startPayout(input)).result(),
+    );
+    expect(result).toEqual({ status: 'FAILED', message: 'No terminal is available for this transaction.' });
     await nothingSentAfter(input);
   });
 
   it('sends nothing from a lost attempt that runs after it found the wallet inactive', async () => {
     const input = await newPayout();
-    await env.database.db.update(wallets).set({ status: 'Inactive' }).where(eq(wallets.id, input.walletId));
-    try {
-      expect(await (await startPayout(input)).result()).toEqual({
-        status: 'BLOCKED',
-        message: 'The wallet is inactive.',
-      });
-    } finally {
-      await env.database.db.update(wallets).set({ status: 'Active' }).where(eq(wallets.id, input.walletId));
-    }
+    const result = await withWalletInactive(input.walletId, async () => (await startPayout(input)).result());
+    expect(result).toEqual({ status: 'BLOCKED', message: 'The wallet is inactive.' });
     await nothingSentAfter(input);
   });
 });
