@@ -139,9 +139,10 @@ export function payoutActivities(
         /**
          * Given when the send runs inside the workflow task (a local activity): the keys this payout sent
          * that the workflow knows were not processed, and when the task started (`Date.now()` in the
-         * workflow). The key is then noted before anything else happens, within `SEND_NOTED_WITHIN_MS` of
-         * the task's start, and nothing happens when the payout's sends were closed or another key may have
-         * been processed (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
+         * workflow). The key is then noted before anything else happens, within `notedWithinMs` of the
+         * task's start (half the run's task timeout; `SEND_NOTED_WITHIN_MS` when absent), and nothing
+         * happens when the payout's sends were closed or another key may have been processed
+         * (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
          */
         inTheTask?: { notProcessed: string[]; taskStartedAt: number; notedWithinMs?: number };
       },
@@ -195,7 +196,8 @@ export function payoutActivities(
         return { ...paid, settled: true };
       }
       if (state !== 'held') throw await notHeld(input.transactionId);
-      // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite.
+      // Reserved by this attempt: no earlier attempt reached the send, so a refusal is definite, unless
+      // the key was noted before (`sentBefore`: an attempt of a lost task may have sent it).
       const outcome = await send(input, sendWindow(origin), {
         firstCall: reserved === 'applied',
         sentBefore,

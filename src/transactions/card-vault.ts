@@ -129,10 +129,13 @@ export async function recordAuthorizationSent(db: Db, transactionId: string, aut
     .where(eq(cardVault.transactionId, transactionId));
 }
 
-/** Whether a payout key was noted as sent (`notePayoutSend`), and if not, why. */
+/**
+ * Whether a payout key was noted as sent (`notePayoutSend`), and if not, why: other keys that may have
+ * been processed (`elsewhere`), or, with none, the payout's sends were closed; or no vault row at all.
+ */
 export type PayoutSendNote =
   | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry'>; before: boolean }
-  | { noted: false; closed: boolean; elsewhere: string[] }
+  | { noted: false; elsewhere: string[] }
   | { noted: false; missing: true };
 
 /**
@@ -168,13 +171,13 @@ export async function notePayoutSend(
     return { noted: true, card: { pan: open(noted.pan), expiry: open(noted.expiry) }, before: noted.before };
   }
   const [row] = await db
-    .select({ sent: cardVault.authorizationsSent, closedAt: cardVault.sendsClosedAt })
+    .select({ sent: cardVault.authorizationsSent })
     .from(cardVault)
     .where(eq(cardVault.transactionId, transactionId));
   if (!row) return { noted: false, missing: true };
+  // Keys are only ever added, so the ones that refused the note are still there.
   return {
     noted: false,
-    closed: row.closedAt !== null,
     elsewhere: row.sent.filter((key) => key !== payoutKey && !notProcessed.includes(key)),
   };
 }
