@@ -3,7 +3,7 @@ import { and, eq, lt, notInArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { isSandboxConnector } from '../src/schemas/sandbox-cards';
 import { recordOpsAction } from '../src/transactions/ops-audit';
-import { purgeVaultedCard } from '../src/transactions/card-vault';
+import { purgeVaultedCard, purgeVaultedCardWith } from '../src/transactions/card-vault';
 import { activeTerminals } from '../src/merchants/terminals';
 import { transactions } from '../src/db/schema/index';
 import { finalAlready } from './authority';
@@ -27,7 +27,7 @@ export interface ProjectInput {
   refunded?: boolean;
   /** An ops action this write applies: recorded in the same database transaction. */
   audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
-  /** Removes the card number and CVV first (`purgeVaultedCard`). */
+  /** Removes the card number and CVV, in the same statement (`purgeVaultedCardWith`). */
   purgeCard?: boolean;
 }
 
@@ -79,8 +79,8 @@ export function projectionActivities(
         set.refundedAt = new Date();
       }
       const write = async (tx: Db) => {
-        if (input.purgeCard) await purgeVaultedCard(tx, input.transactionId);
-        const updated = await tx
+        // The purge rides in the update's statement (a CTE Postgres runs whatever the update finds).
+        const updated = await (input.purgeCard ? tx.with(purgeVaultedCardWith(tx, input.transactionId)) : tx)
           .update(transactions)
           .set({
             ...set,

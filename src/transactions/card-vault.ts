@@ -1,4 +1,5 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, lt, sql, type SQL, type WithSubquery } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
 import { decryptSecret, encryptSecret, keyedDigest } from '../ciphers/secrets';
@@ -32,25 +33,46 @@ export interface CardToVault {
   holdSeconds: number;
 }
 
+/** The vault's row for `card`: its number, expiry and CVV encrypted, and when each must be gone. */
+function vaultRow(masterKey: string, card: CardToVault) {
+  const now = Date.now();
+  return {
+    panEnc: encryptSecret(card.pan, masterKey),
+    expiryEnc: encryptSecret(`${card.expiryMonth}/${card.expiryYear}`, masterKey),
+    cvvEnc: card.cvv ? encryptSecret(card.cvv, masterKey) : null,
+    cvvExpiresAt: card.cvv ? new Date(now + CVV_HOLD_SECONDS * 1000) : null,
+    expiresAt: new Date(now + card.holdSeconds * 1000),
+  };
+}
+
 /** Holds the card encrypted until the transaction's workflow has used it. */
 export async function vaultCard(tx: Tx, masterKey: string, transactionId: string, card: CardToVault) {
-  const now = Date.now();
   await tx
     .insert(cardVault)
-    .values({
-      transactionId,
-      panEnc: encryptSecret(card.pan, masterKey),
-      expiryEnc: encryptSecret(`${card.expiryMonth}/${card.expiryYear}`, masterKey),
-      cvvEnc: card.cvv ? encryptSecret(card.cvv, masterKey) : null,
-      cvvExpiresAt: card.cvv ? new Date(now + CVV_HOLD_SECONDS * 1000) : null,
-      expiresAt: new Date(now + card.holdSeconds * 1000),
-    })
+    .values({ transactionId, ...vaultRow(masterKey, card) })
     .onConflictDoNothing();
 }
 
-/** Whether this card (by fingerprint) already paid this merchant successfully in this mode. */
-export async function cardSucceededBefore(db: Db, merchant: MerchantScope, fingerprint: string) {
-  const rows = await db
+/**
+ * As `vaultCard`, as a part of the statement that claims the transaction: a common table expression that
+ * holds the card for the row `claimed` answers (a CTE of the transaction's insert, answering its `id`), and
+ * for none when the claim inserted none. The card and the claim commit together, in one round trip.
+ */
+export function vaultCardFor(claimed: WithSubquery, masterKey: string, card: CardToVault): WithSubquery {
+  const row = vaultRow(masterKey, card);
+  const at = (date: Date | null) => (date ? date.toISOString() : null);
+  return new QueryBuilder().$with('vaulted', { transactionId: cardVault.transactionId }).as(sql`
+    insert into ${cardVault} (transaction_id, pan_enc, expiry_enc, cvv_enc, cvv_expires_at, expires_at)
+    select id, ${row.panEnc}, ${row.expiryEnc}, ${row.cvvEnc}::text, ${at(row.cvvExpiresAt)}::timestamptz,
+      ${at(row.expiresAt)}::timestamptz
+    from ${claimed}
+    on conflict do nothing
+    returning ${cardVault.transactionId}`);
+}
+
+/** Whether this card (by fingerprint) already paid this merchant successfully in this mode, in SQL. */
+export function cardPaidBefore(merchant: MerchantScope, fingerprint: string): SQL<boolean> {
+  const paid = new QueryBuilder()
     .select({ one: sql`1` })
     .from(transactions)
     .where(
@@ -63,7 +85,23 @@ export async function cardSucceededBefore(db: Db, merchant: MerchantScope, finge
       ),
     )
     .limit(1);
-  return rows.length > 0;
+  return sql<boolean>`exists (${paid})`;
+}
+
+/** Whether this card (by fingerprint) already paid this merchant successfully in this mode. */
+export async function cardSucceededBefore(db: Db, merchant: MerchantScope, fingerprint: string) {
+  const { rows } = await db.execute<{ paid: boolean }>(
+    sql`select ${cardPaidBefore(merchant, fingerprint)} as paid`,
+  );
+  return rows[0]?.paid === true;
+}
+
+/** The update that purges a transaction's card (`purgeVaultedCard`), with `q`. */
+function purge(q: Db | Tx, transactionId: string) {
+  return q
+    .update(cardVault)
+    .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
+    .where(eq(cardVault.transactionId, transactionId));
 }
 
 /**
@@ -71,10 +109,17 @@ export async function cardSucceededBefore(db: Db, merchant: MerchantScope, finge
  * create cannot vault the card again; the maintenance sweep removes it when its hold ends.
  */
 export async function purgeVaultedCard(db: Db | Tx, transactionId: string): Promise<void> {
-  await db
-    .update(cardVault)
-    .set({ panEnc: null, expiryEnc: null, cvvEnc: null, cvvExpiresAt: null, purgedAt: sql`now()` })
-    .where(eq(cardVault.transactionId, transactionId));
+  await purge(db, transactionId);
+}
+
+/**
+ * As `purgeVaultedCard`, as a part of another statement (a common table expression): Postgres runs it
+ * whatever the statement's main query does, so the purge costs no round trip of its own.
+ */
+export function purgeVaultedCardWith(db: Db | Tx, transactionId: string): WithSubquery {
+  return db
+    .$with('purged')
+    .as(purge(db, transactionId).returning({ transactionId: cardVault.transactionId }));
 }
 
 /** A vaulted card as far as its holds allow: the CVV only within its short hold; nothing once purged. */

@@ -1,14 +1,20 @@
 import type { z } from 'zod';
 import type { CardRequest, HostedCardRequest as HostedCardSchema } from '../schemas/requests';
 import { createTransaction, type CreateOrigin, type Created } from './create';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { transactions } from '../db/schema/index';
 import { cardEnteredUpdate, type CardSummary, type Mode } from '../contracts';
 import { sendUpdate } from '../temporal/client';
 import { findTransaction } from './lookup';
 import type { TransactionRow } from './view';
-import { cardSucceededBefore, purgeVaultedCard, summarizeCard, vaultCard } from './card-vault';
+import {
+  cardPaidBefore,
+  cardSucceededBefore,
+  purgeVaultedCard,
+  summarizeCard,
+  vaultCard,
+} from './card-vault';
 import { cardholderColumns, checkMerchantUrls, checkTerminal, customerOf, requestHash } from './request';
 import { hostedPageUrl, type MerchantScope, type TransactionDeps } from './deps';
 
@@ -27,7 +33,6 @@ export async function createCardPayment(
   await checkMerchantUrls(deps, merchant, input);
   await checkTerminal(deps.db, merchant, 'card', input.terminal_id);
   const card = summarizeCard(input.card_number, config.MASTER_KEY);
-  const whitelisted = await cardSucceededBefore(deps.db, merchant, card.fingerprint);
   const { card_number: pan, card_cvv: cvv, ...kept } = input;
   return createTransaction(deps, merchant, {
     idempotencyKey: origin.idempotencyKey,
@@ -41,7 +46,8 @@ export async function createCardPayment(
       country: input.country,
       merchantRedirectUrl: input.redirect_url,
       webhookUrl: input.webhook_url ?? null,
-      details: { is_card_WL: whitelisted },
+      // Read as the row is inserted, in the same statement.
+      details: sql`jsonb_build_object('is_card_WL', ${cardPaidBefore(merchant, card.fingerprint)})`,
     },
     card: {
       pan,

@@ -1,6 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { idempotencyKeys, transactions } from '../db/schema/index';
 import { ApiError } from '../platform/errors';
 import { newTransactionId } from '../ciphers/ids';
@@ -14,7 +14,7 @@ import {
 } from '../contracts';
 import { startWithFirstAnswer } from '../temporal/client';
 import { transactionBody, type TransactionBody, type TransactionRow } from './view';
-import { vaultCard, type CardToVault } from './card-vault';
+import { vaultCard, vaultCardFor, type CardToVault } from './card-vault';
 import { findTransaction } from './lookup';
 import type { MerchantScope, TransactionDeps } from './deps';
 
@@ -26,8 +26,13 @@ export interface NewTransaction<Name extends TransactionWorkflow> {
   orderId: string | null;
   /** Keyed digest of the validated request: a repeat with another digest is an order id conflict. */
   requestHash: string;
-  /** Projection columns known at create time. */
-  row: Omit<NewRow, 'id' | 'merchantId' | 'mode' | 'kind' | 'orderId' | 'requestHash' | 'message'>;
+  /** Projection columns known at create time; `details` may be read by SQL as the row is inserted. */
+  row: Omit<
+    NewRow,
+    'id' | 'merchantId' | 'mode' | 'kind' | 'orderId' | 'requestHash' | 'message' | 'details'
+  > & {
+    details?: NewRow['details'] | SQL;
+  };
   card?: CardToVault;
   /** The merchant's `Idempotency-Key` for this create, if it sent one (docs/api.md). */
   idempotencyKey?: string;
@@ -139,38 +144,9 @@ async function claimTransaction(
   inputFor: (transactionId: string) => object,
 ): Promise<{ row: TransactionRow; replayed: boolean }> {
   const id = newTransactionId();
-  return db.transaction(async (tx) => {
-    // The key first: a repeat (or a concurrent twin, once the first commits) finds the transaction it named.
-    if (request.idempotencyKey) {
-      const [claimed] = await tx
-        .insert(idempotencyKeys)
-        .values({
-          merchantId: merchant.merchantId,
-          mode: merchant.mode,
-          key: request.idempotencyKey,
-          requestHash: request.requestHash,
-          transactionId: id,
-        })
-        .onConflictDoNothing()
-        .returning();
-      if (!claimed) {
-        const [known] = await tx
-          .select()
-          .from(idempotencyKeys)
-          .where(
-            and(
-              eq(idempotencyKeys.merchantId, merchant.merchantId),
-              eq(idempotencyKeys.mode, merchant.mode),
-              eq(idempotencyKeys.key, request.idempotencyKey),
-            ),
-          );
-        if (!known || known.requestHash !== request.requestHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
-        const [first] = await tx.select().from(transactions).where(eq(transactions.id, known.transactionId));
-        if (!first) throw new ApiError('IDEMPOTENCY_CONFLICT');
-        return { row: first, replayed: true };
-      }
-    }
-    const [inserted] = await tx
+  /** The row's insert, answering it; none when the order id is taken. */
+  const insert = (q: Db | Tx) =>
+    q
       .insert(transactions)
       .values({
         ...request.row,
@@ -189,36 +165,93 @@ async function claimTransaction(
         where: sql`${transactions.orderId} is not null`,
       })
       .returning();
-    if (inserted) {
-      if (request.card) await vaultCard(tx, masterKey, inserted.id, request.card);
-      return { row: inserted, replayed: false };
-    }
-    const [existing] = await tx
-      .select()
-      .from(transactions)
-      .where(
-        and(
-          eq(transactions.merchantId, merchant.merchantId),
-          eq(transactions.mode, merchant.mode),
-          eq(transactions.orderId, request.orderId!),
-        ),
-      );
-    if (!existing || existing.requestHash !== request.requestHash) throw new ApiError('ORDER_CONFLICT');
-    // A repeat by order id under a new key: the key names the transaction the order id already has.
-    if (request.idempotencyKey)
-      await tx
-        .update(idempotencyKeys)
-        .set({ transactionId: existing.id })
+  if (!request.idempotencyKey) {
+    // Most creates: one statement claims the order id and vaults the card with it, atomic without a
+    // database transaction of its own.
+    const [inserted] = request.card
+      ? await (() => {
+          const claimed = db.$with('claimed').as(insert(db));
+          return db
+            .with(claimed, vaultCardFor(claimed, masterKey, request.card))
+            .select()
+            .from(claimed);
+        })()
+      : await insert(db);
+    if (inserted) return { row: inserted, replayed: false };
+    return { row: await sameOrder(db, merchant, request), replayed: true };
+  }
+  return db.transaction(async (tx) => {
+    // The key first: a repeat (or a concurrent twin, once the first commits) finds the transaction it named.
+    const [claimed] = await tx
+      .insert(idempotencyKeys)
+      .values({
+        merchantId: merchant.merchantId,
+        mode: merchant.mode,
+        key: request.idempotencyKey!,
+        requestHash: request.requestHash,
+        transactionId: id,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!claimed) {
+      const [known] = await tx
+        .select()
+        .from(idempotencyKeys)
         .where(
           and(
             eq(idempotencyKeys.merchantId, merchant.merchantId),
             eq(idempotencyKeys.mode, merchant.mode),
-            eq(idempotencyKeys.key, request.idempotencyKey),
+            eq(idempotencyKeys.key, request.idempotencyKey!),
           ),
         );
-    // The card was vaulted with the claim; a repeat never vaults it again (a used number must not return).
+      if (!known || known.requestHash !== request.requestHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
+      const [first] = await tx.select().from(transactions).where(eq(transactions.id, known.transactionId));
+      if (!first) throw new ApiError('IDEMPOTENCY_CONFLICT');
+      return { row: first, replayed: true };
+    }
+    const [inserted] = await insert(tx);
+    if (inserted) {
+      if (request.card) await vaultCard(tx, masterKey, inserted.id, request.card);
+      return { row: inserted, replayed: false };
+    }
+    const existing = await sameOrder(tx, merchant, request);
+    // A repeat by order id under a new key: the key names the transaction the order id already has.
+    await tx
+      .update(idempotencyKeys)
+      .set({ transactionId: existing.id })
+      .where(
+        and(
+          eq(idempotencyKeys.merchantId, merchant.merchantId),
+          eq(idempotencyKeys.mode, merchant.mode),
+          eq(idempotencyKeys.key, request.idempotencyKey!),
+        ),
+      );
     return { row: existing, replayed: true };
   });
+}
+
+/**
+ * The transaction that already holds the request's order id, when it is a repeat of the same request; a
+ * different request under that order id is a conflict. The card was vaulted with the first claim; a repeat
+ * never vaults it again (a used number must not return).
+ */
+async function sameOrder(
+  q: Db | Tx,
+  merchant: MerchantScope,
+  request: NewTransaction<TransactionWorkflow>,
+): Promise<TransactionRow> {
+  const [existing] = await q
+    .select()
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.merchantId, merchant.merchantId),
+        eq(transactions.mode, merchant.mode),
+        eq(transactions.orderId, request.orderId!),
+      ),
+    );
+  if (!existing || existing.requestHash !== request.requestHash) throw new ApiError('ORDER_CONFLICT');
+  return existing;
 }
 
 /** How long a create's `Idempotency-Key` is kept (docs/api.md): a retry within a day finds it. */
