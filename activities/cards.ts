@@ -1,7 +1,7 @@
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { terminals } from '../src/db/schema/index';
-import { keysSentWith, readVaultedCard, recordAuthorizationSent } from '../src/transactions/card-vault';
+import { keysSentWith, noteCardSend } from '../src/transactions/card-vault';
 import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
@@ -59,14 +59,21 @@ export function cardActivities(
   return {
     async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome | SentElsewhere> {
       const acquirer = connectorFor(input.connector);
-      const card = await readVaultedCard(db, masterKey, input.transactionId);
-      // Routing is decided once: whatever another attempt of this workflow sent to another terminal is
-      // asked about before this one is tried (a retried task may list the terminals otherwise).
-      const elsewhere = (card?.authorizationsSent ?? []).filter(
-        (key) => key !== input.authorizationKey && !input.notProcessed?.includes(key),
+      // Routing is decided once: the key is noted with the card before it is sent, in one statement that
+      // refuses while another attempt of this workflow sent to another terminal (a retried task may list
+      // the terminals otherwise); those are asked about before this one is tried.
+      const note = await noteCardSend(
+        db,
+        masterKey,
+        input.transactionId,
+        input.authorizationKey,
+        input.notProcessed ?? [],
       );
-      if (elsewhere.length > 0) return { outcome: 'sentElsewhere', sent: await describeSent(db, elsewhere) };
-      const sentBefore = card?.authorizationsSent.includes(input.authorizationKey) ?? false;
+      if ('elsewhere' in note && note.elsewhere.length > 0)
+        return { outcome: 'sentElsewhere', sent: await describeSent(db, note.elsewhere) };
+      const card = note.noted ? note.card : undefined;
+      // Noted before: an earlier attempt may have sent it, so a refusal of it is not definite.
+      const sentBefore = note.noted && note.before;
       const terminal = await terminalAccess(input.terminalId);
       if (!card?.pan || !card.expiry || !card.cvv) {
         // A workflow task lost after the purge (a worker crash) runs this call again: the first run may
@@ -82,7 +89,6 @@ export function cardActivities(
         throw businessOutcome('Card data expired before authorization.', failureTypes.declined);
       }
       const { pan, expiry, cvv } = card;
-      if (!sentBefore) await recordAuthorizationSent(db, input.transactionId, input.authorizationKey);
       const result = await callConnector(
         input.connector,
         () =>

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
-import { closePayoutSends, notePayoutSend, readVaultedCard } from '../src/transactions/card-vault';
+import { closePayoutSends, noteCardSend, readVaultedCard } from '../src/transactions/card-vault';
 import {
   SEND_DEADLINE_MS,
   SEND_NOTED_WITHIN_MS,
@@ -142,7 +142,7 @@ export function payoutActivities(
          * workflow). The key is then noted before anything else happens, within `notedWithinMs` of the
          * task's start (half the run's task timeout; `SEND_NOTED_WITHIN_MS` when absent), and nothing
          * happens when the payout's sends were closed or another key may have been processed
-         * (`notePayoutSend`). Absent in runs from before, whose send was a step of its own.
+         * (`noteCardSend`). Absent in runs from before, whose send was a step of its own.
          */
         inTheTask?: { notProcessed: string[]; taskStartedAt: number; notedWithinMs?: number };
       },
@@ -166,7 +166,7 @@ export function payoutActivities(
       if (input.inTheTask) {
         const { notProcessed, notedWithinMs = SEND_NOTED_WITHIN_MS } = input.inTheTask;
         late(notedWithinMs);
-        const note = await notePayoutSend(db, masterKey, input.transactionId, input.payoutKey, notProcessed);
+        const note = await noteCardSend(db, masterKey, input.transactionId, input.payoutKey, notProcessed);
         if ('missing' in note)
           throw businessOutcome('Card data expired before the payout.', failureTypes.declined);
         if (!note.noted) {
@@ -176,7 +176,7 @@ export function payoutActivities(
           // task's attempt, a Reset's run) sends nothing, ever.
           throw businessOutcome('The payout ended before it was sent.', failureTypes.declined);
         }
-        card = note.card;
+        card = { pan: note.card.pan, expiry: note.card.expiry };
         // Noted before: an attempt of a lost task may have sent it, even after this payout learnt of a
         // refusal of it (a later round's send), so no refusal of it is definite.
         sentBefore = note.before;

@@ -166,54 +166,55 @@ export async function keysSentWith(db: Db, transactionId: string): Promise<strin
   return row?.sent ?? [];
 }
 
-/** Notes an authorization key as sent with the card, before it is sent (routing is decided once). */
-export async function recordAuthorizationSent(db: Db, transactionId: string, authorizationKey: string) {
-  await db
-    .update(cardVault)
-    .set({ authorizationsSent: sql`array_append(${cardVault.authorizationsSent}, ${authorizationKey})` })
-    .where(eq(cardVault.transactionId, transactionId));
-}
-
 /**
- * Whether a payout key was noted as sent (`notePayoutSend`), and if not, why: other keys that may have
+ * Whether a key was noted as sent with the card (`noteCardSend`), and if not, why: other keys that may have
  * been processed (`elsewhere`), or, with none, the payout's sends were closed; or no vault row at all.
  */
-export type PayoutSendNote =
-  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry'>; before: boolean }
+export type CardSendNote =
+  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry' | 'cvv'>; before: boolean }
   | { noted: false; elsewhere: string[] }
   | { noted: false; missing: true };
 
 /**
- * Notes a payout key as sent with the card, before anything of the send happens (the reserve included),
- * in one statement: only while the payout's sends are open (`closePayoutSends`) and no other key was
- * sent that the caller does not know was `notProcessed`. A workflow task that was lost may have sent
- * through a terminal its retry does not list: the retry is told of it (`elsewhere`) and asks first.
- * Noted, it answers the card number and expiry the send needs (none once purged), and whether the key
- * was noted before (by another attempt, or an earlier send of this one).
+ * Notes a key (a card payment's authorization key, a payout's key) as sent with the card, before anything
+ * of the send happens (a payout's reserve included), in one statement: only while the sends are open
+ * (`closePayoutSends`) and no other key was sent that the caller does not know was `notProcessed`. A
+ * workflow task that was lost may have sent through a terminal its retry does not list: the retry is told
+ * of it (`elsewhere`) and asks first. Noted, it answers the card the send needs (the number and expiry,
+ * none once purged; the CVV within its hold), and whether the key was noted before (by another attempt, or
+ * an earlier send of this one).
  */
-export async function notePayoutSend(
+export async function noteCardSend(
   db: Db,
   masterKey: string,
   transactionId: string,
-  payoutKey: string,
+  key: string,
   notProcessed: string[],
-): Promise<PayoutSendNote> {
+): Promise<CardSendNote> {
   // The row is locked first, so `before` is read from the version the update replaces.
-  const { rows } = await db.execute<{ pan: string | null; expiry: string | null; before: boolean }>(sql`
+  const { rows } = await db.execute<{
+    pan: string | null;
+    expiry: string | null;
+    cvv: string | null;
+    before: boolean;
+  }>(sql`
     with prior as (
       select ${cardVault.authorizationsSent} as sent from ${cardVault}
       where ${cardVault.transactionId} = ${transactionId} for update
     )
-    update ${cardVault} set authorizations_sent = case when ${payoutKey} = any(prior.sent)
-      then prior.sent else array_append(prior.sent, ${payoutKey}) end
+    update ${cardVault} set authorizations_sent = case when ${key} = any(prior.sent)
+      then prior.sent else array_append(prior.sent, ${key}) end
     from prior
     where ${cardVault.transactionId} = ${transactionId} and ${cardVault.sendsClosedAt} is null
-      and prior.sent <@ ${sql.param([...notProcessed, payoutKey])}::text[]
-    returning ${cardVault.panEnc} as pan, ${cardVault.expiryEnc} as expiry, ${payoutKey} = any(prior.sent) as before`);
+      and prior.sent <@ ${sql.param([...notProcessed, key])}::text[]
+    returning ${cardVault.panEnc} as pan, ${cardVault.expiryEnc} as expiry,
+      case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end as cvv,
+      ${key} = any(prior.sent) as before`);
   const [noted] = rows;
   if (noted) {
     const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
-    return { noted: true, card: { pan: open(noted.pan), expiry: open(noted.expiry) }, before: noted.before };
+    const card = { pan: open(noted.pan), expiry: open(noted.expiry), cvv: open(noted.cvv) };
+    return { noted: true, card, before: noted.before };
   }
   const [row] = await db
     .select({ sent: cardVault.authorizationsSent })
@@ -223,7 +224,7 @@ export async function notePayoutSend(
   // Keys are only ever added, so the ones that refused the note are still there.
   return {
     noted: false,
-    elsewhere: row.sent.filter((key) => key !== payoutKey && !notProcessed.includes(key)),
+    elsewhere: row.sent.filter((sent) => sent !== key && !notProcessed.includes(sent)),
   };
 }
 
