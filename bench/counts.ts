@@ -60,6 +60,19 @@ async function statementsSoFar(db: BenchDb): Promise<number> {
   return Number(result.rows[0]!.calls);
 }
 
+/** The statements of one kind's runs, by calls per transaction (`BENCH_STATEMENTS=1`), to see what to cut. */
+async function statementList(db: BenchDb, kind: string, runs: number): Promise<string> {
+  const result = await db.execute<{ calls: string; query: string }>(sql`
+    select calls::text, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) as query from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())
+      and query not ilike '%pg_stat_statements%'
+    order by calls desc, query`);
+  const lines = result.rows.map(
+    (row) => `  ${(Number(row.calls) / runs).toFixed(1).padStart(5)}  ${row.query}`,
+  );
+  return `[statements] ${kind}, per transaction:\n${lines.join('\n')}\n`;
+}
+
 /** Makes pg_stat_statements readable in the bench's database (Postgres must preload it). */
 export async function enableStatementCounts(db: BenchDb): Promise<void> {
   await db.execute(sql`create extension if not exists pg_stat_statements`);
@@ -95,11 +108,15 @@ export async function countCost(
   await settled(metricsUrl, 1000, 30_000);
   const since = new Date(Date.now() - 1);
   const opsBefore = await persistenceRequests(metricsUrl);
+  const listing = process.env.BENCH_STATEMENTS === '1';
+  // Listing them needs the kind's statements alone: pg_stat_statements starts again from none.
+  if (listing) await db.execute(sql`select pg_stat_statements_reset()`);
   const statementsBefore = await statementsSoFar(db);
   for (let run = 0; run < runs; run += 1) await drive(run);
   await settled(metricsUrl, 1000, 30_000);
   const opsAfter = await persistenceRequests(metricsUrl);
   const statements = (await statementsSoFar(db)) - statementsBefore;
+  if (listing) process.stdout.write(await statementList(db, kind, runs));
 
   const byOperation: Record<string, number> = {};
   for (const [op, n] of opsAfter) {
