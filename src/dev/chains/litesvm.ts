@@ -110,6 +110,8 @@ export class LocalSolanaNode {
     bigint,
     { blockhash: string; parentSlot: bigint; time: bigint; height: bigint }
   >();
+  /** The slots of `blocks`, ascending (each block's slot is above the last): a range is found by halving. */
+  private readonly blockSlots: bigint[] = [];
   private readonly recent: string[] = [];
   private readonly landed = new Map<string, Landed>();
   private readonly busySlots = new Set<bigint>();
@@ -286,6 +288,7 @@ export class LocalSolanaNode {
     this.height += 1n;
     const time = BigInt(Math.floor(Date.now() / 1000));
     this.blocks.set(this.slot, { blockhash, parentSlot, time, height: this.height });
+    this.blockSlots.push(this.slot);
     this.recent.push(blockhash);
     if (this.recent.length > RECENT_BLOCKHASHES) this.recent.shift();
     return this.slot;
@@ -373,9 +376,20 @@ export class LocalSolanaNode {
       case 'getBlocksWithLimit': {
         const [start, limit] = params as [number, number];
         const upTo = view - this.blocksLag;
-        return [...this.blocks.keys()]
-          .filter((slot) => slot >= BigInt(start) && slot <= upTo)
-          .slice(0, limit);
+        // Found by halving, so a read costs the same however long the ledger has grown.
+        let low = 0;
+        let high = this.blockSlots.length;
+        while (low < high) {
+          const middle = (low + high) >>> 1;
+          if (this.blockSlots[middle]! < BigInt(start)) low = middle + 1;
+          else high = middle;
+        }
+        const slots: bigint[] = [];
+        for (let i = low; i < this.blockSlots.length && slots.length < limit; i++) {
+          if (this.blockSlots[i]! > upTo) break;
+          slots.push(this.blockSlots[i]!);
+        }
+        return slots;
       }
       case 'getEpochInfo':
         reached(params[0]);
