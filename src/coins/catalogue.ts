@@ -87,6 +87,15 @@ export async function networksOf(db: Db, code: string): Promise<string[]> {
   return rows.map((r) => r.network);
 }
 
+/** Every active asset of a currency code, one per network, in the order `networksOf` lists them. */
+export async function activeAssetsOf(db: Db, code: string): Promise<CryptoAsset[]> {
+  return db
+    .select()
+    .from(cryptoAssets)
+    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.active, true)))
+    .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.network));
+}
+
 export async function fiatUsdRate(db: Db, currency: string): Promise<string | undefined> {
   const [row] = await db.select().from(fiatRates).where(eq(fiatRates.currency, currency));
   return row?.usdRate;

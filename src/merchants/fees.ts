@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { merchantFees } from '../db/schema/index';
+import { merchantFees, wallets } from '../db/schema/index';
+import type { WalletRow } from '../wallets/wallets';
 import { parseUnits } from '../lib/units';
 import type { Mode, TransactionKind } from '../lib/vocabulary';
 
@@ -25,6 +26,39 @@ export function feeOf(amountMinor: bigint, rule: Pick<FeeRule, 'percent' | 'fixe
   const denominator = 100n * 10n ** BigInt(PERCENT_SCALE);
   const share = (amountMinor * scaled + denominator - 1n) / denominator;
   return share + rule.fixedMinor;
+}
+
+/**
+ * One of the merchant's wallets of this mode, by id, and the merchant's payout fee on `amountMinor` in the
+ * wallet's currency (`feeFor`), in one read; undefined when the wallet is not the merchant's.
+ */
+export async function walletWithPayoutFee(
+  db: Db,
+  scope: { merchantId: string; mode: Mode },
+  walletId: string,
+  amountMinor: bigint,
+): Promise<{ wallet: WalletRow; fee: bigint } | undefined> {
+  const [row] = await db
+    .select({ wallet: wallets, percent: merchantFees.percent, fixedMinor: merchantFees.fixedMinor })
+    .from(wallets)
+    .leftJoin(
+      merchantFees,
+      and(
+        eq(merchantFees.merchantId, wallets.merchantId),
+        eq(merchantFees.mode, wallets.mode),
+        eq(merchantFees.kind, 'payout'),
+        eq(merchantFees.currency, wallets.currency),
+      ),
+    )
+    .where(
+      and(eq(wallets.id, walletId), eq(wallets.merchantId, scope.merchantId), eq(wallets.mode, scope.mode)),
+    );
+  if (!row) return undefined;
+  const { wallet, percent, fixedMinor } = row;
+  return {
+    wallet,
+    fee: percent !== null && fixedMinor !== null ? feeOf(amountMinor, { percent, fixedMinor }) : 0n,
+  };
 }
 
 /** The merchant's fee for a transaction of this kind and currency; zero without a rule. */

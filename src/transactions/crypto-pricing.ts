@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import { fieldError } from '../platform/errors';
-import { findCryptoAsset, networksOf, type CryptoAsset } from '../coins/catalogue';
+import { activeAssetsOf, type CryptoAsset } from '../coins/catalogue';
 import { currencyExponent } from '../lib/currencies';
 import { quote, type Quote } from '../lib/quotes';
 import { formatUnits, parseUnits } from '../lib/units';
@@ -15,7 +15,9 @@ export const DEPOSIT_WINDOW_SECONDS = 60 * 60;
 
 /** The catalogue entry for the currency and network; the network may be left out when there is only one. */
 export async function resolveAsset(db: Db, code: string, network: string | undefined): Promise<CryptoAsset> {
-  const networks = await networksOf(db, code);
+  // One read of the code's networks, the asset's row among them.
+  const assets = await activeAssetsOf(db, code);
+  const networks = assets.map((asset) => asset.network);
   if (networks.length === 0) fieldError('crypto_currency', 'The selected crypto currency is not supported.');
   if (!network && networks.length > 1) {
     fieldError(
@@ -23,7 +25,7 @@ export async function resolveAsset(db: Db, code: string, network: string | undef
       `The crypto network field is required for ${code}: one of ${networks.join(', ')}.`,
     );
   }
-  const asset = await findCryptoAsset(db, code, network ?? networks[0]!);
+  const asset = assets.find((candidate) => candidate.network === (network ?? networks[0]));
   if (!asset)
     fieldError('crypto_network', `The crypto network must be one of ${networks.join(', ')} for ${code}.`);
   return asset;

@@ -2,8 +2,7 @@ import type { z } from 'zod';
 import type { PayoutRequest } from '../schemas/requests';
 import { fieldError } from '../platform/errors';
 import type { Db } from '../db/client';
-import { findWallet } from '../wallets/wallets';
-import { feeFor } from '../merchants/fees';
+import { walletWithPayoutFee } from '../merchants/fees';
 import { createTransaction, type CreateOrigin, type Created } from './create';
 import { summarizeCard } from './card-vault';
 import { cardholderColumns, checkMerchantUrls, checkTerminal, requestHash } from './request';
@@ -22,11 +21,11 @@ export async function createCardPayout(
 ): Promise<Created> {
   const { config } = deps;
   await checkMerchantUrls(deps, merchant, input);
-  const wallet = await findWallet(deps.db, merchant, input.wallet_id);
-  if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
+  const found = await walletWithPayoutFee(deps.db, merchant, input.wallet_id, input.amount);
+  if (!found) fieldError('wallet_id', 'The selected wallet id is invalid.');
+  const { wallet, fee } = found;
   await checkTerminal(deps.db, merchant, 'payout', input.terminal_id);
   const card = summarizeCard(input.card_number, config.MASTER_KEY);
-  const fee = await feeFor(deps.db, merchant, 'payout', wallet.currency, input.amount);
   const { card_number: pan, ...kept } = input;
   // The number waits in the vault for as long as the cardholder may take to verify the payout.
   const holdSeconds = config.PAYOUT_VERIFICATION_TIMEOUT_SECONDS + 3600;
@@ -70,8 +69,8 @@ export async function estimatePayout(
   merchant: MerchantScope,
   request: { wallet_id: string; amount: bigint },
 ): Promise<{ required: bigint; fee: bigint; balance: bigint }> {
-  const wallet = await findWallet(db, merchant, request.wallet_id);
-  if (!wallet) fieldError('wallet_id', 'The selected wallet id is invalid.');
-  const fee = await feeFor(db, merchant, 'payout', wallet.currency, request.amount);
+  const found = await walletWithPayoutFee(db, merchant, request.wallet_id, request.amount);
+  if (!found) fieldError('wallet_id', 'The selected wallet id is invalid.');
+  const { wallet, fee } = found;
   return { required: request.amount + fee, fee, balance: wallet.available };
 }
