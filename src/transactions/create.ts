@@ -165,7 +165,8 @@ async function claimTransaction(
         where: sql`${transactions.orderId} is not null`,
       })
       .returning();
-  if (!request.idempotencyKey) {
+  const key = request.idempotencyKey;
+  if (!key) {
     // Most creates: one statement claims the order id and vaults the card with it, atomic without a
     // database transaction of its own.
     const [inserted] = request.card
@@ -180,6 +181,11 @@ async function claimTransaction(
     if (inserted) return { row: inserted, replayed: false };
     return { row: await sameOrder(db, merchant, request), replayed: true };
   }
+  const keyRow = and(
+    eq(idempotencyKeys.merchantId, merchant.merchantId),
+    eq(idempotencyKeys.mode, merchant.mode),
+    eq(idempotencyKeys.key, key),
+  );
   return db.transaction(async (tx) => {
     // The key first: a repeat (or a concurrent twin, once the first commits) finds the transaction it named.
     const [claimed] = await tx
@@ -187,23 +193,14 @@ async function claimTransaction(
       .values({
         merchantId: merchant.merchantId,
         mode: merchant.mode,
-        key: request.idempotencyKey!,
+        key,
         requestHash: request.requestHash,
         transactionId: id,
       })
       .onConflictDoNothing()
       .returning();
     if (!claimed) {
-      const [known] = await tx
-        .select()
-        .from(idempotencyKeys)
-        .where(
-          and(
-            eq(idempotencyKeys.merchantId, merchant.merchantId),
-            eq(idempotencyKeys.mode, merchant.mode),
-            eq(idempotencyKeys.key, request.idempotencyKey!),
-          ),
-        );
+      const [known] = await tx.select().from(idempotencyKeys).where(keyRow);
       if (!known || known.requestHash !== request.requestHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
       const [first] = await tx.select().from(transactions).where(eq(transactions.id, known.transactionId));
       if (!first) throw new ApiError('IDEMPOTENCY_CONFLICT');
@@ -216,16 +213,7 @@ async function claimTransaction(
     }
     const existing = await sameOrder(tx, merchant, request);
     // A repeat by order id under a new key: the key names the transaction the order id already has.
-    await tx
-      .update(idempotencyKeys)
-      .set({ transactionId: existing.id })
-      .where(
-        and(
-          eq(idempotencyKeys.merchantId, merchant.merchantId),
-          eq(idempotencyKeys.mode, merchant.mode),
-          eq(idempotencyKeys.key, request.idempotencyKey!),
-        ),
-      );
+    await tx.update(idempotencyKeys).set({ transactionId: existing.id }).where(keyRow);
     return { row: existing, replayed: true };
   });
 }
