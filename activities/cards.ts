@@ -59,6 +59,8 @@ export function cardActivities(
   return {
     async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome | SentElsewhere> {
       const acquirer = connectorFor(input.connector);
+      // Read before the note, so a failure to read it leaves no key noted that was never sent.
+      const terminal = await terminalAccess(input.terminalId);
       // Routing is decided once: the key is noted with the card before it is sent, in one statement that
       // refuses while another attempt of this workflow sent to another terminal (a retried task may list
       // the terminals otherwise); those are asked about before this one is tried.
@@ -71,10 +73,11 @@ export function cardActivities(
       );
       if ('elsewhere' in note && note.elsewhere.length > 0)
         return { outcome: 'sentElsewhere', sent: await describeSent(db, note.elsewhere) };
+      // Not noted otherwise (no vault row; or the sends closed, which only a payout's ending does): nothing
+      // is sent, and the acquirer is asked about this key below, as for a purged card.
       const card = note.noted ? note.card : undefined;
       // Noted before: an earlier attempt may have sent it, so a refusal of it is not definite.
       const sentBefore = note.noted && note.before;
-      const terminal = await terminalAccess(input.terminalId);
       if (!card?.pan || !card.expiry || !card.cvv) {
         // A workflow task lost after the purge (a worker crash) runs this call again: the first run may
         // have authorized, so the acquirer is asked before the card is called expired.

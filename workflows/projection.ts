@@ -12,7 +12,7 @@ export interface Placement {
   refunded?: boolean;
   /** An ops action this write applies, recorded in the same database transaction. */
   audit?: { reason: string; actor: string; action: string; key: string; statusBefore: string };
-  /** Removes the vaulted card number and CVV in the same local activity, before the write. */
+  /** Removes the vaulted card number and CVV in the write's own statement. */
   purgeCard?: boolean;
 }
 

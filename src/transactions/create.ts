@@ -56,7 +56,7 @@ export interface Created {
 }
 
 /**
- * Claims the `order_id` (vaulting the card in the same database transaction), starts the workflow and
+ * Claims the `order_id` (vaulting the card in the same statement), starts the workflow and
  * answers with its first outcome, as the workflow returned it. A repeat of the same request answers the
  * transaction as it stands (and starts its workflow if a crash stopped that); a different request under
  * the same `order_id` is a 409. Concurrent duplicates meet at the unique index.

@@ -138,6 +138,19 @@ describe('a card workflow task lost after its connector call', () => {
     expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
   });
 
+  it('lets only one of two attempts running at once send, when they route to different terminals', async () => {
+    // A lost task's attempt and its retry, each at a terminal of its own: the note of one key refuses
+    // while the other's is there, in one statement, so the two can never both pass it. Five payments, as
+    // the two attempts' order varies.
+    for (let run = 0; run < 5; run++) {
+      const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+        pan: '4242424242424242',
+      });
+      await Promise.all([authorizeAsLostTask(input, 0), authorizeAsLostTask(input, 1)]);
+      expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+    }
+  });
+
   it('asks about a repeated send the acquirer refuses instead of cascading to the next terminal', async () => {
     const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
       pan: '4242424242424242',

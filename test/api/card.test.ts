@@ -16,6 +16,17 @@ beforeAll(async () => {
 });
 afterAll(() => env?.close());
 
+/** The vault rows of the merchant's transaction with this order id, and vault rows of no transaction. */
+async function vaultRowsOf(orderId: string): Promise<{ vaulted: number; orphans: number }> {
+  const { rows } = await env.database.db.execute<{ vaulted: number; orphans: number }>(sql`
+    select
+      (select count(*)::int from card_vault v join transactions t on t.id = v.transaction_id
+        where t.order_id = ${orderId} and t.merchant_id = ${merchant.credentials.merchant_id}) as vaulted,
+      (select count(*)::int from card_vault v
+        where not exists (select 1 from transactions t where t.id = v.transaction_id)) as orphans`);
+  return rows[0]!;
+}
+
 const pay = (overrides: Record<string, unknown> = {}, client = merchant) =>
   client.post('/api/v1/test/card', cardRequest({ order_id: nextOrder(), ...overrides }));
 
@@ -133,6 +144,8 @@ describe('order_id idempotency', () => {
     );
     expect(conflict.statusCode).toBe(409);
     expect(conflict.json()).toEqual({ message: 'The order id has already been taken.' });
+    // The refused create vaulted nothing: the claim and the card are one statement.
+    expect(await vaultRowsOf(orderId)).toEqual({ vaulted: 1, orphans: 0 });
   });
 
   it('resolves concurrent duplicates to exactly one transaction and one workflow', async () => {
@@ -150,6 +163,8 @@ describe('order_id idempotency', () => {
         and(eq(transactions.orderId, orderId), eq(transactions.merchantId, merchant.credentials.merchant_id)),
       );
     expect(rows).toHaveLength(1);
+    // One card in the vault, the winner's: the seven that met the unique index vaulted nothing.
+    expect(await vaultRowsOf(orderId)).toEqual({ vaulted: 1, orphans: 0 });
     const runs = env.client.workflow.list({ query: `WorkflowId = '${[...ids][0]}'` });
     let count = 0;
     for await (const _ of runs) count += 1;

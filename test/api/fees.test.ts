@@ -4,6 +4,7 @@ import { startTestEnv, type TestEnv } from '../helpers/env';
 import { runCliIn } from '../helpers/cli';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
 import { ledgerEntries, wallets } from '../../src/db/schema/index';
+import { setFee } from '../../src/merchants/fees';
 
 let env: TestEnv;
 let merchant: MerchantClient;
@@ -136,6 +137,39 @@ describe('payout fees', () => {
     );
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('Merchant mer_nope not found.');
+  });
+
+  it('takes only the line of the payout, its mode and its wallet currency', async () => {
+    const other = merchantClient(env.app, await env.createMerchant());
+    const usd = other.credentials.wallets.find((w) => w.mode === 'test' && w.currency === 'USD')!.wallet_id;
+    const lines = [
+      { mode: 'test', kind: 'payout', currency: 'EUR' },
+      { mode: 'live', kind: 'payout', currency: 'USD' },
+      { mode: 'test', kind: 'card', currency: 'USD' },
+    ] as const;
+    for (const line of lines)
+      await setFee(env.database.db, {
+        merchantId: other.credentials.merchant_id,
+        ...line,
+        percent: '10',
+        fixedMinor: 100n,
+      });
+    const ask = () =>
+      other.post('/api/v1/wallet/estimate-payout', {
+        wallet_id: usd,
+        amount: 500,
+        card_number: '4222222222222222',
+      });
+    expect((await ask()).json().data).toMatchObject({ amount_requried: 500, total_fee: 0 });
+    await setFee(env.database.db, {
+      merchantId: other.credentials.merchant_id,
+      mode: 'test',
+      kind: 'payout',
+      currency: 'USD',
+      percent: '0',
+      fixedMinor: 7n,
+    });
+    expect((await ask()).json().data).toMatchObject({ amount_requried: 507, total_fee: 7 });
   });
 
   it("does not estimate on another mode's wallet", async () => {
