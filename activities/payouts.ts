@@ -176,7 +176,7 @@ export function payoutActivities(
           // task's attempt, a Reset's run) sends nothing, ever.
           throw businessOutcome('The payout ended before it was sent.', failureTypes.declined);
         }
-        card = { pan: note.card.pan, expiry: note.card.expiry };
+        card = note.card;
         // Noted before: an attempt of a lost task may have sent it, even after this payout learnt of a
         // refusal of it (a later round's send), so no refusal of it is definite.
         sentBefore = note.before;

@@ -78,16 +78,12 @@ export async function findCryptoAsset(
   return row;
 }
 
+/** The networks a currency code is offered on, in the catalogue's order. */
 export async function networksOf(db: Db, code: string): Promise<string[]> {
-  const rows = await db
-    .select({ network: cryptoAssets.network })
-    .from(cryptoAssets)
-    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.active, true)))
-    .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.network));
-  return rows.map((r) => r.network);
+  return (await activeAssetsOf(db, code)).map((asset) => asset.network);
 }
 
-/** Every active asset of a currency code, one per network, in the order `networksOf` lists them. */
+/** Every active asset of a currency code, one per network, by the catalogue's order, then network. */
 export async function activeAssetsOf(db: Db, code: string): Promise<CryptoAsset[]> {
   return db
     .select()

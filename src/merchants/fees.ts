@@ -30,7 +30,7 @@ export function feeOf(amountMinor: bigint, rule: Pick<FeeRule, 'percent' | 'fixe
 
 /**
  * One of the merchant's wallets of this mode, by id, and the merchant's payout fee on `amountMinor` in the
- * wallet's currency (`feeFor`), in one read; undefined when the wallet is not the merchant's.
+ * wallet's currency (zero without a line), in one read; undefined when the wallet is not the merchant's.
  */
 export async function walletWithPayoutFee(
   db: Db,
@@ -59,28 +59,6 @@ export async function walletWithPayoutFee(
     wallet,
     fee: percent !== null && fixedMinor !== null ? feeOf(amountMinor, { percent, fixedMinor }) : 0n,
   };
-}
-
-/** The merchant's fee for a transaction of this kind and currency; zero without a rule. */
-export async function feeFor(
-  db: Db,
-  scope: { merchantId: string; mode: Mode },
-  kind: TransactionKind,
-  currency: string,
-  amountMinor: bigint,
-): Promise<bigint> {
-  const [rule] = await db
-    .select({ percent: merchantFees.percent, fixedMinor: merchantFees.fixedMinor })
-    .from(merchantFees)
-    .where(
-      and(
-        eq(merchantFees.merchantId, scope.merchantId),
-        eq(merchantFees.mode, scope.mode),
-        eq(merchantFees.kind, kind),
-        eq(merchantFees.currency, currency),
-      ),
-    );
-  return rule ? feeOf(amountMinor, rule) : 0n;
 }
 
 /**

@@ -128,8 +128,6 @@ export interface VaultedCard {
   /** `MM/YYYY`. */
   expiry?: string;
   cvv?: string;
-  /** The authorization keys sent with this card, to whichever terminal. */
-  authorizationsSent: string[];
 }
 
 /** The transaction's vaulted card, decrypted for the call that uses it; undefined when none was vaulted. */
@@ -143,18 +141,16 @@ export async function readVaultedCard(
       pan: cardVault.panEnc,
       expiry: cardVault.expiryEnc,
       cvv: sql<string | null>`case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end`,
-      sent: cardVault.authorizationsSent,
     })
     .from(cardVault)
     .where(eq(cardVault.transactionId, transactionId));
-  if (!row) return undefined;
+  return row ? openCard(row, masterKey) : undefined;
+}
+
+/** A vault row's encrypted card, decrypted; what is gone stays absent. */
+function openCard(row: { pan: string | null; expiry: string | null; cvv: string | null }, masterKey: string) {
   const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
-  return {
-    pan: open(row.pan),
-    expiry: open(row.expiry),
-    cvv: open(row.cvv),
-    authorizationsSent: row.sent ?? [],
-  };
+  return { pan: open(row.pan), expiry: open(row.expiry), cvv: open(row.cvv) };
 }
 
 /** The idempotency keys sent with the transaction's card, in the order sent (nothing decrypted). */
@@ -171,7 +167,7 @@ export async function keysSentWith(db: Db, transactionId: string): Promise<strin
  * been processed (`elsewhere`), or, with none, the payout's sends were closed; or no vault row at all.
  */
 export type CardSendNote =
-  | { noted: true; card: Pick<VaultedCard, 'pan' | 'expiry' | 'cvv'>; before: boolean }
+  | { noted: true; card: VaultedCard; before: boolean }
   | { noted: false; elsewhere: string[] }
   | { noted: false; missing: true };
 
@@ -211,11 +207,7 @@ export async function noteCardSend(
       case when ${cardVault.cvvExpiresAt} > now() then ${cardVault.cvvEnc} end as cvv,
       ${key} = any(prior.sent) as before`);
   const [noted] = rows;
-  if (noted) {
-    const open = (value: string | null) => (value ? decryptSecret(value, masterKey) : undefined);
-    const card = { pan: open(noted.pan), expiry: open(noted.expiry), cvv: open(noted.cvv) };
-    return { noted: true, card, before: noted.before };
-  }
+  if (noted) return { noted: true, card: openCard(noted, masterKey), before: noted.before };
   const [row] = await db
     .select({ sent: cardVault.authorizationsSent })
     .from(cardVault)

@@ -169,15 +169,12 @@ async function claimTransaction(
   if (!key) {
     // Most creates: one statement claims the order id and vaults the card with it, atomic without a
     // database transaction of its own.
-    const [inserted] = request.card
-      ? await (() => {
-          const claimed = db.$with('claimed').as(insert(db));
-          return db
-            .with(claimed, vaultCardFor(claimed, masterKey, request.card))
-            .select()
-            .from(claimed);
-        })()
-      : await insert(db);
+    let inserted: TransactionRow | undefined;
+    if (request.card) {
+      const claimed = db.$with('claimed').as(insert(db));
+      const vaulted = vaultCardFor(claimed, masterKey, request.card);
+      [inserted] = await db.with(claimed, vaulted).select().from(claimed);
+    } else [inserted] = await insert(db);
     if (inserted) return { row: inserted, replayed: false };
     return { row: await sameOrder(db, merchant, request), replayed: true };
   }

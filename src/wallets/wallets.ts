@@ -19,21 +19,6 @@ export async function listWallets(db: Db, merchant: Scope): Promise<WalletRow[]>
     .orderBy(asc(wallets.currency), asc(wallets.createdAt));
 }
 
-/** One of the merchant's wallets of this mode, by id. */
-export async function findWallet(db: Db, merchant: Scope, walletId: string): Promise<WalletRow | undefined> {
-  const [wallet] = await db
-    .select()
-    .from(wallets)
-    .where(
-      and(
-        eq(wallets.id, walletId),
-        eq(wallets.merchantId, merchant.merchantId),
-        eq(wallets.mode, merchant.mode),
-      ),
-    );
-  return wallet;
-}
-
 /** The merchant's wallet of this mode in a currency (the first one opened, when there are several). */
 export async function findWalletFor(
   db: Db,
