@@ -124,6 +124,22 @@ describe('POST /api/v1/{mode}/hosted/card and the payment page', () => {
     });
   });
 
+  it('marks a card typed on the page that already paid this merchant as is_card_WL', async () => {
+    const paid = await merchant.post(
+      '/api/v1/test/card',
+      cardRequest({ order_id: 'hosted-wl-first', card_number: '4000000000000119' }),
+    );
+    expect(paid.json().status).toBe('SUCCESS');
+    const again = await createHosted({ order_id: 'hosted-wl-again' });
+    expect((await submit(again.redirect_url, card('4000000000000119'))).statusCode).toBe(303);
+    const fresh = await createHosted({ order_id: 'hosted-wl-fresh' });
+    expect((await submit(fresh.redirect_url, card('4000000000000002'))).statusCode).toBe(303);
+    const flag = async (id: string) =>
+      (await merchant.get(`/api/test/status/${id}`)).json().data.is_card_WL as boolean;
+    expect(await flag(again.data.transaction_id)).toBe(true);
+    expect(await flag(fresh.data.transaction_id)).toBe(false);
+  });
+
   it('sends a card that needs 3-D Secure to the challenge, which completes it', async () => {
     const created = await createHosted();
     const id = created.data.transaction_id;
