@@ -1,12 +1,12 @@
 import { inArray } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { terminals } from '../src/db/schema/index';
-import { keysSentWith, noteCardSend } from '../src/transactions/card-vault';
+import { closeCardSends, keysSentWith, noteCardSend } from '../src/transactions/card-vault';
 import { connectorKeys, failureTypes, type Mode } from '../src/contracts';
 import type { AuthorizeResult, CardAcquirer, TerminalAccess } from './connectors/types';
 import { terminalCredentials } from '../src/merchants/terminals';
 import type { Lookup } from './connectors/errors';
-import { businessOutcome, callConnector, unknownConnector } from './connector-calls';
+import { businessOutcome, callConnector, lateAttempt, sendWindow, unknownConnector } from './connector-calls';
 
 export interface AuthorizeInput {
   transactionId: string;
@@ -24,6 +24,14 @@ export interface AuthorizeInput {
    * processed: they no longer hold this send back.
    */
   notProcessed?: string[];
+  /**
+   * The call runs inside a workflow task (every call since `card-authorization-fenced`): when that task
+   * started (`Date.now()` in the workflow) and how soon after it the key must be noted (half the run's
+   * task timeout). A retry of a lost task starts only once the task timed out, so it finds every key the
+   * lost attempt will ever note; the acquirer's deadline counts from the task's start too, so the retry
+   * knows when a noted key's request can no longer land (`workflows/card-payment.ts`).
+   */
+  inTheTask?: { taskStartedAt: number; notedWithinMs: number };
 }
 
 export type AuthorizeOutcome =
@@ -59,8 +67,15 @@ export function cardActivities(
   return {
     async authorizeCard(input: AuthorizeInput): Promise<AuthorizeOutcome | SentElsewhere> {
       const acquirer = connectorFor(input.connector);
+      // The workflow may give up on this attempt (its task lost), ask the acquirer, find nothing and route
+      // elsewhere: an attempt held up (a vault row locked, a worker stalled) must neither note nor send that
+      // late. Without the task's start (histories from before), the bound counts from this attempt's.
+      const origin = input.inTheTask?.taskStartedAt ?? Date.now();
+      const late = lateAttempt(origin, 'The authorization', input.inTheTask !== undefined);
+      const notedWithinMs = input.inTheTask?.notedWithinMs;
       // Read before the note, so a failure to read it leaves no key noted that was never sent.
       const terminal = await terminalAccess(input.terminalId);
+      if (notedWithinMs !== undefined) late(notedWithinMs);
       // Routing is decided once: the key is noted with the card before it is sent, in one statement that
       // refuses while another attempt of this workflow sent to another terminal (a retried task may list
       // the terminals otherwise); those are asked about before this one is tried.
@@ -73,8 +88,11 @@ export function cardActivities(
       );
       if ('elsewhere' in note && note.elsewhere.length > 0)
         return { outcome: 'sentElsewhere', sent: await describeSent(db, note.elsewhere) };
-      // Not noted otherwise (no vault row; or the sends closed, which only a payout's ending does): nothing
-      // is sent, and the acquirer is asked about this key below, as for a purged card.
+      // The bound holds for the note's commit, not only its start: noted late, nothing is sent (the key stays
+      // noted, so the next attempt's refusal of it is asked about, never taken as definite).
+      if (note.noted && notedWithinMs !== undefined) late(notedWithinMs);
+      // Not noted otherwise (no vault row; or the sends closed, as the payment ended without this attempt):
+      // nothing is sent, and the acquirer is asked about this key below, as for a purged card.
       const card = note.noted ? note.card : undefined;
       // Noted before: an earlier attempt may have sent it, so a refusal of it is not definite.
       const sentBefore = note.noted && note.before;
@@ -107,6 +125,7 @@ export function cardActivities(
             terminalRank: input.terminalRank,
             terminal,
             returnUrl: `${options.baseUrl}/api/v1/${input.mode}/card/return/${input.transactionId}`,
+            ...sendWindow(origin),
           }),
         { sentBefore },
       );
@@ -146,6 +165,15 @@ export function cardActivities(
     /** Every authorization this transaction's card was sent for, in the order sent. */
     async sentAuthorizations(input: { transactionId: string }): Promise<SentAuthorization[]> {
       return describeSent(db, await keysSentWith(db, input.transactionId));
+    },
+
+    /**
+     * Closes a card payment's authorizations before it ends without one the acquirer took (no terminal,
+     * every one refused, stopped), and answers what was noted as sent before: a workflow task that was
+     * lost may have sent it, so the workflow asks before it ends; nothing is noted after this.
+     */
+    async closeAuthorizations(input: { transactionId: string }): Promise<SentAuthorization[]> {
+      return describeSent(db, await closeCardSends(db, input.transactionId));
     },
 
     /**

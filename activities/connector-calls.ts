@@ -63,6 +63,22 @@ export function businessOutcome(message: string, type: string): ApplicationFailu
 }
 
 /**
+ * The bound a send keeps: called at each point after which it may go no further once `withinMs` have
+ * passed since `origin` (the start of its workflow task, for a send inside one; else of its attempt).
+ * Late, it fails having sent nothing. `inTheTask`: no retry of the attempt can be on time (its task's
+ * start stays the same), so it is not retried and the workflow decides; otherwise a fresh attempt is.
+ */
+export function lateAttempt(origin: number, what: string, inTheTask: boolean): (withinMs: number) => void {
+  return (withinMs) => {
+    if (Date.now() - origin <= withinMs) return;
+    const message = `${what} was not sent: its attempt ran late.`;
+    throw inTheTask
+      ? ApplicationFailure.nonRetryable(message, failureTypes.lateAttempt)
+      : ApplicationFailure.retryable(message, failureTypes.lateAttempt);
+  };
+}
+
+/**
  * The deadline and abort signal of a request that moves money: `SEND_DEADLINE_MS` after `from` (the start
  * of the attempt, or of the workflow task a local activity runs in), or less when the activity has less
  * time; never later than that long from now (a `from` ahead of this worker's clock); aborted at the

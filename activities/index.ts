@@ -118,6 +118,7 @@ export function activitiesOutsideAnyRun(deps: ActivityDeps) {
 const ACT_FOR_A_RECORD = [
   'project',
   'authorizeCard',
+  'closeAuthorizations',
   'completeChallenge',
   'cancelAuthorization',
   'refundCard',

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../src/db/client';
-import { closePayoutSends, noteCardSend, readVaultedCard } from '../src/transactions/card-vault';
+import { closeCardSends, noteCardSend, readVaultedCard } from '../src/transactions/card-vault';
 import {
   SEND_DEADLINE_MS,
   SEND_NOTED_WITHIN_MS,
@@ -13,7 +13,7 @@ import {
 import { finalAlready } from './authority';
 import type { PayoutProcessor, PayoutResult } from './connectors/types';
 import type { Lookup } from './connectors/errors';
-import { businessOutcome, callConnector, sendWindow, unknownConnector } from './connector-calls';
+import { businessOutcome, callConnector, lateAttempt, sendWindow, unknownConnector } from './connector-calls';
 import { payoutFundsState, reservePayoutFunds, settlePayoutFunds, type PayoutFunds } from './ledger';
 import { findTransaction } from '../src/transactions/lookup';
 import type { TerminalChoice } from './projection';
@@ -155,10 +155,7 @@ export function payoutActivities(
       // must neither note, reserve nor send that late. It is retried, having done none of them. A send in
       // the task counts from the task's start: a retry of the task may start once it timed out.
       const origin = input.inTheTask?.taskStartedAt ?? started;
-      const late = (withinMs: number) => {
-        if (Date.now() - origin > withinMs)
-          throw ApplicationFailure.retryable('The payout was not sent: its attempt ran late.', 'LateAttempt');
-      };
+      const late = lateAttempt(origin, 'The payout', input.inTheTask !== undefined);
       const sendWithinMs = (input.inTheTask ? SEND_DEADLINE_MS : startToCloseTimeoutMs) / 2;
       await after('started', input.transactionId);
       let card: { pan?: string; expiry?: string } | undefined;
@@ -215,7 +212,7 @@ export function payoutActivities(
      * sent before: a workflow task that was lost may have sent it, so the workflow asks before it ends.
      */
     async closePayoutSends(input: { transactionId: string }): Promise<SentPayout[]> {
-      return describePayoutsSent(db, await closePayoutSends(db, input.transactionId));
+      return describePayoutsSent(db, await closeCardSends(db, input.transactionId));
     },
 
     async confirmPayout(input: {

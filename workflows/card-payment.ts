@@ -1,5 +1,6 @@
 /** The card payment workflow: routing through the merchant's terminals (its 3-D Secure challenge: card-challenge.ts). */
 import {
+  SEND_LANDS_WITHIN_MS,
   cardEnteredUpdate,
   connectorKeys,
   failureTypes,
@@ -8,7 +9,7 @@ import {
   type FirstAnswer,
   type Lookup,
 } from '../src/contracts';
-import { condition, patched } from '@temporalio/workflow';
+import { condition, patched, workflowInfo } from '@temporalio/workflow';
 import { setInternalHandler } from './proofs';
 import type { AuthorizeOutcome, SentAuthorization } from '../activities/cards';
 import type { AuthorizeResult } from '../activities/connectors/types';
@@ -28,6 +29,17 @@ import { challenge, type Calls } from './card-challenge';
  * and purge the card in local activities of their own.
  */
 const FEWER_LOCAL_STEPS = 'card-fewer-local-steps';
+
+/**
+ * A card authorization fenced as a payout's send (workflows/payout-send.ts): its key noted within half the
+ * task timeout of its task's start and its request's deadline counted from that start; an attempt that ran
+ * late (sent nothing) is made again in a fresh workflow task; the acquirer's "not found" about a key that
+ * may have been sent is trusted only once that send can no longer land; and a payment that ends with no
+ * authorization the acquirer took first closes its authorizations and asks about what was noted. Each adds
+ * commands only on the paths it changes (a late attempt, a lost answer, an ending without one), so the
+ * patch is asked there, and a payment the acquirer answers at once carries no marker.
+ */
+const FENCED = 'card-authorization-fenced';
 
 /** An authorization the acquirer has answered, and the terminal that answered it. */
 type Routed = { terminal: TerminalChoice } & (
@@ -65,6 +77,7 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
     try {
       for (const [rank, terminal] of terminals.entries()) {
         if (machine.stopReason) {
+          if (patched(FENCED)) break;
           routed = await firstKnown(
             machine,
             await store.sentAuthorizations({ transactionId: input.transactionId }),
@@ -76,6 +89,9 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
         routed = result;
         break;
       }
+      // No authorization the acquirer took (stopped, no terminal, every one refused): what a lost attempt
+      // of this task noted that this one does not know of is asked about, after no more can be noted.
+      if (!routed && patched(FENCED)) routed = await endAuthorizations(machine, input, notProcessed);
     } catch (error) {
       // The card number and CVV are needed by no later step, and no move may follow.
       await store.purgeCardData({ transactionId: input.transactionId });
@@ -186,7 +202,7 @@ async function authorize(
 ): Promise<Routed | { kind: 'notProcessed' }> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
   const step = `Authorize with ${terminal.terminalId} (${terminal.connector})`;
-  for (;;) {
+  for (let lateRound = 1; ;) {
     machine.waiting.on('step', step);
     const result = await attempt(() =>
       calls.authorizeCard.executeWithOptions({ summary: step }, [
@@ -200,9 +216,27 @@ async function authorize(
           amountMinor: input.amountMinor,
           currency: input.currency,
           ...(notProcessed.length > 0 ? { notProcessed } : {}),
+          inTheTask: {
+            taskStartedAt: Date.now(),
+            // Half the run's own task timeout: a retry of this task starts no earlier than that.
+            notedWithinMs: workflowInfo().taskTimeoutMs / 2,
+          },
         },
       ]),
     );
+    if (result.kind === 'late' && patched(FENCED)) {
+      // This attempt sent nothing (a slow database, a stalled worker): it is made again in a fresh workflow
+      // task, whose start the next attempt's bounds count from. A stop ends the wait; what this attempt may
+      // have noted is then asked about before the payment ends.
+      await machine.waiting.backoff(
+        Math.min(1_000 * 2 ** (lateRound - 1), 30_000),
+        `The authorization through ${terminal.terminalId} ran late (round ${lateRound})`,
+        { stoppable: true },
+      );
+      lateRound++;
+      if (machine.stopReason) return { kind: 'notProcessed' };
+      continue;
+    }
     if (result.kind === 'done') {
       const value = result.value;
       if (value.outcome !== 'sentElsewhere') return { kind: 'done', value, terminal };
@@ -216,13 +250,19 @@ async function authorize(
       notProcessed.push(authorizationKey);
       return result;
     }
+    // A lost answer: the acquirer's "not found" counts only once this attempt's request can no longer land
+    // (its deadline has passed), so the card never goes to another terminal while this one may charge it.
     const known = learn(
-      await askUntilKnown(machine, terminal.connector, () =>
-        lookup.lookupAuthorization({
-          connector: terminal.connector,
-          terminalId: terminal.terminalId,
-          authorizationKey,
-        }),
+      await askUntilKnown(
+        machine,
+        terminal.connector,
+        () =>
+          lookup.lookupAuthorization({
+            connector: terminal.connector,
+            terminalId: terminal.terminalId,
+            authorizationKey,
+          }),
+        untilItCannotLand(),
       ),
     );
     if (known.kind !== 'notProcessed') return { ...known, terminal };
@@ -241,8 +281,12 @@ async function firstKnown(
 ): Promise<Routed | undefined> {
   for (const { authorizationKey, ...terminal } of sent) {
     const known = learn(
-      await ask(machine, terminal.connector, () =>
-        lookup.lookupAuthorization({ ...terminal, authorizationKey }),
+      await ask(
+        machine,
+        terminal.connector,
+        () => lookup.lookupAuthorization({ ...terminal, authorizationKey }),
+        // Noted by another attempt (a lost task's), whose request may still be on its way.
+        untilItCannotLand(),
       ),
     );
     if (known.kind === 'done' || known.kind === 'failed') return { ...known, terminal };
@@ -250,10 +294,36 @@ async function firstKnown(
   return undefined;
 }
 
+/**
+ * When a "not found" about a key sent from a task that started no later than this one may be trusted:
+ * once its request's deadline (`SEND_DEADLINE_MS` from that task's start) and a margin for clocks have
+ * passed. At once in histories from before the fence.
+ */
+function untilItCannotLand(): { notFoundTrustedFrom?: number } {
+  return patched(FENCED) ? { notFoundTrustedFrom: Date.now() + SEND_LANDS_WITHIN_MS } : {};
+}
+
+/**
+ * Closes the payment's authorizations (no attempt notes a key after this) and asks about each noted that
+ * this task does not know was refused (`notProcessed`), in the order noted: the first the acquirer knows is
+ * the payment's. Undefined when none was processed.
+ */
+async function endAuthorizations(
+  machine: TransactionStateMachine,
+  input: CardPaymentInput,
+  notProcessed: string[],
+): Promise<Routed | undefined> {
+  const sent = await store.closeAuthorizations({ transactionId: input.transactionId });
+  return firstKnown(
+    machine,
+    sent.filter((one) => !notProcessed.includes(one.authorizationKey)),
+  );
+}
+
 /** What a connector's answer about an authorization means for the routing. */
 function learn(
   known: Exclude<Lookup<AuthorizeResult>, { outcome: 'pending' }>,
-): Exclude<Outcome<AuthorizeOutcome>, { kind: 'unknown' }> {
+): Exclude<Outcome<AuthorizeOutcome>, { kind: 'unknown' | 'late' }> {
   if (known.outcome === 'not_found') return { kind: 'notProcessed' };
   if (known.outcome === 'declined')
     return { kind: 'failed', message: known.message, type: failureTypes.declined };

@@ -5,6 +5,7 @@ export type Outcome<T> =
   | { kind: 'done'; value: T }
   | { kind: 'failed'; message: string; type: string }
   | { kind: 'notProcessed' }
+  | { kind: 'late' }
   | { kind: 'unknown' };
 
 /** The failure types that are business outcomes (the contract's messages), not faults. */
@@ -17,7 +18,8 @@ const BUSINESS: readonly string[] = [
 /**
  * Runs an activity and sorts how it ended, once its retries are spent: its value; a business outcome (a
  * decline, no funds) with the merchant-facing message; `notProcessed` when the connector certainly did not
- * act; or `unknown` for anything else (a lost answer, a timeout, a fault): the call may have taken effect
+ * act; `late` when a send inside the workflow task ran past its bound and sent nothing (a caller that
+ * does not try it again treats it as `unknown`); or `unknown` for anything else (a lost answer, a timeout, a fault): the call may have taken effect
  * and must be asked about, never guessed. A remote activity's failure arrives wrapped in an
  * ActivityFailure, a local activity's as the failure itself; both are read the same way. An error that is
  * no Temporal failure is a bug in the workflow and fails its task.
@@ -31,6 +33,7 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
     if (cause instanceof ApplicationFailure && cause.type) {
       if (BUSINESS.includes(cause.type)) return { kind: 'failed', message: cause.message, type: cause.type };
       if (cause.type === failureTypes.notProcessed) return { kind: 'notProcessed' };
+      if (cause.type === failureTypes.lateAttempt) return { kind: 'late' };
     }
     return { kind: 'unknown' };
   }

@@ -56,15 +56,18 @@ function isNotFound(answer: unknown): boolean {
 
 /**
  * Asks a connector where a call stands: once, quietly, and when that gives no definite answer, until it
- * does (`askUntilKnown`, which shows the transaction as being confirmed meanwhile).
+ * does (`askUntilKnown`, which shows the transaction as being confirmed meanwhile). A `not_found` before
+ * `notFoundTrustedFrom` is no definite answer.
  */
 export async function ask<Result>(
   machine: TransactionStateMachine,
   connectorName: string,
   question: () => Promise<Lookup<Result>>,
+  options: { notFoundTrustedFrom?: number } = {},
 ): Promise<Exclude<Lookup<Result>, { outcome: 'pending' }>> {
   const first = await attempt(question);
-  if (first.kind === 'done' && !isPending(first.value))
+  const early = options.notFoundTrustedFrom !== undefined && Date.now() < options.notFoundTrustedFrom;
+  if (first.kind === 'done' && !isPending(first.value) && !(early && isNotFound(first.value)))
     return first.value as Exclude<Lookup<Result>, { outcome: 'pending' }>;
-  return askUntilKnown(machine, connectorName, question);
+  return askUntilKnown(machine, connectorName, question, options);
 }

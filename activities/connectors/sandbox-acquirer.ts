@@ -49,6 +49,9 @@ export function sandboxAcquirer(db: Db): CardAcquirer {
 
   return {
     async authorize(request) {
+      // A request that reaches the acquirer after its deadline is refused unprocessed.
+      if (request.signal.aborted || Date.now() > request.deadline.getTime())
+        throw new NotProcessedError('sandbox acquirer: the request arrived after its deadline');
       const decided = decide(request);
       if (decided === 'outage') throw new NotProcessedError('sandbox acquirer: simulated processor outage');
       const recorded = await books.record(request.idempotencyKey, {

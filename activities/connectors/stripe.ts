@@ -35,6 +35,17 @@ export function exactAmount(minor: bigint): number {
   return Number(minor);
 }
 
+/**
+ * The time a request to Stripe has left before the authorization's deadline, as its timeout; none left, it
+ * is not sent (a PaymentMethod made before charges nothing), so it is certainly not processed.
+ */
+function withinDeadline(request: { deadline: Date; signal: AbortSignal }): number {
+  const left = request.deadline.getTime() - Date.now();
+  if (left <= 0 || request.signal.aborted)
+    throw new NotProcessedError('stripe: the authorization was not sent before its deadline');
+  return left;
+}
+
 const declined = (code: string | undefined | null): AuthorizeResult => ({
   outcome: 'declined',
   message: (code && DECLINE_MESSAGES[code]) || 'Card declined.',
@@ -136,7 +147,7 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
             type: 'card',
             card: { number: request.pan, exp_month: Number(month), exp_year: Number(year), cvc: request.cvv },
           },
-          { idempotencyKey: `${request.idempotencyKey}:method` },
+          { idempotencyKey: `${request.idempotencyKey}:method`, timeout: withinDeadline(request) },
         );
         const intent = await stripe.paymentIntents.create(
           {
@@ -149,7 +160,9 @@ export function stripeAcquirer(options: StripeOptions = {}): CardAcquirer {
             return_url: request.returnUrl,
             metadata: { transaction_id: request.transactionId, idempotency_key: request.idempotencyKey },
           },
-          { idempotencyKey: request.idempotencyKey },
+          // Given up at the deadline: Stripe has no expiry to set on a request, so none leaves after it, and
+          // one under way is abandoned then (its answer lost: asked about, SEND_LANDS_WITHIN_MS later).
+          { idempotencyKey: request.idempotencyKey, timeout: withinDeadline(request) },
         );
         return resultOf(await captured(stripe, intent, request.idempotencyKey));
       }),

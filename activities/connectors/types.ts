@@ -75,6 +75,14 @@ export interface AuthorizeRequest {
   terminal: TerminalAccess;
   /** Where the provider sends the cardholder back after its own 3-D Secure page. */
   returnUrl: string;
+  /**
+   * The acquirer must not process the request after this (as a payout's `deadline`): a request still on
+   * its way then is refused, so the workflow, which trusts a `not_found` about it only later
+   * (`SEND_LANDS_WITHIN_MS`), never sends the card to another terminal while this one may still charge it.
+   */
+  deadline: Date;
+  /** Aborted at the deadline, or when the activity is cancelled: the request is given up. */
+  signal: AbortSignal;
 }
 
 export type AuthorizeResult =

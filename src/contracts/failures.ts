@@ -10,6 +10,12 @@ export const failureTypes = {
   walletInactive: 'WalletInactive',
   notProcessed: 'ConnectorNotProcessed',
   outcomeUnknown: 'ConnectorOutcomeUnknown',
+  /**
+   * A send inside a workflow task (a card authorization, a payout) ran past the bound its task's start set
+   * for noting or sending, and did neither: nothing was sent by this attempt (activities/connector-calls.ts,
+   * `lateAttempt`).
+   */
+  lateAttempt: 'LateAttempt',
   /** A validator's refusal of an update, in words for whoever sent it (the Temporal UI shows them). */
   refused: 'UpdateRefused',
   /**

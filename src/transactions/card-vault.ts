@@ -174,7 +174,7 @@ export type CardSendNote =
 /**
  * Notes a key (a card payment's authorization key, a payout's key) as sent with the card, before anything
  * of the send happens (a payout's reserve included), in one statement: only while the sends are open
- * (`closePayoutSends`) and no other key was sent that the caller does not know was `notProcessed`. A
+ * (`closeCardSends`) and no other key was sent that the caller does not know was `notProcessed`. A
  * workflow task that was lost may have sent through a terminal its retry does not list: the retry is told
  * of it (`elsewhere`) and asks first. Noted, it answers the card the send needs (the number and expiry,
  * none once purged; the CVV within its hold), and whether the key was noted before (by another attempt, or
@@ -221,11 +221,11 @@ export async function noteCardSend(
 }
 
 /**
- * Closes a payout's sends (it ends without a send of its own) and answers the keys noted before: no key is
- * noted after this, and so nothing reserved or sent by an attempt that had not noted; what was noted is
- * asked about before the payout ends.
+ * Closes a transaction's sends with its card (a card payment or a payout ends without a send of its own)
+ * and answers the keys noted before: no key is noted after this, and so nothing reserved or sent by an
+ * attempt that had not noted; what was noted is asked about before the transaction ends.
  */
-export async function closePayoutSends(db: Db, transactionId: string): Promise<string[]> {
+export async function closeCardSends(db: Db, transactionId: string): Promise<string[]> {
   const [row] = await db
     .update(cardVault)
     .set({ sendsClosedAt: sql`coalesce(${cardVault.sendsClosedAt}, now())` })

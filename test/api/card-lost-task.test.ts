@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { and, eq, like } from 'drizzle-orm';
+import { and, eq, inArray, like } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { updateAdmitted } from '../helpers/update-admitted';
@@ -7,8 +7,10 @@ import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
 import type { CardAcquirer } from '../../activities/connectors/types';
-import { sandboxOperations, terminals, transactions } from '../../src/db/schema/index';
+import { cardVault, sandboxOperations, terminals, transactions } from '../../src/db/schema/index';
 import {
+  SEND_DEADLINE_MS,
+  SEND_NOTED_WITHIN_MS,
   connectorKeys,
   failureTypes,
   forceFailUpdate,
@@ -31,16 +33,37 @@ const plans = new Map<string, FaultPlan>();
 
 /** The sandbox acquirer with the faults `plans` sets, on the test environment's database. */
 const faulty = () => faultyConnectors(env.database.db, plans).card;
+/** The deadline each authorization key was last sent with. */
+const deadlines = new Map<string, number>();
 const acquirer: CardAcquirer = {
-  authorize: (request) => faulty().authorize(request),
+  authorize: (request) => {
+    deadlines.set(request.idempotencyKey, request.deadline.getTime());
+    return faulty().authorize(request);
+  },
   completeChallenge: (request) => faulty().completeChallenge(request),
   lookup: (request) => faulty().lookup(request),
   refund: (request) => faulty().refund(request),
   cancel: (request) => faulty().cancel(request),
 };
 
+/** Per transaction, how long its worker's next authorization attempts are held up before they start. */
+const heldUp = new Map<string, number[]>();
+
 beforeAll(async () => {
-  env = await startTestEnv({}, { cardConnectors: { 'sandbox-acquirer': acquirer } });
+  env = await startTestEnv(
+    {},
+    {
+      cardConnectors: { 'sandbox-acquirer': acquirer },
+      // A stalled worker or a slow database: the attempt starts late within its workflow task.
+      wrap: (real) => ({
+        authorizeCard: async (input) => {
+          const delay = heldUp.get(input.transactionId)?.shift();
+          if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+          return real.authorizeCard(input);
+        },
+      }),
+    },
+  );
   merchant = await env.createMerchant();
 });
 afterAll(() => env?.close());
@@ -62,6 +85,7 @@ async function authorizeAsLostTask(
   input: CardPaymentInput,
   rank = 0,
   notProcessed: string[] = [],
+  taskStartedAt = Date.now(),
 ): Promise<string | undefined> {
   const activities = lostTask();
   const terminal = (
@@ -72,7 +96,8 @@ async function authorizeAsLostTask(
       terminalId: input.terminalId,
     })
   )[rank]!;
-  const refused = await activityEnvironment()
+  // The local activity's own timeout, which the acquirer's deadline keeps inside.
+  const refused = await activityEnvironment({ startToCloseTimeoutMs: 30_000 })
     .run(activities.authorizeCard, {
       transactionId: input.transactionId,
       authorizationKey: connectorKeys.authorization(input.transactionId, terminal.terminalId),
@@ -83,6 +108,7 @@ async function authorizeAsLostTask(
       amountMinor: input.amountMinor,
       currency: input.currency,
       notProcessed,
+      inTheTask: { taskStartedAt, notedWithinMs: SEND_NOTED_WITHIN_MS },
     })
     .then(
       () => false,
@@ -236,5 +262,99 @@ describe('a card workflow task lost after its connector call', () => {
     expect(approved.map((row) => row.idempotencyKey)).toEqual([
       connectorKeys.authorization(input.transactionId, second),
     ]);
+  });
+});
+
+describe('a card payment that ends without an authorization of its own', () => {
+  it('keeps what the lost task authorized when the retry finds no terminal', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const terminalId = (await authorizeAsLostTask(input))!;
+    // Ops deactivate every card terminal before the retry lists them: the payment is the lost task's.
+    const cardTerminals = (
+      await lostTask().listTerminals({ merchantId: input.merchantId, mode: 'test', kind: 'card' })
+    ).map((terminal) => terminal.terminalId);
+    const setActive = (active: boolean) =>
+      env.database.db.update(terminals).set({ active }).where(inArray(terminals.id, cardTerminals));
+    await setActive(false);
+    try {
+      const result = await env.client.workflow.execute(cardPayment, {
+        workflowId: workflowIds.transaction(input.transactionId),
+        taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+        args: [input],
+      });
+      expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+      expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
+      expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+    } finally {
+      await setActive(true);
+    }
+    // Its authorizations are closed: an attempt still running from a lost task notes nothing now.
+    const [vault] = await env.database.db
+      .select({ closed: cardVault.sendsClosedAt })
+      .from(cardVault)
+      .where(eq(cardVault.transactionId, input.transactionId));
+    expect(vault!.closed).not.toBeNull();
+  });
+});
+
+describe('a card authorization inside a workflow task', () => {
+  it('notes and sends nothing once the task is older than a retry of it may be', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const taskStartedAt = Date.now() - SEND_NOTED_WITHIN_MS - 1_000;
+    await expect(authorizeAsLostTask(input, 0, [], taskStartedAt)).rejects.toMatchObject({
+      type: failureTypes.lateAttempt,
+      message: 'The authorization was not sent: its attempt ran late.',
+    });
+    const [vault] = await env.database.db
+      .select({ sent: cardVault.authorizationsSent })
+      .from(cardVault)
+      .where(eq(cardVault.transactionId, input.transactionId));
+    expect(vault!.sent).toEqual([]);
+    expect(await authorizationsOf(input.transactionId)).toEqual([]);
+  });
+
+  it("gives the acquirer a deadline counted from the task's start, not from the send", async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const taskStartedAt = Date.now() - 3_000;
+    const terminalId = (await authorizeAsLostTask(input, 0, [], taskStartedAt))!;
+    const key = connectorKeys.authorization(input.transactionId, terminalId);
+    expect(deadlines.get(key)).toBe(taskStartedAt + SEND_DEADLINE_MS);
+  });
+
+  it('makes an attempt that ran late again in a fresh task, at the same terminal', async () => {
+    const input = await insertCardTransaction(env.database.db, env.config.MASTER_KEY, merchant, {
+      pan: '4242424242424242',
+    });
+    const [first] = await lostTask().listTerminals({
+      merchantId: input.merchantId,
+      mode: 'test',
+      kind: 'card',
+    });
+    // The first attempt starts past the bound for its note: it sends nothing, and is not taken for a
+    // refusal that would send the card to the next terminal.
+    heldUp.set(input.transactionId, [SEND_NOTED_WITHIN_MS + 1_000]);
+    const handle = await env.client.workflow.start(cardPayment, {
+      workflowId: workflowIds.transaction(input.transactionId),
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    expect(await handle.result()).toEqual({
+      status: 'SUCCESS',
+      message: 'Transaction processed successfully.',
+    });
+    expect(await rowOf(input.transactionId)).toMatchObject({
+      status: 'SUCCESS',
+      terminalId: first!.terminalId,
+    });
+    expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
+    // Tried again after a timer, so in a workflow task of its own.
+    const { events } = await handle.fetchHistory();
+    expect(events!.filter((event) => event.timerStartedEventAttributes)).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import { cardRequest, merchantClient, type MerchantClient } from '../helpers/mer
 import { terminals, transactions } from '../../src/db/schema/index';
 import Stripe from 'stripe';
 import { stripeAcquirer } from '../../activities/connectors/stripe';
+import { NotProcessedError } from '../../activities/connectors/errors';
 import { reconciliationLegs } from '../../activities/reconciliation';
 
 let env: TestEnv;
@@ -165,6 +166,29 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
     );
     expect(sent.length).toBeGreaterThanOrEqual(2);
     expect(new Set(sent.map((r) => r.idempotencyKey)).size).toBe(1);
+  });
+
+  it('sends nothing to Stripe once the authorization is past its deadline: certainly not processed', async () => {
+    const before = stripe.requests.length;
+    const past = new Date(Date.now() - 1);
+    await expect(
+      stripeAcquirer({ apiUrl: stripe.url }).authorize({
+        idempotencyKey: 'PAdeadline:authorize:ter_x',
+        transactionId: 'PAdeadline',
+        mode: 'test',
+        pan: '4242424242424242',
+        cvv: '123',
+        expiry: '12/2099',
+        amountMinor: 1050n,
+        currency: 'USD',
+        terminalRank: 0,
+        terminal: { terminalId: 'ter_x', credentials: { secret_key: 'sk_test_doubleDOUBLEdouble123' } },
+        returnUrl: 'https://payments.test/return',
+        deadline: past,
+        signal: AbortSignal.timeout(0),
+      }),
+    ).rejects.toBeInstanceOf(NotProcessedError);
+    expect(stripe.requests.length).toBe(before);
   });
 
   it('a Stripe server error is asked about, then cascades to the sandbox terminal', async () => {

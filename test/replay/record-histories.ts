@@ -29,7 +29,8 @@ import {
   workflowIds,
   type WorkflowName,
 } from '../../src/contracts';
-import type { MerchantCredentials } from '../../src/merchants/accounts';
+import { createMerchant, type MerchantCredentials } from '../../src/merchants/accounts';
+import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { REPLAY_PAYLOAD_KEYS, historiesDir } from './fixture-keys';
 
 let env: TestEnv;
@@ -131,6 +132,16 @@ it('records the histories', { timeout: 180_000 }, async () => {
     });
   await save('card-hosted-waiting-for-card', await start('cardPayment', await hosted(600)), 'waiting');
   await save('card-hosted-abandoned', await start('cardPayment', await hosted(1)), 'finished');
+  // A merchant with no card terminal: the payment closes its authorizations and ends without one.
+  const noCardTerminal = await createMerchant(env.database.db, key(), {
+    name: 'No card terminal',
+    wallets: [],
+    terminals: SANDBOX_TERMINALS.filter((terminal) => !terminal.kinds.includes('card')),
+  });
+  const unrouted = await insertCardTransaction(env.database.db, key(), noCardTerminal, {
+    pan: '4242424242424242',
+  });
+  await save('card-no-terminal', await start('cardPayment', unrouted), 'finished');
 
   const payout = async (pan: string) => insertPayoutTransaction(env.database.db, key(), merchant, { pan });
   await save('payout-paid', await start('cardPayout', await payout('4222222222222222')), 'finished');
