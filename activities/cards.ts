@@ -25,9 +25,8 @@ export interface AuthorizeInput {
    */
   notProcessed?: string[];
   /**
-   * The call runs inside a workflow task (every call since `card-authorization-fenced`): when that task
-   * started (`Date.now()` in the workflow) and how soon after it the key must be noted (half the run's
-   * task timeout). A retry of a lost task starts only once the task timed out, so it finds every key the
+   * The call runs inside a workflow task: when that task started (`taskStartedAt` in
+   * workflows/task-clock.ts) and how soon after it the key must be noted (half the run's task timeout). A retry of a lost task starts only once the task timed out, so it finds every key the
    * lost attempt will ever note; the acquirer's deadline counts from the task's start too, so the retry
    * knows when a noted key's request can no longer land (`workflows/card-payment.ts`).
    */
@@ -86,13 +85,18 @@ export function cardActivities(
         input.authorizationKey,
         input.notProcessed ?? [],
       );
-      if ('elsewhere' in note && note.elsewhere.length > 0)
-        return { outcome: 'sentElsewhere', sent: await describeSent(db, note.elsewhere) };
+      if ('elsewhere' in note) {
+        if (note.elsewhere.length > 0)
+          return { outcome: 'sentElsewhere', sent: await describeSent(db, note.elsewhere) };
+        // Closed when the payment ended without an authorization the acquirer took: an attempt reaching
+        // this after it (a lost task's, a Reset's run) sends nothing, ever.
+        throw businessOutcome('The payment ended before this authorization was sent.', failureTypes.declined);
+      }
       // The bound holds for the note's commit, not only its start: noted late, nothing is sent (the key stays
       // noted, so the next attempt's refusal of it is asked about, never taken as definite).
       if (note.noted && notedWithinMs !== undefined) late(notedWithinMs);
-      // Not noted otherwise (no vault row; or the sends closed, as the payment ended without this attempt):
-      // nothing is sent, and the acquirer is asked about this key below, as for a purged card.
+      // Not noted otherwise (no vault row): nothing is sent, and the acquirer is asked about this key below,
+      // as for a purged card.
       const card = note.noted ? note.card : undefined;
       // Noted before: an earlier attempt may have sent it, so a refusal of it is not definite.
       const sentBefore = note.noted && note.before;

@@ -152,8 +152,9 @@ export function payoutActivities(
       const { startToCloseTimeoutMs } = Context.current().info;
       // The workflow may give up on this attempt, ask the processor, find nothing and route elsewhere or
       // release the funds: an attempt held up (a wallet row locked by another payout, a worker stalled)
-      // must neither note, reserve nor send that late. It is retried, having done none of them. A send in
-      // the task counts from the task's start: a retry of the task may start once it timed out.
+      // must go no further that late (a late note stays noted: a later send of the key is then not a first
+      // one). A send in the task counts from the task's start (a retry of the task may start once it timed
+      // out) and is not retried: the workflow asks about it; otherwise a fresh attempt is made.
       const origin = input.inTheTask?.taskStartedAt ?? started;
       const late = lateAttempt(origin, 'The payout', input.inTheTask !== undefined);
       const sendWithinMs = (input.inTheTask ? SEND_DEADLINE_MS : startToCloseTimeoutMs) / 2;

@@ -1,5 +1,6 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index';
+import { clocked } from './task-clock';
 
 /**
  * Postgres projection, lookups and the card purge: quick, so they run as local activities (no round trip
@@ -7,10 +8,12 @@ import type { Activities } from '../activities/index';
  * write supersedes (projection versions follow the workflow's history) and what is kept per transaction
  * (its deposit address) belong here; see `ledger`.
  */
-export const store = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+export const store = clocked(
+  proxyLocalActivities<Activities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  }),
+);
 
 /** Connector calls: a few quick retries, then the workflow cascades to the next terminal. */
 export const connector = proxyActivities<Activities>({
@@ -27,10 +30,12 @@ export const connector = proxyActivities<Activities>({
  * arrived meanwhile) is asked for (`workflows/card-payment.ts`). A payout's send, which reserves and
  * settles in the wallet too, runs here behind its fence (`workflows/payout-send.ts`).
  */
-export const quickConnector = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
-});
+export const quickConnector = clocked(
+  proxyLocalActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  }),
+);
 
 /**
  * Asking a connector about a call whose answer was lost: a few quick retries; the workflow asks again on

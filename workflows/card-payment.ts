@@ -20,6 +20,7 @@ import { TransactionStateMachine } from './state';
 import { runTransaction } from './transaction';
 import { ask, askUntilKnown } from './unknown-outcome';
 import { challenge, type Calls } from './card-challenge';
+import { taskStartedAt } from './task-clock';
 
 /**
  * Two local activities fewer (one patch, as each costs a marker and a search-attribute upsert): a card
@@ -40,6 +41,9 @@ const FEWER_LOCAL_STEPS = 'card-fewer-local-steps';
  * patch is asked there, and a payment the acquirer answers at once carries no marker.
  */
 const FENCED = 'card-authorization-fenced';
+
+/** How long an authorization that keeps running late is tried again before the payment gives up on it. */
+const LATE_WINDOW_MS = 5 * 60_000;
 
 /** An authorization the acquirer has answered, and the terminal that answered it. */
 type Routed = { terminal: TerminalChoice } & (
@@ -86,6 +90,7 @@ export async function cardPayment(input: CardPaymentInput): Promise<FirstAnswer>
         }
         const result = await authorize(machine, calls, input, terminal, rank, notProcessed);
         if (result.kind === 'notProcessed') continue;
+        if (result.kind === 'late') break;
         routed = result;
         break;
       }
@@ -199,9 +204,10 @@ async function authorize(
   terminal: TerminalChoice,
   rank: number,
   notProcessed: string[],
-): Promise<Routed | { kind: 'notProcessed' }> {
+): Promise<Routed | { kind: 'notProcessed' } | { kind: 'late' }> {
   const authorizationKey = connectorKeys.authorization(input.transactionId, terminal.terminalId);
   const step = `Authorize with ${terminal.terminalId} (${terminal.connector})`;
+  let lateSince: number | undefined;
   for (let lateRound = 1; ;) {
     machine.waiting.on('step', step);
     const result = await attempt(() =>
@@ -217,7 +223,7 @@ async function authorize(
           currency: input.currency,
           ...(notProcessed.length > 0 ? { notProcessed } : {}),
           inTheTask: {
-            taskStartedAt: Date.now(),
+            taskStartedAt: taskStartedAt(),
             // Half the run's own task timeout: a retry of this task starts no earlier than that.
             notedWithinMs: workflowInfo().taskTimeoutMs / 2,
           },
@@ -225,16 +231,21 @@ async function authorize(
       ]),
     );
     if (result.kind === 'late' && patched(FENCED)) {
-      // This attempt sent nothing (a slow database, a stalled worker): it is made again in a fresh workflow
-      // task, whose start the next attempt's bounds count from. A stop ends the wait; what this attempt may
-      // have noted is then asked about before the payment ends.
+      // This attempt went no further than its note (a slow database, a stalled worker); an earlier attempt
+      // of the same step may have sent the key, which the next attempt then finds noted before, so no
+      // refusal of it is definite. It is made again in a fresh workflow task, whose start the next
+      // attempt's bounds count from. Late for longer than the window (a worker's clock ahead of the
+      // server's, a database that slow), or stopped meanwhile, the routing ends: what was noted is asked
+      // about before the payment ends.
+      lateSince ??= Date.now();
+      if (Date.now() - lateSince >= LATE_WINDOW_MS) return { kind: 'late' };
       await machine.waiting.backoff(
         Math.min(1_000 * 2 ** (lateRound - 1), 30_000),
         `The authorization through ${terminal.terminalId} ran late (round ${lateRound})`,
         { stoppable: true },
       );
       lateRound++;
-      if (machine.stopReason) return { kind: 'notProcessed' };
+      if (machine.stopReason) return { kind: 'late' };
       continue;
     }
     if (result.kind === 'done') {
@@ -279,14 +290,16 @@ async function firstKnown(
   machine: TransactionStateMachine,
   sent: SentAuthorization[],
 ): Promise<Routed | undefined> {
+  // Noted by another attempt (a lost task's), whose request may still be on its way: each is trusted from
+  // the same point.
+  const trusted = sent.length > 0 ? untilItCannotLand() : {};
   for (const { authorizationKey, ...terminal } of sent) {
     const known = learn(
       await ask(
         machine,
         terminal.connector,
         () => lookup.lookupAuthorization({ ...terminal, authorizationKey }),
-        // Noted by another attempt (a lost task's), whose request may still be on its way.
-        untilItCannotLand(),
+        trusted,
       ),
     );
     if (known.kind === 'done' || known.kind === 'failed') return { ...known, terminal };

@@ -6,6 +6,7 @@ import { attempt } from './failures';
 import { connector, lookup, quickConnector, store } from './activities';
 import type { TransactionStateMachine } from './state';
 import { askUntilKnown } from './unknown-outcome';
+import { taskStartedAt } from './task-clock';
 
 /** Where a payout stands with its processor; `settled` when the send's own step settled the funds. */
 export type Sent =
@@ -114,7 +115,7 @@ async function sendThrough(
               funds,
               inTheTask: {
                 notProcessed: [...notProcessed],
-                taskStartedAt: Date.now(),
+                taskStartedAt: taskStartedAt(),
                 // Half the run's own task timeout: a retry of this task starts no earlier than that.
                 notedWithinMs: workflowInfo().taskTimeoutMs / 2,
               },

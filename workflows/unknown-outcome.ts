@@ -1,4 +1,4 @@
-import { sleep } from '@temporalio/workflow';
+import { patched, sleep } from '@temporalio/workflow';
 import type { Lookup } from '../src/contracts';
 import { attempt } from './failures';
 import type { TransactionStateMachine } from './state';
@@ -24,9 +24,9 @@ export async function askUntilKnown<Result>(
   machine.unknownOutcome = true;
   for (let round = 1; ; round++) {
     machine.waiting.on('connector', `Outcome unknown: asking ${connectorName} (round ${round})`);
+    const askedAt = Date.now();
     const answer = await attempt(ask);
-    const early = options.notFoundTrustedFrom !== undefined && Date.now() < options.notFoundTrustedFrom;
-    if (answer.kind === 'done' && isNotFound(answer.value) && early) {
+    if (answer.kind === 'done' && isNotFound(answer.value) && tooEarly(options, askedAt)) {
       // The lost request may still be on its way: it is asked about again once it can no longer land.
       // Not a backoff ops can cut: nothing may be sent elsewhere before then.
       const waitMs = options.notFoundTrustedFrom! - Date.now();
@@ -34,7 +34,8 @@ export async function askUntilKnown<Result>(
         'connector',
         `Outcome unknown: the request may still land; asking ${connectorName} again`,
       );
-      await sleep(waitMs, { summary: `Until the lost request to ${connectorName} can no longer land` });
+      if (waitMs > 0)
+        await sleep(waitMs, { summary: `Until the lost request to ${connectorName} can no longer land` });
       continue;
     }
     if (answer.kind === 'done' && !isPending(answer.value)) {
@@ -44,6 +45,22 @@ export async function askUntilKnown<Result>(
     const why = answer.kind === 'done' ? 'still in progress' : `${connectorName} did not answer`;
     await machine.waiting.backoff(backoffMs(round - 1), `Outcome unknown (${why}, round ${round})`);
   }
+}
+
+/**
+ * A "not found" asked before it can no longer land: judged by when it was asked, not when the answer
+ * came, since a lookup that took long may have read the acquirer's books before the lost request landed.
+ */
+const JUDGED_BY_ASK_TIME = 'not-found-judged-by-ask-time';
+
+/** Whether a `not_found` asked at `askedAt` came too early to be trusted (`notFoundTrustedFrom`). */
+function tooEarly(options: { notFoundTrustedFrom?: number }, askedAt: number): boolean {
+  const from = options.notFoundTrustedFrom;
+  if (from === undefined || askedAt >= from) return false;
+  if (Date.now() < from) return true;
+  // Asked before the point, answered after it. Histories from before judged by the answer's time; the
+  // patch is asked only here, where the two judgments differ.
+  return patched(JUDGED_BY_ASK_TIME);
 }
 
 function isPending(answer: unknown): boolean {
@@ -65,9 +82,13 @@ export async function ask<Result>(
   question: () => Promise<Lookup<Result>>,
   options: { notFoundTrustedFrom?: number } = {},
 ): Promise<Exclude<Lookup<Result>, { outcome: 'pending' }>> {
+  const askedAt = Date.now();
   const first = await attempt(question);
-  const early = options.notFoundTrustedFrom !== undefined && Date.now() < options.notFoundTrustedFrom;
-  if (first.kind === 'done' && !isPending(first.value) && !(early && isNotFound(first.value)))
+  if (
+    first.kind === 'done' &&
+    !isPending(first.value) &&
+    !(isNotFound(first.value) && tooEarly(options, askedAt))
+  )
     return first.value as Exclude<Lookup<Result>, { outcome: 'pending' }>;
   return askUntilKnown(machine, connectorName, question, options);
 }

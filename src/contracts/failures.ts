@@ -58,11 +58,12 @@ export const connectorKeys = {
 export const CANCELLED_BY_OPS = 'Cancelled by ops.';
 
 /**
- * How long a connector request that moves money may be on its way: a payout send is given up (its request
- * aborted, and refused by the processor past its deadline) this long after its attempt started (a send
- * inside a workflow task: after the task started), well inside the activity's own 30 s. After an attempt whose answer was lost, the workflow trusts a connector's
- * `not_found` only once this much more has passed (`SEND_LANDS_WITHIN_MS`), so nothing is sent elsewhere
- * while the earlier request can still land.
+ * How long a connector request that moves money may be on its way: a payout send or a card authorization is
+ * given up (its request aborted, and refused by the provider past its deadline) this long after its
+ * attempt started (a send inside a workflow task: after the task started), well inside the activity's own
+ * 30 s. After an attempt whose answer was lost, the workflow trusts a connector's `not_found` only once
+ * this much more has passed (`SEND_LANDS_WITHIN_MS`), so nothing is sent elsewhere while the earlier
+ * request can still land.
  */
 export const SEND_DEADLINE_MS = 20_000;
 /** `SEND_DEADLINE_MS` and a margin for the clocks of the worker and the connector. */
@@ -70,8 +71,9 @@ export const SEND_LANDS_WITHIN_MS = SEND_DEADLINE_MS + 5_000;
 /** The workflow task timeout every transaction workflow is started with (the server's default, pinned). */
 export const WORKFLOW_TASK_TIMEOUT_MS = 10_000;
 /**
- * A payout send inside a workflow task notes its key this long after the task started at the latest: half
- * the task's timeout, the rest a margin for the clocks of the worker and the server. A retry of a lost
- * task starts only once the task timed out, so it finds every key the lost attempt will ever note.
+ * A payout send or a card authorization inside a workflow task notes its key this long after the task
+ * started at the latest: half the task's timeout, the rest a margin for the clocks of the worker and the
+ * server. A retry of a lost task starts only once the task timed out, so it finds every key the lost
+ * attempt will ever note.
  */
 export const SEND_NOTED_WITHIN_MS = WORKFLOW_TASK_TIMEOUT_MS / 2;

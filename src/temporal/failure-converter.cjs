@@ -5,7 +5,7 @@ const { ApplicationFailure, DefaultFailureConverter } = require('@temporalio/com
 
 /**
  * The failure types whose messages the service wrote for people to read: the business outcomes, the
- * connector's "not processed" and "outcome unknown", update refusals, a run refused as not the service's
+ * connector's "not processed" and "outcome unknown", a send that ran late, update refusals, a run refused as not the service's
  * and a step refused because the transaction is final (`failureTypes` in
  * src/contracts/failures.ts; test/unit/failure-converter.test.ts keeps the two lists equal).
  */
@@ -16,6 +16,7 @@ const READABLE = new Set([
   'WalletInactive',
   'ConnectorNotProcessed',
   'ConnectorOutcomeUnknown',
+  'LateAttempt',
   'UpdateRefused',
   'NotTheServiceRun',
   'TransactionAlreadyFinal',

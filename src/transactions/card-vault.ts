@@ -164,7 +164,8 @@ export async function keysSentWith(db: Db, transactionId: string): Promise<strin
 
 /**
  * Whether a key was noted as sent with the card (`noteCardSend`), and if not, why: other keys that may have
- * been processed (`elsewhere`), or, with none, the payout's sends were closed; or no vault row at all.
+ * been processed (`elsewhere`), or, with none, the transaction's sends were closed (`closeCardSends`); or no
+ * vault row at all.
  */
 export type CardSendNote =
   | { noted: true; card: VaultedCard; before: boolean }

@@ -7,7 +7,8 @@ import { cardRequest, merchantClient, type MerchantClient } from '../helpers/mer
 import { terminals, transactions } from '../../src/db/schema/index';
 import Stripe from 'stripe';
 import { stripeAcquirer } from '../../activities/connectors/stripe';
-import { NotProcessedError } from '../../activities/connectors/errors';
+import { NotProcessedError, OutcomeUnknownError } from '../../activities/connectors/errors';
+import { SEND_LANDS_WITHIN_MS } from '../../src/contracts';
 import { reconciliationLegs } from '../../activities/reconciliation';
 
 let env: TestEnv;
@@ -60,6 +61,24 @@ const intentsFor = (transactionId: string) =>
   [...stripe.intents.values()].filter(
     (i) => (i.metadata as Record<string, string>).transaction_id === transactionId,
   );
+
+/** An authorization through Stripe straight from the connector, with the given deadline. */
+const authorizeWithDeadline = (deadline: Date) =>
+  stripeAcquirer({ apiUrl: stripe.url }).authorize({
+    idempotencyKey: `PA${Math.random()}:authorize:ter_x`,
+    transactionId: 'PAdeadline',
+    mode: 'test',
+    pan: '4242424242424242',
+    cvv: '123',
+    expiry: '12/2099',
+    amountMinor: 1050n,
+    currency: 'USD',
+    terminalRank: 0,
+    terminal: { terminalId: 'ter_x', credentials: { secret_key: 'sk_test_doubleDOUBLEdouble123' } },
+    returnUrl: 'https://payments.test/return',
+    deadline,
+    signal: new AbortController().signal,
+  });
 
 describe('Stripe as a card acquirer, through the API, against stripe-mock', () => {
   it('charges a card once, with an idempotency key from the transaction and terminal', async () => {
@@ -170,38 +189,39 @@ describe('Stripe as a card acquirer, through the API, against stripe-mock', () =
 
   it('sends nothing to Stripe once the authorization is past its deadline: certainly not processed', async () => {
     const before = stripe.requests.length;
-    const past = new Date(Date.now() - 1);
-    await expect(
-      stripeAcquirer({ apiUrl: stripe.url }).authorize({
-        idempotencyKey: 'PAdeadline:authorize:ter_x',
-        transactionId: 'PAdeadline',
-        mode: 'test',
-        pan: '4242424242424242',
-        cvv: '123',
-        expiry: '12/2099',
-        amountMinor: 1050n,
-        currency: 'USD',
-        terminalRank: 0,
-        terminal: { terminalId: 'ter_x', credentials: { secret_key: 'sk_test_doubleDOUBLEdouble123' } },
-        returnUrl: 'https://payments.test/return',
-        deadline: past,
-        signal: AbortSignal.timeout(0),
-      }),
-    ).rejects.toBeInstanceOf(NotProcessedError);
+    await expect(authorizeWithDeadline(new Date(Date.now() - 1))).rejects.toBeInstanceOf(NotProcessedError);
     expect(stripe.requests.length).toBe(before);
   });
 
-  it('a Stripe server error is asked about, then cascades to the sandbox terminal', async () => {
-    const response = await pay('4000000000000119');
-    const id = response.json().data.transaction_id as string;
-    await expect
-      .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), {
-        timeout: 30_000,
-        interval: 250,
-      })
-      .toMatchObject({ status: 'SUCCESS', data: { descriptor: 'SANDBOX*PRIMARY' } });
-    expect(intentsFor(id)).toHaveLength(0);
+  it('gives up a PaymentIntent whose answer has not come by the deadline: its outcome unknown', async () => {
+    stripe.delayNextIntentAnswer(5_000);
+    const sent = Date.now();
+    await expect(authorizeWithDeadline(new Date(Date.now() + 1_500))).rejects.toBeInstanceOf(
+      OutcomeUnknownError,
+    );
+    expect(Date.now() - sent).toBeLessThan(4_500);
+    // Stripe's books keep the PaymentIntent it processed; it belongs to no payment of this file's.
+    for (const [id, intent] of stripe.intents)
+      if ((intent.metadata as Record<string, string>).transaction_id === 'PAdeadline')
+        stripe.intents.delete(id);
   });
+
+  it(
+    'a Stripe server error is asked about, then cascades to the sandbox terminal',
+    { timeout: 120_000 },
+    async () => {
+      const response = await pay('4000000000000119');
+      const id = response.json().data.transaction_id as string;
+      // Stripe's "not found" is trusted once the request can no longer land (SEND_LANDS_WITHIN_MS).
+      await expect
+        .poll(async () => (await merchant.get(`/api/test/status/${id}`)).json(), {
+          timeout: SEND_LANDS_WITHIN_MS + 30_000,
+          interval: 250,
+        })
+        .toMatchObject({ status: 'SUCCESS', data: { descriptor: 'SANDBOX*PRIMARY' } });
+      expect(intentsFor(id)).toHaveLength(0);
+    },
+  );
 
   it.each([
     // ISO 4217 minor units in, Stripe's own units out (docs.stripe.com/currencies).

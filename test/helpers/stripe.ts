@@ -19,6 +19,8 @@ export interface StripeDouble {
   complete3ds(intentId: string, approve: boolean): void;
   /** The next PaymentIntent create is processed, then its answer lost (the connection drops). */
   loseNextIntentAnswer(): void;
+  /** The next PaymentIntent create is processed, and its answer sent only `ms` later (a slow Stripe). */
+  delayNextIntentAnswer(ms: number): void;
   /**
    * The account's default capture method (`automatic` unless set): with `manual`, a PaymentIntent created
    * without its own `capture_method` is only authorized (`requires_capture`) until it is captured.
@@ -58,6 +60,7 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   const cards = new Map<string, string>(); // payment method id -> card number
   const answered = new Map<string, { status: number; body: Json }>(); // idempotency key -> first answer
   let loseNext = false;
+  let delayNext = 0;
 
   const read = (request: IncomingMessage) =>
     new Promise<string>((resolve) => {
@@ -247,6 +250,12 @@ export async function startStripeDouble(): Promise<StripeDouble> {
         request.socket.destroy(); // processed, but the answer never arrives
         return;
       }
+      if (delayNext > 0 && request.method === 'POST' && target.pathname === '/v1/payment_intents') {
+        const ms = delayNext;
+        delayNext = 0;
+        setTimeout(() => send(answer.status, answer.body), ms).unref();
+        return;
+      }
       send(answer.status, answer.body);
     })();
   });
@@ -269,6 +278,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       intent.last_payment_error = approve
         ? null
         : { type: 'card_error', code: 'payment_intent_authentication_failure' };
+    },
+    delayNextIntentAnswer(ms: number) {
+      delayNext = ms;
     },
     loseNextIntentAnswer() {
       loseNext = true;

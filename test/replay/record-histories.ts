@@ -12,6 +12,7 @@ import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@tem
 import { sendAftercare } from '../../src/transactions/aftercare';
 import proto from '@temporalio/proto';
 import { startTestEnv, type TestEnv } from '../helpers/env';
+import { updateAdmitted } from '../helpers/update-admitted';
 import {
   insertCardTransaction,
   insertPayinTransaction,
@@ -21,8 +22,10 @@ import {
 import { webhookEvents } from '../../src/db/schema/index';
 import { prepareRedelivery } from '../../src/transactions/webhook-events';
 import {
+  SEND_NOTED_WITHIN_MS,
   depositUpdate,
   firstAnswerUpdate,
+  forceFailUpdate,
   hostedDecisionUpdate,
   retryNowUpdate,
   stateQuery,
@@ -34,6 +37,8 @@ import { SANDBOX_TERMINALS } from '../../src/schemas/sandbox-cards';
 import { REPLAY_PAYLOAD_KEYS, historiesDir } from './fixture-keys';
 
 let env: TestEnv;
+/** Card payments whose first authorization attempt is held up past its bound. */
+const late = new Set<string>();
 let merchant: MerchantCredentials;
 let failing = true;
 const endpoint = createServer((request, response) => {
@@ -47,11 +52,23 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
   const address = endpoint.address();
   endpointUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
-  env = await startTestEnv({
-    PAYLOAD_KEYS: REPLAY_PAYLOAD_KEYS,
-    WEBHOOK_RETRY_SCHEDULE_SECONDS: '2',
-    WEBHOOK_RETRY_WINDOW_SECONDS: '3600',
-  });
+  env = await startTestEnv(
+    {
+      PAYLOAD_KEYS: REPLAY_PAYLOAD_KEYS,
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '2',
+      WEBHOOK_RETRY_WINDOW_SECONDS: '3600',
+    },
+    {
+      // A card authorization whose first attempt starts past its bound (a stalled worker): `late`.
+      wrap: (real) => ({
+        authorizeCard: async (input) => {
+          if (late.delete(input.transactionId))
+            await new Promise((resolve) => setTimeout(resolve, SEND_NOTED_WITHIN_MS + 1_000));
+          return real.authorizeCard(input);
+        },
+      }),
+    },
+  );
   merchant = await env.createMerchant();
   mkdirSync(historiesDir, { recursive: true });
 });
@@ -142,6 +159,25 @@ it('records the histories', { timeout: 180_000 }, async () => {
     pan: '4242424242424242',
   });
   await save('card-no-terminal', await start('cardPayment', unrouted), 'finished');
+  const slow = await card('4242424242424242');
+  late.add(slow.transactionId);
+  await save('card-late-attempt', await start('cardPayment', slow), 'finished');
+  // Stopped before its first task: the payment closes its authorizations and asks before it fails.
+  const stopped = await card('4242424242424242');
+  await env.stopWorker();
+  const stoppedHandle = await env.client.workflow.start('cardPayment', {
+    workflowId: stopped.transactionId,
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [stopped],
+  });
+  const stop = stoppedHandle.executeUpdate(forceFailUpdate, {
+    args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
+    updateId: 'stop',
+  });
+  await updateAdmitted(env.client, stoppedHandle.workflowId, 'stop');
+  await env.startWorker();
+  await stop;
+  await save('card-stopped-while-routing', stoppedHandle, 'finished');
 
   const payout = async (pan: string) => insertPayoutTransaction(env.database.db, key(), merchant, { pan });
   await save('payout-paid', await start('cardPayout', await payout('4222222222222222')), 'finished');
