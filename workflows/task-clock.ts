@@ -18,6 +18,12 @@ import { workflowInfo } from '@temporalio/workflow';
  */
 interface Clock {
   current?: { historyLength: number; startedAt: number };
+  /**
+   * Local activities scheduled and not yet seen completed: the task each was scheduled in, and when. One
+   * from an earlier task may already have completed in this one (its completion runs a few steps after the
+   * time moved on), so each still here counts.
+   */
+  pending: Set<{ historyLength: number; scheduledAt: number }>;
   /** Per task, the earliest schedule time of a local activity from an earlier task that completed in it. */
   carried?: { historyLength: number; scheduledAt: number };
 }
@@ -26,16 +32,19 @@ const CLOCK = Symbol.for('payments.taskClock');
 
 function clock(): Clock {
   const global = globalThis as { [CLOCK]?: Clock };
-  return (global[CLOCK] ??= {});
+  return (global[CLOCK] ??= { pending: new Set() });
 }
 
 export function taskStartedAt(): number {
   const { historyLength } = workflowInfo();
   const state = clock();
   if (state.current?.historyLength !== historyLength) {
+    let startedAt = Date.now();
     const { carried } = state;
-    const inherited = carried?.historyLength === historyLength ? carried.scheduledAt : Infinity;
-    state.current = { historyLength, startedAt: Math.min(Date.now(), inherited) };
+    if (carried?.historyLength === historyLength) startedAt = Math.min(startedAt, carried.scheduledAt);
+    for (const activity of state.pending)
+      if (activity.historyLength !== historyLength) startedAt = Math.min(startedAt, activity.scheduledAt);
+    state.current = { historyLength, startedAt };
   }
   return state.current.startedAt;
 }
@@ -47,15 +56,19 @@ export function taskStartedAt(): number {
  */
 function scheduled<T>(schedule: () => Promise<T>): Promise<T> {
   taskStartedAt();
-  const { historyLength } = workflowInfo();
-  const scheduledAt = Date.now();
+  const state = clock();
+  const activity = { historyLength: workflowInfo().historyLength, scheduledAt: Date.now() };
+  state.pending.add(activity);
   const completion = schedule();
   const completed = () => {
+    state.pending.delete(activity);
     const now = workflowInfo().historyLength;
-    const state = clock();
     const { carried } = state;
-    if (now !== historyLength && !(carried?.historyLength === now && carried.scheduledAt <= scheduledAt))
-      state.carried = { historyLength: now, scheduledAt };
+    if (
+      now !== activity.historyLength &&
+      !(carried?.historyLength === now && carried.scheduledAt <= activity.scheduledAt)
+    )
+      state.carried = { historyLength: now, scheduledAt: activity.scheduledAt };
   };
   // Registered before the caller's own continuation, so it runs first.
   completion.then(completed, completed);
