@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { preparedOnce } from '../db/prepared';
 import { chainNodes, cryptoAssets, fiatRates } from '../db/schema/index';
 import { LIVE_REFUSED_NETWORKS, nodeWatchesCurrency } from './networks';
 
@@ -69,12 +70,21 @@ export async function findCryptoAsset(
   code: string,
   network: string,
 ): Promise<CryptoAsset | undefined> {
-  const [row] = await db
-    .select()
-    .from(cryptoAssets)
-    .where(
-      and(eq(cryptoAssets.code, code), eq(cryptoAssets.network, network), eq(cryptoAssets.active, true)),
-    );
+  // Prepared once: read on every deposit and send, its building cost more than its round trip.
+  const find = preparedOnce(db, 'find_crypto_asset', () =>
+    db
+      .select()
+      .from(cryptoAssets)
+      .where(
+        and(
+          eq(cryptoAssets.code, sql.placeholder('code')),
+          eq(cryptoAssets.network, sql.placeholder('network')),
+          eq(cryptoAssets.active, true),
+        ),
+      )
+      .prepare('find_crypto_asset'),
+  );
+  const [row] = await find.execute({ code, network });
   return row;
 }
 
@@ -85,14 +95,25 @@ export async function networksOf(db: Db, code: string): Promise<string[]> {
 
 /** Every active asset of a currency code, one per network, by the catalogue's order, then network. */
 export async function activeAssetsOf(db: Db, code: string): Promise<CryptoAsset[]> {
-  return db
-    .select()
-    .from(cryptoAssets)
-    .where(and(eq(cryptoAssets.code, code), eq(cryptoAssets.active, true)))
-    .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.network));
+  const assets = preparedOnce(db, 'active_assets_of', () =>
+    db
+      .select()
+      .from(cryptoAssets)
+      .where(and(eq(cryptoAssets.code, sql.placeholder('code')), eq(cryptoAssets.active, true)))
+      .orderBy(asc(cryptoAssets.sortOrder), asc(cryptoAssets.network))
+      .prepare('active_assets_of'),
+  );
+  return assets.execute({ code });
 }
 
 export async function fiatUsdRate(db: Db, currency: string): Promise<string | undefined> {
-  const [row] = await db.select().from(fiatRates).where(eq(fiatRates.currency, currency));
+  const rate = preparedOnce(db, 'fiat_usd_rate', () =>
+    db
+      .select({ usdRate: fiatRates.usdRate })
+      .from(fiatRates)
+      .where(eq(fiatRates.currency, sql.placeholder('currency')))
+      .prepare('fiat_usd_rate'),
+  );
+  const [row] = await rate.execute({ currency });
   return row?.usdRate;
 }

@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { preparedOnce } from '../db/prepared';
 import { merchantFees, wallets } from '../db/schema/index';
 import type { WalletRow } from '../wallets/wallets';
 import { parseUnits } from '../lib/units';
@@ -38,21 +39,30 @@ export async function walletWithPayoutFee(
   walletId: string,
   amountMinor: bigint,
 ): Promise<{ wallet: WalletRow; fee: bigint } | undefined> {
-  const [row] = await db
-    .select({ wallet: wallets, percent: merchantFees.percent, fixedMinor: merchantFees.fixedMinor })
-    .from(wallets)
-    .leftJoin(
-      merchantFees,
-      and(
-        eq(merchantFees.merchantId, wallets.merchantId),
-        eq(merchantFees.mode, wallets.mode),
-        eq(merchantFees.kind, 'payout'),
-        eq(merchantFees.currency, wallets.currency),
-      ),
-    )
-    .where(
-      and(eq(wallets.id, walletId), eq(wallets.merchantId, scope.merchantId), eq(wallets.mode, scope.mode)),
-    );
+  // Prepared once: read on every payout create, its building cost more than its round trip.
+  const read = preparedOnce(db, 'wallet_with_payout_fee', () =>
+    db
+      .select({ wallet: wallets, percent: merchantFees.percent, fixedMinor: merchantFees.fixedMinor })
+      .from(wallets)
+      .leftJoin(
+        merchantFees,
+        and(
+          eq(merchantFees.merchantId, wallets.merchantId),
+          eq(merchantFees.mode, wallets.mode),
+          eq(merchantFees.kind, 'payout'),
+          eq(merchantFees.currency, wallets.currency),
+        ),
+      )
+      .where(
+        and(
+          eq(wallets.id, sql.placeholder('walletId')),
+          eq(wallets.merchantId, sql.placeholder('merchantId')),
+          eq(wallets.mode, sql.placeholder('mode')),
+        ),
+      )
+      .prepare('wallet_with_payout_fee'),
+  );
+  const [row] = await read.execute({ walletId, merchantId: scope.merchantId, mode: scope.mode });
   if (!row) return undefined;
   const { wallet, percent, fixedMinor } = row;
   return {

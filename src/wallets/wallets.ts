@@ -1,5 +1,6 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { preparedOnce } from '../db/prepared';
 import { wallets } from '../db/schema/index';
 import type { Mode } from '../lib/vocabulary';
 
@@ -25,17 +26,21 @@ export async function findWalletFor(
   merchant: Scope,
   currency: string,
 ): Promise<WalletRow | undefined> {
-  const [wallet] = await db
-    .select()
-    .from(wallets)
-    .where(
-      and(
-        eq(wallets.merchantId, merchant.merchantId),
-        eq(wallets.mode, merchant.mode),
-        eq(wallets.currency, currency),
-      ),
-    )
-    .orderBy(asc(wallets.createdAt))
-    .limit(1);
+  const find = preparedOnce(db, 'find_wallet_for', () =>
+    db
+      .select()
+      .from(wallets)
+      .where(
+        and(
+          eq(wallets.merchantId, sql.placeholder('merchantId')),
+          eq(wallets.mode, sql.placeholder('mode')),
+          eq(wallets.currency, sql.placeholder('currency')),
+        ),
+      )
+      .orderBy(asc(wallets.createdAt))
+      .limit(1)
+      .prepare('find_wallet_for'),
+  );
+  const [wallet] = await find.execute({ merchantId: merchant.merchantId, mode: merchant.mode, currency });
   return wallet;
 }
