@@ -1,4 +1,5 @@
 import type { Db } from '../db/client';
+import { preparedOnce } from '../db/prepared';
 import { auditLog, terminals } from '../db/schema/index';
 import { newId } from '../ciphers/ids';
 import { decryptSecret, encryptSecret } from '../ciphers/secrets';
@@ -52,10 +53,15 @@ export async function terminalCredentials(
   masterKey: string,
   terminalId: string,
 ): Promise<Record<string, string> | undefined> {
-  const [row] = await db
-    .select({ credentialsEnc: terminals.credentialsEnc })
-    .from(terminals)
-    .where(eq(terminals.id, terminalId));
+  // Prepared once, as the terminals below: read for every connector call.
+  const read = preparedOnce(db, 'terminal_credentials', () =>
+    db
+      .select({ credentialsEnc: terminals.credentialsEnc })
+      .from(terminals)
+      .where(eq(terminals.id, sql.placeholder('terminalId')))
+      .prepare('terminal_credentials'),
+  );
+  const [row] = await read.execute({ terminalId });
   return row?.credentialsEnc
     ? (JSON.parse(decryptSecret(row.credentialsEnc, masterKey)) as Record<string, string>)
     : undefined;
@@ -79,17 +85,28 @@ export async function activeTerminals(
   kind: TransactionKind,
   terminalId?: string,
 ): Promise<ActiveTerminal[]> {
-  return db
-    .select({ terminalId: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
-    .from(terminals)
-    .where(
-      and(
-        eq(terminals.merchantId, scope.merchantId),
-        eq(terminals.mode, scope.mode),
-        eq(terminals.active, true),
-        sql`${kind} = any(${terminals.kinds})`,
-        terminalId === undefined ? undefined : eq(terminals.id, terminalId),
-      ),
-    )
-    .orderBy(terminals.priority, terminals.id);
+  // Prepared once (every transaction lists them): one shape for both, the terminal's condition void when none
+  // is pinned.
+  const list = preparedOnce(db, 'active_terminals', () =>
+    db
+      .select({ terminalId: terminals.id, connector: terminals.connector, descriptor: terminals.descriptor })
+      .from(terminals)
+      .where(
+        and(
+          eq(terminals.merchantId, sql.placeholder('merchantId')),
+          eq(terminals.mode, sql.placeholder('mode')),
+          eq(terminals.active, true),
+          sql`${sql.placeholder('kind')} = any(${terminals.kinds})`,
+          sql`(${sql.placeholder('terminalId')}::text is null or ${terminals.id} = ${sql.placeholder('terminalId')})`,
+        ),
+      )
+      .orderBy(terminals.priority, terminals.id)
+      .prepare('active_terminals'),
+  );
+  return list.execute({
+    merchantId: scope.merchantId,
+    mode: scope.mode,
+    kind,
+    terminalId: terminalId ?? null,
+  });
 }
