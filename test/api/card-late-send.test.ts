@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { cardRequest, merchantClient, type MerchantClient } from '../helpers/merchant-client';
-import { OutcomeUnknownError } from '../../activities/connectors/errors';
+import { lateLandings } from '../helpers/late-landings';
 import { sandboxAcquirer } from '../../activities/connectors/sandbox-acquirer';
 import type { AuthorizeRequest, CardAcquirer } from '../../activities/connectors/types';
 import { sandboxOperations } from '../../src/db/schema/index';
@@ -20,7 +20,7 @@ let env: TestEnv;
 let merchant: MerchantClient;
 /** How long after its send the first terminal's request lands, by the payment's amount. */
 const landsAfter = new Map<bigint, number>();
-const landings: Promise<unknown>[] = [];
+const landings = lateLandings();
 let firstTerminal = '';
 
 beforeAll(async () => {
@@ -30,16 +30,8 @@ beforeAll(async () => {
     authorize: async (request: AuthorizeRequest) => {
       const delay = landsAfter.get(request.amountMinor);
       // The first terminal's request is under way when its answer is lost; it lands `delay` later.
-      if (delay !== undefined && request.idempotencyKey.endsWith(firstTerminal)) {
-        landings.push(
-          new Promise((resolve) => setTimeout(resolve, delay)).then(() =>
-            sandbox()
-              .authorize(request)
-              .catch(() => undefined),
-          ),
-        );
-        throw new OutcomeUnknownError('the answer was lost on the way back');
-      }
+      if (delay !== undefined && request.idempotencyKey.endsWith(firstTerminal))
+        landings.lose(delay, () => sandbox().authorize(request));
       return sandbox().authorize(request);
     },
     completeChallenge: (request) => sandbox().completeChallenge(request),
@@ -56,7 +48,7 @@ beforeAll(async () => {
   firstTerminal = first!.terminal_id;
 });
 afterAll(async () => {
-  await Promise.all(landings);
+  await landings.landed();
   await env?.close();
 });
 
@@ -68,7 +60,7 @@ async function paymentLandingAfter(amount: number, delay: number) {
   await expect
     .poll(async () => (await status()).status, { timeout: SEND_LANDS_WITHIN_MS + 30_000 })
     .toBe('SUCCESS');
-  await Promise.all(landings);
+  await landings.landed();
   const authorizations = await env.database.db
     .select({ key: sandboxOperations.idempotencyKey, state: sandboxOperations.state })
     .from(sandboxOperations)

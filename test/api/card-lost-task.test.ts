@@ -144,6 +144,23 @@ const authorizationsOf = (transactionId: string) =>
       ),
     );
 
+/** Runs the card payment's workflow to its end (the retry of a lost task, in these tests). */
+const runPayment = (input: CardPaymentInput) =>
+  env.client.workflow.execute(cardPayment, {
+    workflowId: workflowIds.transaction(input.transactionId),
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+  });
+
+/** The authorization keys noted with the transaction's card. */
+async function keysNotedFor(transactionId: string) {
+  const [vault] = await env.database.db
+    .select({ sent: cardVault.authorizationsSent })
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, transactionId));
+  return vault!.sent;
+}
+
 async function rowOf(transactionId: string) {
   const [row] = await env.database.db.select().from(transactions).where(eq(transactions.id, transactionId));
   return row!;
@@ -218,11 +235,7 @@ describe('a card workflow task lost after its connector call', () => {
     // The retry's send is refused (the acquirer is unreachable for a moment): not definite, since the
     // lost task's send of the same key went through.
     plans.set(input.transactionId, { authorize: ['refuse'] });
-    const result = await env.client.workflow.execute(cardPayment, {
-      workflowId: workflowIds.transaction(input.transactionId),
-      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-    });
+    const result = await runPayment(input);
 
     expect(result.status).toBe('SUCCESS');
     expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
@@ -235,11 +248,7 @@ describe('a card workflow task lost after its connector call', () => {
     });
     const terminalId = await authorizeAsLostTask(input);
     await lostTask().purgeCardData({ transactionId: input.transactionId });
-    const result = await env.client.workflow.execute(cardPayment, {
-      workflowId: workflowIds.transaction(input.transactionId),
-      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-    });
+    const result = await runPayment(input);
 
     expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
     expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
@@ -253,11 +262,7 @@ describe('a card workflow task lost after its connector call', () => {
     const primary = (await authorizeAsLostTask(input))!;
     await env.database.db.update(terminals).set({ active: false }).where(eq(terminals.id, primary));
     try {
-      const result = await env.client.workflow.execute(cardPayment, {
-        workflowId: workflowIds.transaction(input.transactionId),
-        taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-        args: [input],
-      });
+      const result = await runPayment(input);
       expect(result.status).toBe('SUCCESS');
       // The payment is the one the lost task made, at the terminal that made it: never a second one.
       expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: primary });
@@ -284,11 +289,7 @@ describe('a card workflow task lost after its connector call', () => {
       connectorKeys.authorization(input.transactionId, first!.terminalId),
     ]))!;
     // The retry routes from the first terminal again, which would take the card now.
-    const result = await env.client.workflow.execute(cardPayment, {
-      workflowId: workflowIds.transaction(input.transactionId),
-      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-    });
+    const result = await runPayment(input);
     expect(result.status).toBe('SUCCESS');
     expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: second });
     const approved = await approvedAuthorizationsOf(input.transactionId);
@@ -312,11 +313,7 @@ describe('a card payment that ends without an authorization of its own', () => {
       env.database.db.update(terminals).set({ active }).where(inArray(terminals.id, cardTerminals));
     await setActive(false);
     try {
-      const result = await env.client.workflow.execute(cardPayment, {
-        workflowId: workflowIds.transaction(input.transactionId),
-        taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-        args: [input],
-      });
+      const result = await runPayment(input);
       expect(result).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
       expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });
       expect(await authorizationsOf(input.transactionId)).toHaveLength(1);
@@ -342,11 +339,8 @@ describe('a card authorization inside a workflow task', () => {
       type: failureTypes.lateAttempt,
       message: 'The authorization was not sent: its attempt ran late.',
     });
-    const [vault] = await env.database.db
-      .select({ sent: cardVault.authorizationsSent })
-      .from(cardVault)
-      .where(eq(cardVault.transactionId, input.transactionId));
-    expect(vault!.sent).toEqual([]);
+    const sent = await keysNotedFor(input.transactionId);
+    expect(sent).toEqual([]);
     expect(await authorizationsOf(input.transactionId)).toEqual([]);
   });
 
@@ -383,12 +377,9 @@ describe('a card authorization inside a workflow task', () => {
     release();
     await holder;
     await expect(attempt).rejects.toMatchObject({ type: failureTypes.lateAttempt });
-    const [vault] = await env.database.db
-      .select({ sent: cardVault.authorizationsSent })
-      .from(cardVault)
-      .where(eq(cardVault.transactionId, input.transactionId));
+    const sent = await keysNotedFor(input.transactionId);
     // Noted, so the next attempt's refusal of it is not taken as definite; never sent.
-    expect(vault!.sent).toHaveLength(1);
+    expect(sent).toHaveLength(1);
     expect(await authorizationsOf(input.transactionId)).toEqual([]);
   });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, like } from 'drizzle-orm';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { merchantClient, payoutRequest, type MerchantClient } from '../helpers/merchant-client';
-import { OutcomeUnknownError } from '../../activities/connectors/errors';
+import { lateLandings } from '../helpers/late-landings';
 import { sandboxPayouts } from '../../activities/connectors/sandbox-payouts';
 import type { PayoutProcessor, PayoutRequest } from '../../activities/connectors/types';
 import { createMerchant } from '../../src/merchants/accounts';
@@ -21,7 +21,7 @@ let env: TestEnv;
 let merchant: MerchantClient;
 /** How long after its send the first terminal's request lands, by the payout's amount. */
 const landsAfter = new Map<bigint, number>();
-const landings: Promise<unknown>[] = [];
+const landings = lateLandings();
 
 beforeAll(async () => {
   // The sandbox processor on the test database (made once the database exists).
@@ -30,16 +30,8 @@ beforeAll(async () => {
     send: async (request: PayoutRequest) => {
       const delay = landsAfter.get(request.amountMinor);
       // The first terminal's request is under way when its answer is lost; it lands `delay` later.
-      if (delay !== undefined && request.idempotencyKey.endsWith(firstTerminal)) {
-        landings.push(
-          new Promise((resolve) => setTimeout(resolve, delay)).then(() =>
-            processor()
-              .send(request)
-              .catch(() => undefined),
-          ),
-        );
-        throw new OutcomeUnknownError('the answer was lost on the way back');
-      }
+      if (delay !== undefined && request.idempotencyKey.endsWith(firstTerminal))
+        landings.lose(delay, () => processor().send(request));
       return processor().send(request);
     },
     confirm: (request) => processor().confirm(request),
@@ -62,7 +54,7 @@ beforeAll(async () => {
   firstTerminal = first!.terminal_id;
 });
 afterAll(async () => {
-  await Promise.all(landings);
+  await landings.landed();
   await env?.close();
 });
 let firstTerminal = '';
@@ -76,7 +68,7 @@ async function payoutLandingAfter(amount: number, delay: number) {
   await expect
     .poll(async () => (await status()).status, { timeout: SEND_LANDS_WITHIN_MS + 30_000 })
     .toBe('SUCCESS');
-  await Promise.all(landings);
+  await landings.landed();
   const books = await env.database.db
     .select({ key: sandboxOperations.idempotencyKey, state: sandboxOperations.state })
     .from(sandboxOperations)
