@@ -4,6 +4,7 @@ import { failureTypes } from '../src/contracts';
 import type { Db } from '../src/db/client';
 import { businessOutcome } from './connector-calls';
 import { applyLedgerEntry, creditWallet } from '../src/wallets/ledger';
+import { sendsOpen } from '../src/transactions/card-vault';
 import { ledgerEntries, wallets } from '../src/db/schema/index';
 
 export interface WalletView {
@@ -24,17 +25,30 @@ export interface PayoutFunds {
 
 /**
  * Takes a payout's funds out of the available balance once, or refuses (no funds, an inactive wallet).
- * Says whether this call took them ('applied') or an earlier one had ('duplicate').
+ * Says whether this call took them ('applied') or an earlier one had ('duplicate'). `whileSendsOpen`: only
+ * while the payout's sends are open (a send inside its workflow task), so an attempt held up on the wallet
+ * row reserves nothing once the payout has ended without a send of its own, after the ending's release
+ * found nothing to give back (`sendsOpen`).
  */
-export async function reservePayoutFunds(db: Db, funds: PayoutFunds): Promise<'applied' | 'duplicate'> {
-  const result = await applyLedgerEntry(db, {
-    walletId: funds.walletId,
-    reference: funds.transactionId,
-    step: 'reserve',
-    amount: -BigInt(funds.amountMinor),
-  });
+export async function reservePayoutFunds(
+  db: Db,
+  funds: PayoutFunds,
+  { whileSendsOpen = false } = {},
+): Promise<'applied' | 'duplicate'> {
+  const result = await applyLedgerEntry(
+    db,
+    {
+      walletId: funds.walletId,
+      reference: funds.transactionId,
+      step: 'reserve',
+      amount: -BigInt(funds.amountMinor),
+    },
+    whileSendsOpen ? sendsOpen(funds.transactionId) : undefined,
+  );
   if (result === 'insufficient') throw businessOutcome('Insufficient funds.', failureTypes.insufficientFunds);
   if (result === 'inactive') throw walletInactive();
+  if (result === 'closed')
+    throw businessOutcome('The payout ended before it was sent.', failureTypes.declined);
   return result;
 }
 

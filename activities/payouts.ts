@@ -181,7 +181,9 @@ export function payoutActivities(
         // The bound holds for the note's commit, not only its start: noted late, nothing more is done.
         late(notedWithinMs);
       }
-      const reserved = await reservePayoutFunds(db, funds);
+      // In the task, only while the sends are open: held up on the wallet row past an ending that closed
+      // them (and released nothing, as nothing was reserved), it must not reserve after that release.
+      const reserved = await reservePayoutFunds(db, funds, { whileSendsOpen: input.inTheTask !== undefined });
       if (reserved === 'applied') options.countLedger?.('reserve');
       await after('reserved', input.transactionId);
       late(sendWithinMs);

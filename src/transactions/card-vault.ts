@@ -1,4 +1,4 @@
-import { and, eq, lt, sql, type SQL, type WithSubquery } from 'drizzle-orm';
+import { and, eq, isNull, lt, sql, type SQL, type WithSubquery } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { Db, Tx } from '../db/client';
 import { cardVault, transactions } from '../db/schema/index';
@@ -219,6 +219,21 @@ export async function noteCardSend(
     noted: false,
     elsewhere: row.sent.filter((sent) => sent !== key && !notProcessed.includes(sent)),
   };
+}
+
+/**
+ * Whether a transaction's sends with its card are still open, in SQL: its vault row is there and was not
+ * closed. The row is locked against the close until the statement's transaction ends, so a money step
+ * guarded by it (a payout's reserve) either commits before the close, and the ending that closed finds
+ * it, or runs after it and does nothing.
+ */
+export function sendsOpen(transactionId: string): SQL<boolean> {
+  const open = new QueryBuilder()
+    .select({ one: sql`1` })
+    .from(cardVault)
+    .where(and(eq(cardVault.transactionId, transactionId), isNull(cardVault.sendsClosedAt)))
+    .for('share');
+  return sql<boolean>`exists (${open})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { ledgerEntries, wallets } from '../db/schema/index';
 
@@ -8,7 +8,7 @@ type Executor = Db | Tx;
 const MOVES_MONEY: readonly string[] = ['credit', 'reserve'];
 
 class Refused extends Error {
-  constructor(readonly why: 'insufficient' | 'inactive') {
+  constructor(readonly why: 'insufficient' | 'inactive' | 'closed') {
     super(why);
   }
 }
@@ -19,6 +19,9 @@ class Refused extends Error {
  * that would take the balance below zero changes nothing and returns 'insufficient'; a credit or reserve on
  * an inactive wallet changes nothing and returns 'inactive'. Releases and settles of earlier reserves always
  * go through.
+ *
+ * `onlyWhile`: a condition the balance moves under, checked in the statement that moves it (it may lock
+ * what it reads, as `sendsOpen` does); when it does not hold, nothing changes and the answer is 'closed'.
  */
 export async function applyLedgerEntry(
   db: Executor,
@@ -28,7 +31,8 @@ export async function applyLedgerEntry(
     step: 'credit' | 'reserve' | 'release' | 'settle' | 'refund' | 'chargeback';
     amount: bigint;
   },
-): Promise<'applied' | 'duplicate' | 'insufficient' | 'inactive'> {
+  onlyWhile?: SQL<boolean>,
+): Promise<'applied' | 'duplicate' | 'insufficient' | 'inactive' | 'closed'> {
   return db
     .transaction(async (tx) => {
       const inserted = await tx
@@ -50,15 +54,22 @@ export async function applyLedgerEntry(
             eq(wallets.id, entry.walletId),
             sql`${wallets.available} + ${entry.amount} >= 0`,
             needsActive ? eq(wallets.status, 'Active') : undefined,
+            onlyWhile,
           ),
         )
         .returning({ id: wallets.id });
       if (moved.length === 0) {
         const [wallet] = await tx
-          .select({ status: wallets.status })
+          .select({ status: wallets.status, allowed: onlyWhile ?? sql<boolean>`true` })
           .from(wallets)
           .where(eq(wallets.id, entry.walletId));
-        throw new Refused(needsActive && wallet?.status !== 'Active' ? 'inactive' : 'insufficient');
+        throw new Refused(
+          wallet && !wallet.allowed
+            ? 'closed'
+            : needsActive && wallet?.status !== 'Active'
+              ? 'inactive'
+              : 'insufficient',
+        );
       }
       return 'applied' as const;
     })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asc, eq, inArray } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
+import { eventually } from '../helpers/eventually';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { updateAdmitted } from '../helpers/update-admitted';
 import { insertPayoutTransaction } from '../helpers/fixtures';
@@ -177,6 +178,28 @@ async function withWalletInactive<T>(walletId: string, body: () => Promise<T>): 
   }
 }
 
+/** The keys noted as sent on the payout's vault row. */
+async function keysNoted(input: CardPayoutInput) {
+  const [vault] = await env.database.db
+    .select({ sent: cardVault.authorizationsSent })
+    .from(cardVault)
+    .where(eq(cardVault.transactionId, input.transactionId));
+  return vault?.sent ?? [];
+}
+
+async function availableIn(walletId: string) {
+  const [wallet] = await env.database.db.select().from(wallets).where(eq(wallets.id, walletId));
+  return wallet!.available;
+}
+
+/** Whether a statement starting with one of `starts` waits on a lock. */
+async function waitingOn(starts: string[]) {
+  const { rows } = await env.database.pool.query<{ query: string }>(
+    `select query from pg_stat_activity where wait_event_type = 'Lock'`,
+  );
+  return rows.some((row) => starts.some((start) => row.query.startsWith(start)));
+}
+
 /** Expects the payout paid once, through the terminal, and the wallet debited once. */
 async function paidOnceThrough(input: CardPayoutInput, terminalId = payoutTerminals[0]!) {
   expect(await payoutsOf(input.transactionId)).toEqual([
@@ -273,6 +296,80 @@ describe('a payout that ended without a send of its own', () => {
     expect(result).toEqual({ status: 'FAILED', message: 'No terminal is available for this transaction.' });
     await nothingSentAfter(input);
   });
+
+  // A lost attempt held up on the wallet row while its payout ends without a send of its own: whichever
+  // of its reserve and the ending's close of the sends comes first, nothing stays reserved on the ended
+  // payout. Each takes about half a minute: the ending asks about the noted key until a send of it can no
+  // longer land (SEND_LANDS_WITHIN_MS).
+  it.each([
+    {
+      // Locked for update: the reserve waits in its entry's check of the wallet, before its guard.
+      holds: 'for update',
+      lock: (walletId: string) => sql`select 1 from ${wallets} where ${wallets.id} = ${walletId} for update`,
+      what: 'reserves nothing once the ending has closed the sends',
+      refused: 'The payout ended before it was sent.',
+      ledger: [],
+    },
+    {
+      // Another payout's reserve updating it: the reserve waits in its own update, its guard already holding
+      // the vault row, so the ending's close waits for it and the ending gives the funds back.
+      holds: 'an update',
+      lock: (walletId: string) =>
+        sql`update ${wallets} set available = available where ${wallets.id} = ${walletId}`,
+      what: 'gives back what it reserved before the ending closed the sends',
+      refused: 'its attempt ran late',
+      ledger: [
+        { step: 'reserve', amount: -300n },
+        { step: 'release', amount: 300n },
+      ],
+    },
+  ])(
+    '$what, held up on the wallet row ($holds)',
+    async ({ lock, ledger }) => {
+      const input = await newPayout();
+      const key = connectorKeys.payout(input.transactionId, payoutTerminals[0]!);
+      const before = await availableIn(input.walletId);
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+      const holder = env.database.db.transaction(async (tx) => {
+        await tx.execute(lock(input.walletId));
+        locked();
+        await released;
+      });
+      await lockTaken;
+      // A lost task's attempt, within the note's bound: it notes its key, then waits on the wallet row.
+      const taskStartedAt = Date.now() - SEND_NOTED_WITHIN_MS + 1_000;
+      const attempt = sendAsLostTask(input, { taskStartedAt });
+      attempt.catch(() => undefined);
+      await eventually('the key noted', async () =>
+        (await keysNoted(input)).includes(key) ? true : undefined,
+      );
+      await eventually('the reserve waiting on the wallet row', async () =>
+        (await waitingOn(['insert into "ledger_entries"', 'update "wallets"'])) ? true : undefined,
+      );
+      // The retry meets a stop: it closes the sends, asks about the key, and ends.
+      const stopped = startStopped(input);
+      // The hold ends once the payout has ended, or its close waits on the attempt, and the attempt's send
+      // window has passed (so it sends nothing either way).
+      for (let waited = 0; ; waited += 200) {
+        const late = Date.now() > taskStartedAt + SEND_DEADLINE_MS / 2 + 500;
+        const ended = (await rowOf(input.transactionId)).status === 'FAILED';
+        if (late && (ended || (await waitingOn(['update "card_vault"'])))) break;
+        if (waited > 60_000) throw new Error('the payout neither ended nor closed its sends');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      release();
+      await holder;
+      await expect(attempt).rejects.toThrow();
+      expect(await stopped).toEqual({ status: 'FAILED', message: 'Stopped by ops.' });
+      expect(await payoutsOf(input.transactionId)).toEqual([]);
+      expect(await ledgerOf(input.transactionId)).toEqual(ledger);
+      expect(await availableIn(input.walletId)).toBe(before);
+    },
+    120_000,
+  );
 
   it('sends nothing from a lost attempt that runs after it found the wallet inactive', async () => {
     const input = await newPayout();
