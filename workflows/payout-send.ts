@@ -1,4 +1,4 @@
-import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
+import { deprecatePatch, patched, workflowInfo } from '@temporalio/workflow';
 import { SEND_LANDS_WITHIN_MS, connectorKeys, type CardPayoutInput } from '../src/contracts';
 import type { TerminalChoice } from '../activities/projection';
 import type { SentPayout } from '../activities/payouts';
@@ -19,6 +19,15 @@ export type Sent =
  * before it (which trusted it at once) can no longer be open (docs/architecture.md, retiring a patch).
  */
 const NOT_FOUND_AFTER_THE_DEADLINE = 'payout-not-found-after-the-deadline';
+
+/**
+ * An ending asks about every key the payout noted, the ones it learnt were refused included: a later
+ * round sends them again, and an attempt of a later task that was lost may have sent one the processor
+ * paid. Histories from before skipped the keys known refused, so a stop after a refused round could end
+ * FAILED while such a resend had paid. Asked only where a noted key was known refused: other endings
+ * take the same commands as before, and carry no marker.
+ */
+const ENDING_ASKS_REFUSED_KEYS = 'payout-ending-asks-refused-keys';
 
 /** How long a payout keeps trying when every terminal refuses it (nothing was sent), by default. */
 const SEND_WINDOW_SECONDS = 60 * 60;
@@ -58,7 +67,7 @@ export async function send(
     const left = deadline - Date.now();
     if (machine.stopReason) return ending(machine.stopReason);
     if (left <= 0) return ending('The payout could not be processed.');
-    // Nothing was sent anywhere: a stop ends this wait at once.
+    // Nothing the processor took was sent: a stop ends this wait at once (its ending asks about the sends).
     await machine.waiting.backoff(
       Math.min(60_000 * 2 ** (round - 1), 15 * 60_000, left),
       `No payout terminal took the payout (round ${round})`,
@@ -69,9 +78,9 @@ export async function send(
 
 /**
  * Closes a payout's sends before it ends without one (a payout sending inside its workflow task): no
- * attempt notes a key after this, and what was noted that this task does not know of (`notProcessed`) is
- * asked about. `known`: the first of those the processor knows, which is the payout's outcome; `noted`:
- * whether any key was noted, so funds may be reserved.
+ * attempt notes a key after this, and every key noted is asked about, the ones refused in an earlier
+ * round too (`ENDING_ASKS_REFUSED_KEYS`). `known`: the first of those the processor knows, which is the
+ * payout's outcome; `noted`: whether any key was noted, so funds may be reserved.
  */
 export async function endSends(
   machine: TransactionStateMachine,
@@ -79,7 +88,12 @@ export async function endSends(
   notProcessed: string[] = [],
 ): Promise<{ known?: Sent; noted: boolean }> {
   const sent = await store.closePayoutSends({ transactionId: input.transactionId });
-  const known = await firstKnown(machine, sent, notProcessed);
+  const refusedBefore = sent.some(({ payoutKey }) => notProcessed.includes(payoutKey));
+  const known = await firstKnown(
+    machine,
+    sent,
+    refusedBefore && patched(ENDING_ASKS_REFUSED_KEYS) ? [] : notProcessed,
+  );
   return { ...(known ? { known } : {}), noted: sent.length > 0 };
 }
 

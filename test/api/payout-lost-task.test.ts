@@ -24,6 +24,7 @@ import {
   connectorKeys,
   failureTypes,
   forceFailUpdate,
+  stateQuery,
   workflowIds,
   type CardPayoutInput,
 } from '../../src/contracts';
@@ -258,6 +259,30 @@ describe('a payout workflow task lost after its send', () => {
     const result = await (await startPayout(input)).result();
     expect(result.status).toBe('SUCCESS');
     await paidOnceThrough(input);
+  });
+
+  it('keeps the payout a lost attempt of a later round paid, when a stop ends it after a refused round', async () => {
+    const input = await newPayout();
+    const [first, second] = payoutTerminals;
+    const keys = [first!, second!].map((terminal) => connectorKeys.payout(input.transactionId, terminal));
+    // The first round: both terminals refuse (certainly not processed); the payout waits out its backoff.
+    plans.set(input.transactionId, { send: ['refuse', 'refuse'] });
+    const handle = await startPayout(input);
+    await eventually('the backoff after the refused round', async () =>
+      (await handle.query(stateQuery)).waitingFor === 'retry' ? true : undefined,
+    );
+    // A later round's task sent the first key again, the processor paid it, and the task was lost.
+    await expect(sendAsLostTask(input, { terminalId: first, notProcessed: keys })).resolves.toMatchObject({
+      outcome: 'paid',
+    });
+    // Ops stop the payout: its ending asks about the refused keys too, and finds the payout paid.
+    const stopped = await handle.executeUpdate(forceFailUpdate, {
+      args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
+      updateId: 'stop',
+    });
+    expect(stopped).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
+    expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId: first });
+    await paidOnceThrough(input, first);
   });
 
   it('settles the payout it sent when every payout terminal is deactivated meanwhile', async () => {

@@ -206,6 +206,21 @@ it('records the histories', { timeout: 180_000 }, async () => {
   }
   await retried.executeUpdate(retryNowUpdate, { args: [{ actor: 'recording' }] });
   await save('payout-retried-by-ops', retried, 'finished');
+  // Stopped by ops in the backoff after a refused round: its ending asks about the refused keys.
+  const refusedRound = await payout('4000000000003287');
+  const stoppedInBackoff = await env.client.workflow.start('cardPayout', {
+    workflowId: refusedRound.transactionId,
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [refusedRound],
+  });
+  for (let tries = 0; (await stoppedInBackoff.query(stateQuery)).waitingFor !== 'retry'; tries++) {
+    if (tries > 100) throw new Error('the payout never waited in its backoff');
+    await pause(100);
+  }
+  await stoppedInBackoff.executeUpdate(forceFailUpdate, {
+    args: [{ reason: 'Stopped by ops.', actor: 'recording' }],
+  });
+  await save('payout-stopped-after-refused-round', stoppedInBackoff, 'finished');
   const verified = await start('cardPayout', await payout('4000000000003279'));
   await verified.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
   await save('payout-confirmation-answer-lost', verified, 'finished');
