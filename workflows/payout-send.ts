@@ -12,7 +12,7 @@ import { taskStartedAt } from './task-clock';
 export type Sent =
   | { kind: 'paid'; terminal: TerminalChoice; settled: boolean }
   | { kind: 'verification'; terminal: TerminalChoice; reference: string }
-  | { kind: 'declined'; message: string };
+  | { kind: 'declined'; message: string; sendsClosed?: true };
 
 /**
  * A lost send's "not found" is trusted only once the send can no longer land. Deprecated: histories from
@@ -55,7 +55,11 @@ export async function send(
   // The keys this payout sent that the processor certainly did not process (sends in the task only).
   const notProcessed = inTheTask ? [] : undefined;
   const ending = async (message: string): Promise<Sent> =>
-    (notProcessed && (await endSends(machine, input, notProcessed)).known) || { kind: 'declined', message };
+    (notProcessed && (await endSends(machine, input, notProcessed)).known) || {
+      kind: 'declined',
+      message,
+      ...(notProcessed ? { sendsClosed: true as const } : {}),
+    };
   if (terminals.length === 0) return ending('No terminal is available for this transaction.');
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
   for (let round = 1; ; round++) {

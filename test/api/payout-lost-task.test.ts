@@ -196,7 +196,7 @@ async function availableIn(walletId: string) {
 /** Whether a statement starting with one of `starts` waits on a lock. */
 async function waitingOn(starts: string[]) {
   const { rows } = await env.database.pool.query<{ query: string }>(
-    `select query from pg_stat_activity where wait_event_type = 'Lock'`,
+    `select query from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
   );
   return rows.some((row) => starts.some((start) => row.query.startsWith(start)));
 }
@@ -395,6 +395,31 @@ describe('a payout that ended without a send of its own', () => {
     },
     120_000,
   );
+
+  it('sends nothing from a lost attempt of its key that runs after it failed for want of funds', async () => {
+    const input = await newPayout();
+    const key = connectorKeys.payout(input.transactionId, payoutTerminals[0]!);
+    // A lost task's attempt noted the key, then was held up before its reserve.
+    await env.database.db
+      .update(cardVault)
+      .set({ authorizationsSent: [key] })
+      .where(eq(cardVault.transactionId, input.transactionId));
+    // The retry sends the same key; its reserve is refused, as the wallet holds too little for now.
+    const held = await availableIn(input.walletId);
+    const setAvailable = (available: bigint) =>
+      env.database.db.update(wallets).set({ available }).where(eq(wallets.id, input.walletId));
+    await setAvailable(100n);
+    try {
+      expect(await (await startPayout(input)).result()).toEqual({
+        status: 'FAILED',
+        message: 'Insufficient funds.',
+      });
+    } finally {
+      await setAvailable(held);
+    }
+    // Funds are back; the held-up attempt goes on: closed, it reserves and sends nothing.
+    await nothingSentAfter(input);
+  });
 
   it('sends nothing from a lost attempt that runs after it found the wallet inactive', async () => {
     const input = await newPayout();
