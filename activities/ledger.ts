@@ -4,7 +4,7 @@ import { failureTypes } from '../src/contracts';
 import type { Db } from '../src/db/client';
 import { businessOutcome } from './connector-calls';
 import { applyLedgerEntry, creditWallet } from '../src/wallets/ledger';
-import { sendsOpen } from '../src/transactions/card-vault';
+import { closeCardSends, sendsOpen } from '../src/transactions/card-vault';
 import { ledgerEntries, wallets } from '../src/db/schema/index';
 
 export interface WalletView {
@@ -116,12 +116,16 @@ export function ledgerActivities(db: Db) {
     /**
      * Gives a payout's reserved funds back, once, and only while they are held: nothing was reserved, or
      * they were settled (the payout was paid: a Reset's run that went another way), then nothing moves.
+     * The payout's sends are closed first (a release is a payout's ending): an attempt of a lost task held
+     * up before its reserve then reserves nothing after it (`sendsOpen`), and one whose reserve was under
+     * way has committed it before the close did, so it is released here.
      */
     async releaseFunds(input: {
       walletId: string;
       transactionId: string;
       amountMinor: string;
     }): Promise<void> {
+      await closeCardSends(db, input.transactionId);
       if ((await payoutFundsState(db, input)) !== 'held') return;
       await applyLedgerEntry(db, {
         walletId: input.walletId,

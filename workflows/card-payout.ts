@@ -34,15 +34,6 @@ const FEWER_LOCAL_STEPS = 'payout-fewer-local-steps';
 const SENT_IN_THE_TASK = 'payout-sent-in-the-task';
 
 /**
- * A payout that fails after sending in its task closes its sends before its compensations run, as an
- * ending without a send does (`endSends`): an attempt of a lost task that noted its key before the retry
- * (the same key: a decline, or the retry's reserve refused for want of funds) and is held up before its
- * reserve then reserves and sends nothing after the release. Asked only on those failures; histories from
- * before released without closing.
- */
-const FAILURE_CLOSES_SENDS = 'payout-failure-closes-sends';
-
-/**
  * A card payout as a saga: check, reserve the amount in the wallet, send it through the merchant's payout
  * terminals, and settle once the processor has paid; on the common path the reserve, the send and the
  * settle are one step (`reserveAndSendPayout`), run inside the first workflow task. Every failure after
@@ -53,11 +44,7 @@ const FAILURE_CLOSES_SENDS = 'payout-failure-closes-sends';
 export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
   const machine = new TransactionStateMachine(input, 'payout');
   const compensations: (() => Promise<void>)[] = [];
-  // Set once a send inside the task may have noted a key (and not closed the sends since).
-  let sendsOpen = false;
   const fail = async (message: string) => {
-    if (sendsOpen && patched(FAILURE_CLOSES_SENDS))
-      await store.closePayoutSends({ transactionId: input.transactionId });
     for (const undo of compensations.reverse()) await undo();
     await machine.move('FAILED', message, { redirectUrl: null });
   };
@@ -112,7 +99,6 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
         compensations.push(release);
         deprecatePatch(PAYOUT_IN_ONE_STEP);
         // Each terminal's send reserves the funds first (a no-op after the first).
-        sendsOpen = inTheTask;
         outcome = await send(
           machine,
           input,
@@ -120,7 +106,6 @@ export async function cardPayout(input: CardPayoutInput): Promise<FirstAnswer> {
           terminals,
           inTheTask,
         );
-        if (outcome.kind === 'declined' && outcome.sendsClosed) sendsOpen = false;
       }
       if (outcome.kind === 'declined') {
         await fail(outcome.message);

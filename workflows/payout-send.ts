@@ -12,7 +12,7 @@ import { taskStartedAt } from './task-clock';
 export type Sent =
   | { kind: 'paid'; terminal: TerminalChoice; settled: boolean }
   | { kind: 'verification'; terminal: TerminalChoice; reference: string }
-  | { kind: 'declined'; message: string; sendsClosed?: true };
+  | { kind: 'declined'; message: string };
 
 /**
  * A lost send's "not found" is trusted only once the send can no longer land. Deprecated: histories from
@@ -55,11 +55,7 @@ export async function send(
   // The keys this payout sent that the processor certainly did not process (sends in the task only).
   const notProcessed = inTheTask ? [] : undefined;
   const ending = async (message: string): Promise<Sent> =>
-    (notProcessed && (await endSends(machine, input, notProcessed)).known) || {
-      kind: 'declined',
-      message,
-      ...(notProcessed ? { sendsClosed: true as const } : {}),
-    };
+    (notProcessed && (await endSends(machine, input, notProcessed)).known) || { kind: 'declined', message };
   if (terminals.length === 0) return ending('No terminal is available for this transaction.');
   const deadline = Date.now() + (input.sendWindowSeconds ?? SEND_WINDOW_SECONDS) * 1000;
   for (let round = 1; ; round++) {
@@ -91,13 +87,11 @@ export async function endSends(
   input: CardPayoutInput,
   notProcessed: string[] = [],
 ): Promise<{ known?: Sent; noted: boolean }> {
+  // Asked before the close, not in the activation its answer brings (docs/architecture.md, asking a patch).
+  // Every key known refused was noted, so this is asked exactly when a noted key was known refused.
+  const asksRefused = notProcessed.length > 0 && patched(ENDING_ASKS_REFUSED_KEYS);
   const sent = await store.closePayoutSends({ transactionId: input.transactionId });
-  const refusedBefore = sent.some(({ payoutKey }) => notProcessed.includes(payoutKey));
-  const known = await firstKnown(
-    machine,
-    sent,
-    refusedBefore && patched(ENDING_ASKS_REFUSED_KEYS) ? [] : notProcessed,
-  );
+  const known = await firstKnown(machine, sent, asksRefused ? [] : notProcessed);
   return { ...(known ? { known } : {}), noted: sent.length > 0 };
 }
 
