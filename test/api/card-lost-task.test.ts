@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
+import { holdRowLocks } from '../helpers/row-locks';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { updateAdmitted } from '../helpers/update-admitted';
 import { insertCardTransaction } from '../helpers/fixtures';
@@ -360,22 +361,13 @@ describe('a card authorization inside a workflow task', () => {
       pan: '4242424242424242',
     });
     // Another session holds the card's vault row (a slow database): the note waits past the bound.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const holder = env.database.db.transaction(async (tx) => {
-      await tx.execute(
-        sql`select 1 from ${cardVault} where ${cardVault.transactionId} = ${input.transactionId} for update`,
-      );
-      locked();
-      await released;
-    });
-    await lockTaken;
+    const held = await holdRowLocks(
+      env.database.db,
+      sql`select 1 from ${cardVault} where ${cardVault.transactionId} = ${input.transactionId} for update`,
+    );
     const attempt = authorizeAsLostTask(input, 0, [], Date.now(), 1_000);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    release();
-    await holder;
+    await held.release();
     await expect(attempt).rejects.toMatchObject({ type: failureTypes.lateAttempt });
     const sent = await keysNotedFor(input.transactionId);
     // Noted, so the next attempt's refusal of it is not taken as definite; never sent.

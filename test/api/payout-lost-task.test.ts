@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { eventually } from '../helpers/eventually';
+import { holdRowLocks } from '../helpers/row-locks';
 import { startTestEnv, type TestEnv } from '../helpers/env';
 import { updateAdmitted } from '../helpers/update-admitted';
 import { insertPayoutTransaction } from '../helpers/fixtures';
@@ -350,20 +351,11 @@ describe('a payout that ended without a send of its own', () => {
     },
   ])(
     '$what, held up on the wallet row ($holds)',
-    async ({ lock, ledger }) => {
+    async ({ lock, refused, ledger }) => {
       const input = await newPayout();
       const key = connectorKeys.payout(input.transactionId, payoutTerminals[0]!);
       const before = await availableIn(input.walletId);
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-      const holder = env.database.db.transaction(async (tx) => {
-        await tx.execute(lock(input.walletId));
-        locked();
-        await released;
-      });
-      await lockTaken;
+      const held = await holdRowLocks(env.database.db, lock(input.walletId));
       // A lost task's attempt, within the note's bound: it notes its key, then waits on the wallet row.
       const taskStartedAt = Date.now() - SEND_NOTED_WITHIN_MS + 1_000;
       const attempt = sendAsLostTask(input, { taskStartedAt });
@@ -385,9 +377,8 @@ describe('a payout that ended without a send of its own', () => {
         if (waited > 60_000) throw new Error('the payout neither ended nor closed its sends');
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      release();
-      await holder;
-      await expect(attempt).rejects.toThrow();
+      await held.release();
+      await expect(attempt).rejects.toThrow(refused);
       expect(await stopped).toEqual({ status: 'FAILED', message: 'Stopped by ops.' });
       expect(await payoutsOf(input.transactionId)).toEqual([]);
       expect(await ledgerOf(input.transactionId)).toEqual(ledger);

@@ -28,7 +28,7 @@ import {
   forceFailUpdate,
   hostedDecisionUpdate,
   retryNowUpdate,
-  stateQuery,
+  type CardPayoutInput,
   workflowIds,
   type WorkflowName,
 } from '../../src/contracts';
@@ -102,6 +102,27 @@ const label = process.env.HISTORIES_LABEL ?? new Date().toISOString().slice(0, 1
 const only = process.env.HISTORIES_ONLY?.split(',').map((name) => name.trim());
 
 /** Saves the history as it stands; a running workflow is recorded where it waits. */
+/**
+ * Starts a payout of the sandbox's outage card and waits for its backoff. Started without asking for a
+ * first answer (it waits for the send; the API answers PENDING). Waited for by reading the history, not by
+ * a query: a query that lands while the first task runs can cut it, and the history recorded would not
+ * replay (docs/architecture.md, where a patch is asked).
+ */
+async function payoutInBackoff(input: CardPayoutInput): Promise<WorkflowHandle> {
+  const handle = await env.client.workflow.start('cardPayout', {
+    workflowId: input.transactionId,
+    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+  });
+  const timerStarted = proto.temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED;
+  for (let tries = 0; ; tries++) {
+    const { events } = await handle.fetchHistory();
+    if (events?.some((event) => event.eventType === timerStarted)) return handle;
+    if (tries > 100) throw new Error('the payout never waited in its backoff');
+    await pause(100);
+  }
+}
+
 async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
   if (until === 'finished') await handle.result();
   else {
@@ -193,30 +214,11 @@ it('records the histories', { timeout: 180_000 }, async () => {
     'waiting',
   );
   // Waiting in its backoff for ops (the sandbox's outage card), then retried now: `retryNow`'s own path.
-  // Its first answer waits for the send, so it is started without asking for one (the API answers PENDING).
-  const outage = await payout('4000000000003287');
-  const retried = await env.client.workflow.start('cardPayout', {
-    workflowId: outage.transactionId,
-    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-    args: [outage],
-  });
-  for (let tries = 0; (await retried.query(stateQuery)).waitingFor !== 'retry'; tries++) {
-    if (tries > 100) throw new Error('the payout never waited in its backoff');
-    await pause(100);
-  }
+  const retried = await payoutInBackoff(await payout('4000000000003287'));
   await retried.executeUpdate(retryNowUpdate, { args: [{ actor: 'recording' }] });
   await save('payout-retried-by-ops', retried, 'finished');
   // Stopped by ops in the backoff after a refused round: its ending asks about the refused keys.
-  const refusedRound = await payout('4000000000003287');
-  const stoppedInBackoff = await env.client.workflow.start('cardPayout', {
-    workflowId: refusedRound.transactionId,
-    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-    args: [refusedRound],
-  });
-  for (let tries = 0; (await stoppedInBackoff.query(stateQuery)).waitingFor !== 'retry'; tries++) {
-    if (tries > 100) throw new Error('the payout never waited in its backoff');
-    await pause(100);
-  }
+  const stoppedInBackoff = await payoutInBackoff(await payout('4000000000003287'));
   await stoppedInBackoff.executeUpdate(forceFailUpdate, {
     args: [{ reason: 'Stopped by ops.', actor: 'recording' }],
   });
