@@ -87,8 +87,9 @@ export async function endSends(
   input: CardPayoutInput,
   notProcessed: string[] = [],
 ): Promise<{ known?: Sent; noted: boolean }> {
-  // Asked before the close, not in the activation its answer brings (docs/architecture.md, asking a patch).
-  // Every key known refused was noted, so this is asked exactly when a noted key was known refused.
+  // Asked before the close, not in the activation its answer brings (docs/architecture.md, where a patch
+  // is asked). Every key known refused was noted, so this is asked exactly when a noted key was known
+  // refused.
   const asksRefused = notProcessed.length > 0 && patched(ENDING_ASKS_REFUSED_KEYS);
   const sent = await store.closePayoutSends({ transactionId: input.transactionId });
   const known = await firstKnown(machine, sent, asksRefused ? [] : notProcessed);
