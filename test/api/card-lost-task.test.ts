@@ -3,7 +3,7 @@ import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import { activityEnvironment } from '../helpers/mock-activity';
 import { holdRowLocks } from '../helpers/row-locks';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { updateAdmitted } from '../helpers/update-admitted';
+import { startWithStopWaiting } from '../helpers/update-admitted';
 import { insertCardTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
@@ -14,7 +14,6 @@ import {
   SEND_NOTED_WITHIN_MS,
   connectorKeys,
   failureTypes,
-  forceFailUpdate,
   workflowIds,
   type CardPaymentInput,
 } from '../../src/contracts';
@@ -197,18 +196,8 @@ describe('a card workflow task lost after its connector call', () => {
       pan: '4242424242424242',
     });
     const terminalId = await authorizeAsLostTask(input);
-    const handle = await env.client.workflow.start(cardPayment, {
-      workflowId: workflowIds.transaction(input.transactionId),
-      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-    });
     // An ops stop arrives before any task of the workflow completes: the server holds it for the first.
-    const stop = handle.executeUpdate(forceFailUpdate, {
-      args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
-      updateId: 'stop',
-    });
-    await updateAdmitted(env.client, handle.workflowId, 'stop');
-    await env.startWorker();
+    const { stop } = await startWithStopWaiting(env, 'cardPayment', input);
 
     expect(await stop).toEqual({ status: 'SUCCESS', message: 'Transaction processed successfully.' });
     expect(await rowOf(input.transactionId)).toMatchObject({ status: 'SUCCESS', terminalId });

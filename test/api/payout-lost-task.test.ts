@@ -4,7 +4,7 @@ import { activityEnvironment } from '../helpers/mock-activity';
 import { eventually } from '../helpers/eventually';
 import { holdRowLocks } from '../helpers/row-locks';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { updateAdmitted } from '../helpers/update-admitted';
+import { startWithStopWaiting } from '../helpers/update-admitted';
 import { insertPayoutTransaction } from '../helpers/fixtures';
 import { faultyConnectors, type FaultPlan } from '../helpers/faulty-connectors';
 import { activitiesOutsideAnyRun } from '../../activities/index';
@@ -142,18 +142,7 @@ async function rowOf(transactionId: string) {
 
 /** Starts the payout with a stop already waiting for its first workflow task; answers the stop's answer. */
 async function startStopped(input: CardPayoutInput) {
-  await env.stopWorker();
-  try {
-    const handle = await startPayout(input);
-    const stop = handle.executeUpdate(forceFailUpdate, {
-      args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
-      updateId: 'stop',
-    });
-    await updateAdmitted(env.client, handle.workflowId, 'stop');
-    return stop;
-  } finally {
-    await env.startWorker();
-  }
+  return (await startWithStopWaiting(env, 'cardPayout', input)).stop;
 }
 
 /** Runs `body` with the terminals deactivated, and activates them again after it. */

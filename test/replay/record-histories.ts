@@ -12,7 +12,7 @@ import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@tem
 import { sendAftercare } from '../../src/transactions/aftercare';
 import proto from '@temporalio/proto';
 import { startTestEnv, type TestEnv } from '../helpers/env';
-import { updateAdmitted } from '../helpers/update-admitted';
+import { startWithStopWaiting } from '../helpers/update-admitted';
 import {
   insertCardTransaction,
   insertPayinTransaction,
@@ -184,19 +184,11 @@ it('records the histories', { timeout: 180_000 }, async () => {
   late.add(slow.transactionId);
   await save('card-late-attempt', await start('cardPayment', slow), 'finished');
   // Stopped before its first task: the payment closes its authorizations and asks before it fails.
-  const stopped = await card('4242424242424242');
-  await env.stopWorker();
-  const stoppedHandle = await env.client.workflow.start('cardPayment', {
-    workflowId: stopped.transactionId,
-    taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-    args: [stopped],
-  });
-  const stop = stoppedHandle.executeUpdate(forceFailUpdate, {
-    args: [{ reason: 'Stopped by ops.', actor: 'ops' }],
-    updateId: 'stop',
-  });
-  await updateAdmitted(env.client, stoppedHandle.workflowId, 'stop');
-  await env.startWorker();
+  const { handle: stoppedHandle, stop } = await startWithStopWaiting(
+    env,
+    'cardPayment',
+    await card('4242424242424242'),
+  );
   await stop;
   await save('card-stopped-while-routing', stoppedHandle, 'finished');
 
