@@ -24,15 +24,20 @@ import { expectClean, report, runLoad, verify } from './verdict';
 const cleanups = cleanUpAfterAll();
 const scratch = () => scratchDir(cleanups);
 
-describe('fault suite: npm run dev', () => {
-  it('npm run dev comes back from a SIGKILL of its own processes mid-load, stopping what they left running', async () => {
+/**
+ * Starts `npm run dev` on ports of its own in a scratch data directory and waits until it serves. A port
+ * chosen free may be taken by another test's server before npm run dev binds it, which npm run dev refuses
+ * at its start: then it is started again on other ports, in a directory of its own (at most three times).
+ */
+async function startedDev() {
+  for (let attempt = 1; ; attempt += 1) {
     const dir = scratch();
     // The local chains take five consecutive ports from DEV_ANVIL_PORT, apart from the others.
     const anvilPort = await freePortRun(5);
     const [pgPort, temporalPort, uiPort, apiPort, receiverPort, btcdPort, solanaPort] = (await freePorts(12))
       .filter((port) => port < anvilPort || port > anvilPort + 4)
       .slice(0, 7) as [number, number, number, number, number, number, number];
-    const env: NodeJS.ProcessEnv = {
+    const vars: NodeJS.ProcessEnv = {
       ...process.env,
       ...serviceSettings,
       PAYMENTS_DATA_DIR: dir,
@@ -46,14 +51,30 @@ describe('fault suite: npm run dev', () => {
       DEV_SOLANA_PORT: String(solanaPort),
     };
     // What the test runner puts in the environment is not the developer's: Vite's BASE_URL is '/'.
-    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'BASE_URL', 'NODE_ENV']) delete env[name];
-    const baseUrl = `http://127.0.0.1:${apiPort}`;
-    let dev = new ServiceProcess('npm run dev', [process.execPath, 'scripts/dev.mjs'], env);
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'BASE_URL', 'NODE_ENV']) delete vars[name];
+    const dev = new ServiceProcess('npm run dev', [process.execPath, 'scripts/dev.mjs'], vars);
     cleanups.push(async () => dev.stop());
     dev.start();
-    await until('npm run dev to be ready', ready(baseUrl), 180_000, () => dev.ended).catch((error: Error) => {
-      throw new Error(`${error.message}; its output:\n${dev.log}`);
-    });
+    try {
+      await until('npm run dev to be ready', ready(`http://127.0.0.1:${apiPort}`), 180_000, () => dev.ended);
+      return { dir, env: vars, dev, ports: { uiPort, apiPort, receiverPort } };
+    } catch (error) {
+      if (attempt < 3 && /is taken by another program/.test(dev.log)) {
+        await dev.stop();
+        continue;
+      }
+      throw new Error(`${(error as Error).message}; its output:\n${dev.log}`);
+    }
+  }
+}
+
+describe('fault suite: npm run dev', () => {
+  it('npm run dev comes back from a SIGKILL of its own processes mid-load, stopping what they left running', async () => {
+    const started = await startedDev();
+    const { dir, env } = started;
+    const { uiPort, apiPort, receiverPort } = started.ports;
+    const baseUrl = `http://127.0.0.1:${apiPort}`;
+    let dev = started.dev;
 
     // The Temporal UI, on the port it was moved to, may call the payload codec from its page.
     const uiOrigin = `http://127.0.0.1:${uiPort}`;
