@@ -25,6 +25,7 @@ import {
   SEND_NOTED_WITHIN_MS,
   depositUpdate,
   firstAnswerUpdate,
+  stateQuery,
   forceFailUpdate,
   hostedDecisionUpdate,
   retryNowUpdate,
@@ -123,6 +124,42 @@ async function payoutInBackoff(input: CardPayoutInput): Promise<WorkflowHandle> 
   }
 }
 
+/**
+ * Starts payouts, querying each through its first 100 ms, until the server cuts one's first task right
+ * after the binding step's local activity: the shape that fails replay for a patch first asked there
+ * (docs/architecture.md, where a patch is asked). About one payout in four is cut so here.
+ */
+async function payoutWithFirstTaskCut(payout: () => Promise<CardPayoutInput>): Promise<WorkflowHandle> {
+  const { EventType } = proto.temporal.api.enums.v1;
+  for (let tries = 0; tries < 60; tries++) {
+    const input = await payout();
+    const handle = await env.client.workflow.start('cardPayout', {
+      workflowId: input.transactionId,
+      taskQueue: env.config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+    });
+    const queries: Promise<unknown>[] = [];
+    for (let query = 0; query < 20; query++) {
+      queries.push(handle.query(stateQuery).catch(() => undefined));
+      await pause(5);
+    }
+    await Promise.all(queries);
+    await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const secondTask = events.findIndex(
+      (event, at) => at > 2 && event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    );
+    const marker = events[secondTask - 1]?.markerRecordedEventAttributes;
+    const cutAfterBinding =
+      marker?.markerName === 'core_local_activity' &&
+      Buffer.from(marker.details?.data?.payloads?.[0]?.data ?? [])
+        .toString()
+        .includes('"bindRun"');
+    if (cutAfterBinding) return handle;
+  }
+  throw new Error('no payout had its first task cut after the binding step');
+}
+
 async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
   if (until === 'finished') await handle.result();
   else {
@@ -215,6 +252,11 @@ it('records the histories', { timeout: 180_000 }, async () => {
     args: [{ reason: 'Stopped by ops.', actor: 'recording' }],
   });
   await save('payout-stopped-after-refused-round', stoppedInBackoff, 'finished');
+  await save(
+    'payout-first-task-cut',
+    await payoutWithFirstTaskCut(() => payout('4222222222222222')),
+    'finished',
+  );
   const verified = await start('cardPayout', await payout('4000000000003279'));
   await verified.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
   await save('payout-confirmation-answer-lost', verified, 'finished');
