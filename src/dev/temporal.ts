@@ -69,8 +69,8 @@ export async function waitForPort(
 /**
  * The dev server's SQLite store: a write-ahead log synced at every commit. As durable as SQLite's default
  * rollback journal (a commit survives the server's process and the machine), with one file sync per
- * commit instead of several, and readers that do not wait for a writer. Measured in bench/README.md
- * ("The dev server's SQLite in WAL mode").
+ * commit instead of several. Measured in bench/README.md ("The dev server's SQLite in WAL mode"). The
+ * store is then three files (`temporal.db` and its `-wal` and `-shm`), to be copied or removed together.
  */
 export const DEV_SERVER_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=full'];
 

@@ -102,12 +102,11 @@ const label = process.env.HISTORIES_LABEL ?? new Date().toISOString().slice(0, 1
 /** `HISTORIES_ONLY=name,name`: writes only these (a new scenario's, beside the kept ones); all when unset. */
 const only = process.env.HISTORIES_ONLY?.split(',').map((name) => name.trim());
 
-/** Saves the history as it stands; a running workflow is recorded where it waits. */
 /**
  * Starts a payout of the sandbox's outage card and waits for its backoff. Started without asking for a
  * first answer (it waits for the send; the API answers PENDING). Waited for by reading the history, not by
- * a query: a query that lands while the first task runs can cut it, and the history recorded would not
- * replay (docs/architecture.md, where a patch is asked).
+ * a query: a query that lands while the first task runs can cut it (docs/architecture.md, where a patch is
+ * asked), and this scenario is to record the path it names, not a cut.
  */
 async function payoutInBackoff(input: CardPayoutInput): Promise<WorkflowHandle> {
   const handle = await env.client.workflow.start('cardPayout', {
@@ -160,6 +159,7 @@ async function payoutWithFirstTaskCut(payout: () => Promise<CardPayoutInput>): P
   throw new Error('no payout had its first task cut after the binding step');
 }
 
+/** Saves the history as it stands; a running workflow is recorded where it waits. */
 async function save(name: string, handle: WorkflowHandle, until: 'finished' | 'waiting'): Promise<void> {
   if (until === 'finished') await handle.result();
   else {
@@ -252,11 +252,6 @@ it('records the histories', { timeout: 180_000 }, async () => {
     args: [{ reason: 'Stopped by ops.', actor: 'recording' }],
   });
   await save('payout-stopped-after-refused-round', stoppedInBackoff, 'finished');
-  await save(
-    'payout-first-task-cut',
-    await payoutWithFirstTaskCut(() => payout('4222222222222222')),
-    'finished',
-  );
   const verified = await start('cardPayout', await payout('4000000000003279'));
   await verified.executeUpdate(hostedDecisionUpdate, { args: ['approve'] });
   await save('payout-confirmation-answer-lost', verified, 'finished');
@@ -342,4 +337,13 @@ it('records the histories', { timeout: 180_000 }, async () => {
     args: [{ trigger: 'recording' }],
   });
   await save('reconciliation-run', reconciliation, 'finished');
+
+  // Last: it starts payouts until the server cuts one's first task, and a run that never sees such a cut
+  // fails here without losing the scenarios above.
+  if (!only || only.includes('payout-first-task-cut'))
+    await save(
+      'payout-first-task-cut',
+      await payoutWithFirstTaskCut(() => payout('4222222222222222')),
+      'finished',
+    );
 });
