@@ -21,6 +21,7 @@ import {
 } from '../helpers/fixtures';
 import { webhookEvents } from '../../src/db/schema/index';
 import { prepareRedelivery } from '../../src/transactions/webhook-events';
+import { startWithFirstAnswer } from '../../src/temporal/client';
 import {
   SEND_NOTED_WITHIN_MS,
   depositUpdate,
@@ -132,17 +133,22 @@ async function payoutWithFirstTaskCut(payout: () => Promise<CardPayoutInput>): P
   const { EventType } = proto.temporal.api.enums.v1;
   for (let tries = 0; tries < 60; tries++) {
     const input = await payout();
-    const handle = await env.client.workflow.start('cardPayout', {
-      workflowId: input.transactionId,
+    // Started as the API starts it, by update-with-start.
+    const answered = startWithFirstAnswer(env.client, {
+      workflow: 'cardPayout',
+      input,
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
-      args: [input],
+      searchAttributes: [],
+      timeoutMs: 10_000,
+      onLateError: () => undefined,
     });
+    const handle = env.client.workflow.getHandle(workflowIds.transaction(input.transactionId));
     const queries: Promise<unknown>[] = [];
     for (let query = 0; query < 20; query++) {
       queries.push(handle.query(stateQuery).catch(() => undefined));
       await pause(5);
     }
-    await Promise.all(queries);
+    await Promise.all([answered, ...queries]);
     await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
     const secondTask = events.findIndex(
