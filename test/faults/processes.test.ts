@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDatabase, runMigrations } from '../../src/db/client';
@@ -154,6 +155,8 @@ describe('fault suite: processes', () => {
     await inject('restart the Temporal server (state kept in its database file)', async () => {
       await temporal.stop();
       temporal = await startTemporal();
+      // The file is a write-ahead log's (src/dev/temporal.ts): SQLite's header says so in bytes 18 and 19.
+      expect([...readFileSync(join(dir, 'temporal.db')).subarray(18, 20)]).toEqual([2, 2]);
     });
     await inject('stop Postgres for 20 s', async () => {
       await postgres.stop();
