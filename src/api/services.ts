@@ -9,7 +9,7 @@ import {
 import { createCardPayout, estimatePayout } from '../transactions/payout';
 import { createPayin } from '../transactions/payin';
 import { createRamp } from '../transactions/ramp';
-import { findHostedTransaction, findTransaction, lookupTransaction } from '../transactions/lookup';
+import { findHostedTransaction, findTransaction, lookupStatus } from '../transactions/lookup';
 import { chooseApmMethod, offeredApmMethods } from '../transactions/apm-methods';
 import { expireCustomerWait, submitDecision } from '../transactions/decisions';
 import { linkForm, useLink } from '../transactions/link-use';
@@ -45,7 +45,7 @@ export const domainServices = {
   createCardPayout,
   createPayin,
   createRamp,
-  lookupTransaction,
+  lookupStatus,
   listTransactions,
   listWalletTransactions,
   listWebhookEvents,

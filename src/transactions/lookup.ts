@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { preparedOnce } from '../db/prepared';
 import { transactions } from '../db/schema/index';
 import { isMode, type TransactionKind } from '../lib/vocabulary';
-import type { TransactionRow } from './view';
+import { BODY_COLUMNS, type BodyRow, type TransactionRow } from './view';
 import type { MerchantScope } from './deps';
 
 /** A transaction by id: after every create, hosted step and ops action, so a prepared statement. */
@@ -37,6 +37,41 @@ function prepareLookup(db: Db) {
     .orderBy(sql`${transactions.id} = ${sql.placeholder('id')} desc`)
     .limit(1)
     .prepare('lookup_transaction');
+}
+
+/** The status endpoints' read: the lookup, answering only the columns of the transaction's body. */
+function prepareStatusLookup(db: Db) {
+  const columns = Object.fromEntries(BODY_COLUMNS.map((name) => [name, transactions[name]])) as {
+    [Name in (typeof BODY_COLUMNS)[number]]: (typeof transactions)[Name];
+  };
+  return db
+    .select(columns)
+    .from(transactions)
+    .where(
+      and(
+        eq(transactions.merchantId, sql.placeholder('merchantId')),
+        eq(transactions.mode, sql.placeholder('mode')),
+        or(eq(transactions.id, sql.placeholder('id')), eq(transactions.orderId, sql.placeholder('id'))),
+      ),
+    )
+    .orderBy(sql`${transactions.id} = ${sql.placeholder('id')} desc`)
+    .limit(1)
+    .prepare('lookup_status');
+}
+
+/**
+ * As `lookupTransaction`, answering only what the transaction's body is made of: the status endpoints,
+ * the API's hottest read, neither transfer nor parse the columns only the service reads (the workflow's
+ * input, the run it is bound to, the card's fingerprint).
+ */
+export async function lookupStatus(
+  db: Db,
+  merchant: MerchantScope,
+  id: string,
+): Promise<BodyRow | undefined> {
+  const lookup = preparedOnce(db, 'lookup_status', () => prepareStatusLookup(db));
+  const [row] = await lookup.execute({ merchantId: merchant.merchantId, mode: merchant.mode, id });
+  return row;
 }
 
 /** Looks `id` up as a transaction id, then as an order id, among one merchant's transactions of one mode. */

@@ -6,6 +6,30 @@ import { DECIMAL_DETAIL_KEYS, type TransactionDetails, type TransactionKind } fr
 
 export type TransactionRow = typeof transactions.$inferSelect;
 
+/** The columns a transaction's body is made of (`transactionBody`): what the status lookup reads. */
+export const BODY_COLUMNS = [
+  'id',
+  'kind',
+  'status',
+  'message',
+  'redirectUrl',
+  'amountMinor',
+  'amountDecimal',
+  'currency',
+  'orderId',
+  'customer',
+  'refunded',
+  'refundedAt',
+  'chargeback',
+  'chargebackAt',
+  'descriptor',
+  'walletId',
+  'details',
+] as const satisfies readonly (keyof TransactionRow)[];
+
+/** What a transaction's body is made of: a whole row will do, and so will the status lookup's. */
+export type BodyRow = Pick<TransactionRow, (typeof BODY_COLUMNS)[number]>;
+
 /** The `{status, message, redirect_url?, data}` body shared by create answers, status lookups and webhooks. */
 export interface TransactionBody {
   status: string;
@@ -16,7 +40,7 @@ export interface TransactionBody {
 
 /** A row's details, typed by its kind. */
 export function detailsOf<Kind extends TransactionKind>(
-  row: TransactionRow & { kind: Kind },
+  row: Pick<TransactionRow, 'details'> & { kind: Kind },
 ): Partial<TransactionDetails[Kind]> {
   return row.details as Partial<TransactionDetails[Kind]>;
 }
@@ -29,7 +53,7 @@ function iso(date: Date | null): string | null {
  * Minor units stay a bigint (written as an exact JSON number); decimals stay exact, written as the create
  * answer wrote them (Postgres pads `numeric(38, 18)` with zeros: 25 comes back as 25.000000000000000000).
  */
-function amountOf(row: TransactionRow): bigint | JsonNumber | null {
+function amountOf(row: BodyRow): bigint | JsonNumber | null {
   if (row.amountMinor !== null) return row.amountMinor;
   if (row.amountDecimal !== null)
     return new JsonNumber(canonicalDecimal(row.amountDecimal) ?? row.amountDecimal);
@@ -45,7 +69,7 @@ function exactNumbers(details: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-export function transactionData(row: TransactionRow): Record<string, unknown> {
+export function transactionData(row: BodyRow): Record<string, unknown> {
   const base = {
     amount: amountOf(row),
     currency: row.currency,
@@ -89,7 +113,7 @@ export function transactionData(row: TransactionRow): Record<string, unknown> {
   }
 }
 
-export function transactionBody(row: TransactionRow): TransactionBody {
+export function transactionBody(row: BodyRow): TransactionBody {
   return {
     status: row.status,
     message: row.message,

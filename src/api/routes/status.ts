@@ -8,7 +8,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.getTransactionStatus,
     handler: async (request) => {
-      const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
+      const row = await deps.services.lookupStatus(deps.db, request.merchant, request.params.id);
       if (!row) throw new ApiError('TRANSACTION_NOT_FOUND');
       return transactionBody(row);
     },
@@ -29,7 +29,7 @@ export async function statusRoutes(app: Api, deps: RouteDeps): Promise<void> {
   app.route({
     ...endpoints.getPayoutStatus,
     handler: async (request) => {
-      const row = await deps.services.lookupTransaction(deps.db, request.merchant, request.params.id);
+      const row = await deps.services.lookupStatus(deps.db, request.merchant, request.params.id);
       if (!row || row.kind !== 'payout') throw new ApiError('TRANSACTION_NOT_FOUND');
       return transactionBody(row);
     },
