@@ -14,7 +14,8 @@ export interface SandboxRecord {
 
 /**
  * The books' three statements, prepared once per database handle: each sandbox authorization, payout and
- * refund runs one or two of them, in the hot path of every create (bench/README.md).
+ * refund runs one or two of them, in the hot path of every sandbox card, APM and payout create
+ * (bench/README.md).
  */
 function statements(db: Db) {
   const key = sql.placeholder('idempotencyKey');

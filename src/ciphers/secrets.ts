@@ -14,6 +14,7 @@ export function decryptSecret(sealed: string, masterKeyHex: string): string {
  * Each purpose's key, derived from the master key once per process rather than on every digest (the
  * lists' cursors take two digests a page). Keyed by both: a key rotation derives anew. Purposes are a
  * fixed few and master keys one or two, so the map stays small; it is emptied should that ever not hold.
+ * The module's one piece of state: a memo of a pure function, which changes no digest.
  */
 const purposeKeys = new Map<string, Buffer>();
 
