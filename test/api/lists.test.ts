@@ -7,6 +7,7 @@ import {
   payoutRequest,
   type MerchantClient,
 } from '../helpers/merchant-client';
+import { sql } from 'drizzle-orm';
 import { transactions } from '../../src/db/schema/index';
 import { newTransactionId } from '../../src/ciphers/ids';
 
@@ -224,6 +225,49 @@ describe('GET /api/v1/{test|live}-transactions', () => {
         `transaction_end_date=2026-01-05&limit=${size}&nextCursor=${encodeURIComponent(page.body.meta.nextCursor!)}`,
       );
       expect(next.body.data.map((t) => t.transaction_id)).toEqual(ids.slice(size, 2 * size));
+    }
+  });
+
+  it('writes each time as toISOString would: UTC, cut to the millisecond, never rounded up', async () => {
+    const carol = merchantClient(env.app, await env.createMerchant());
+    const ids = await insertBulk(carol, 4, new Date('2026-03-01T10:00:00Z'));
+    // Microseconds a Date cannot hold, next to a second's and a day's edge; one refund and chargeback each.
+    const times = [
+      ['2026-03-01 10:00:00.999999+00', '2026-03-01 23:59:59.9999+00', '2026-03-02 00:00:00.0005+00', null],
+      ['2026-03-01 10:00:01+00', '2026-03-01 10:00:01.000001+00', null, '2026-12-31 23:59:59.999999+00'],
+      ['2026-03-01 10:00:02.1239+05', '2026-03-01 10:00:02.5+00', null, null],
+      ['2026-03-01 10:00:03.000999+00', '2026-03-01 10:00:03.5004-03', '2026-03-01 12:00:00+00', null],
+    ] as const;
+    for (const [i, [created, updated, refunded, chargeback]] of times.entries()) {
+      await env.database.db.execute(sql`
+        update transactions set created_at = ${created}::timestamptz, updated_at = ${updated}::timestamptz,
+          refunded_at = ${refunded}::timestamptz, chargeback_at = ${chargeback}::timestamptz
+        where id = ${ids[i]!}`);
+    }
+    // What the list wrote before: Postgres's own text of each time, through a Date.
+    const { rows } = await env.database.db.execute<Record<string, string | null>>(sql`
+      select id, created_at::text as created, updated_at::text as updated, refunded_at::text as refunded,
+        chargeback_at::text as chargeback
+      from transactions where id in ${ids}`);
+    expect(rows).toHaveLength(4);
+    const viaDate = (text: string | null) => (text === null ? null : new Date(text).toISOString());
+    const page = await list(carol, 'limit=10');
+    expect(page.status).toBe(200);
+    const items = page.body.data as unknown as Record<string, string | null>[];
+    expect(items).toHaveLength(4);
+    for (const row of rows) {
+      const item = items.find((t) => t.transaction_id === row.id)!;
+      expect({
+        created_at: item.created_at,
+        transaction_date: item.transaction_date,
+        refund_date: item.refund_date,
+        chargeback_date: item.chargeback_date,
+      }).toEqual({
+        created_at: viaDate(row.created!),
+        transaction_date: viaDate(row.updated!),
+        refund_date: viaDate(row.refunded!),
+        chargeback_date: viaDate(row.chargeback!),
+      });
     }
   });
 
