@@ -151,9 +151,9 @@ export function pageMeta(
 
 /**
  * A timestamp as `Date.prototype.toISOString` writes it (UTC, to the millisecond, `Z`), written by
- * Postgres: a page of transactions makes no Date for its rows' times only to write them out again (a
- * tenth of a page's CPU at one connection, bench/README.md). Both cut a time to the millisecond, never
- * round it up (`test/api/lists.test.ts` compares them); null stays null.
+ * Postgres: a page of transactions makes no Date for its rows' times only to write them out again (about a
+ * twentieth of the API's CPU per page, bench/README.md). Both cut a time to the millisecond, never round it
+ * up (`test/api/lists.test.ts` compares them); null stays null.
  */
 const isoText = (column: AnyPgColumn) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
