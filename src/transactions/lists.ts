@@ -155,8 +155,8 @@ export function pageMeta(
  * twentieth of the API's CPU per page, bench/README.md). Both cut a time to the millisecond, never round it
  * up (`test/api/lists.test.ts` compares them); null stays null.
  */
-const isoText = (column: AnyPgColumn) =>
-  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoText = <Text extends string | null = string>(column: AnyPgColumn) =>
+  sql<Text>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * `totalCount` is counted once per merchant, mode, list and filters, then kept for `COUNT_TTL_MS` in the
@@ -327,8 +327,8 @@ const listed = {
   cardLast4: transactions.cardLast4,
   createdAt: isoText(transactions.createdAt),
   updatedAt: isoText(transactions.updatedAt),
-  refundedAt: sql<string | null>`${isoText(transactions.refundedAt)}`,
-  chargebackAt: sql<string | null>`${isoText(transactions.chargebackAt)}`,
+  refundedAt: isoText<string | null>(transactions.refundedAt),
+  chargebackAt: isoText<string | null>(transactions.chargebackAt),
   paymentLinkId: transactions.paymentLinkId,
 };
 

@@ -20,26 +20,29 @@ export async function findTransaction(db: Db, id: string): Promise<TransactionRo
 }
 
 /**
- * The status lookup, the hottest query of the API, as a prepared statement. One round trip: a transaction
- * id match sorts before an order id match.
+ * What a lookup by `id` finds: within one merchant's transactions of one mode, `id` as a transaction id or
+ * as an order id, in one round trip; a transaction id match sorts first.
  */
+const foundBy = () =>
+  and(
+    eq(transactions.merchantId, sql.placeholder('merchantId')),
+    eq(transactions.mode, sql.placeholder('mode')),
+    or(eq(transactions.id, sql.placeholder('id')), eq(transactions.orderId, sql.placeholder('id'))),
+  );
+const transactionIdFirst = () => sql`${transactions.id} = ${sql.placeholder('id')} desc`;
+
+/** The lookup of whole rows, as a prepared statement. */
 function prepareLookup(db: Db) {
   return db
     .select()
     .from(transactions)
-    .where(
-      and(
-        eq(transactions.merchantId, sql.placeholder('merchantId')),
-        eq(transactions.mode, sql.placeholder('mode')),
-        or(eq(transactions.id, sql.placeholder('id')), eq(transactions.orderId, sql.placeholder('id'))),
-      ),
-    )
-    .orderBy(sql`${transactions.id} = ${sql.placeholder('id')} desc`)
+    .where(foundBy())
+    .orderBy(transactionIdFirst())
     .limit(1)
     .prepare('lookup_transaction');
 }
 
-/** The status endpoints' read: the lookup, answering only the columns of the transaction's body. */
+/** The status endpoints' read, the API's hottest: the lookup, answering only the body's columns. */
 function prepareStatusLookup(db: Db) {
   const columns = Object.fromEntries(BODY_COLUMNS.map((name) => [name, transactions[name]])) as {
     [Name in (typeof BODY_COLUMNS)[number]]: (typeof transactions)[Name];
@@ -47,14 +50,8 @@ function prepareStatusLookup(db: Db) {
   return db
     .select(columns)
     .from(transactions)
-    .where(
-      and(
-        eq(transactions.merchantId, sql.placeholder('merchantId')),
-        eq(transactions.mode, sql.placeholder('mode')),
-        or(eq(transactions.id, sql.placeholder('id')), eq(transactions.orderId, sql.placeholder('id'))),
-      ),
-    )
-    .orderBy(sql`${transactions.id} = ${sql.placeholder('id')} desc`)
+    .where(foundBy())
+    .orderBy(transactionIdFirst())
     .limit(1)
     .prepare('lookup_status');
 }
