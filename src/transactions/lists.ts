@@ -153,10 +153,14 @@ export function pageMeta(
  * A timestamp as `Date.prototype.toISOString` writes it (UTC, to the millisecond, `Z`), written by
  * Postgres: a page of transactions makes no Date for its rows' times only to write them out again (about a
  * twentieth of the API's CPU per page, bench/README.md). Both cut a time to the millisecond, never round it
- * up (`test/api/lists.test.ts` compares them); null stays null.
+ * up (`test/api/lists.test.ts` compares them); null stays null. `microseconds` writes all six digits, as
+ * the column holds them: exact enough for a cursor.
  */
-const isoText = <Text extends string | null = string>(column: AnyPgColumn) =>
-  sql<Text>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoText = <Text extends string | null = string>(column: AnyPgColumn, fraction: 'MS' | 'US' = 'MS') =>
+  sql<Text>`to_char(${column} at time zone 'UTC', ${sql.raw(`'YYYY-MM-DD"T"HH24:MI:SS.${fraction}"Z"'`)})`;
+
+/** An `isoText` time to the microsecond, cut to the millisecond as `toISOString` writes it. */
+const toMilliseconds = (microseconds: string) => `${microseconds.slice(0, -4)}Z`;
 
 /**
  * `totalCount` is counted once per merchant, mode, list and filters, then kept for `COUNT_TTL_MS` in the
@@ -224,13 +228,13 @@ export async function listTransactions(
     merchantName(db, merchant.merchantId),
   ]);
   const page = pageOf(
-    rows.map((r) => ({ ...r, cursor: { at: r.at, id: r.row.id } })),
+    rows.map((row) => ({ row, cursor: { at: row.createdAt, id: row.id } })),
     { limit: query.limit, direction, fromCursor: cursor !== undefined },
   );
   const user = { name, user_kyc: { name } };
   return {
     message: 'Transactions retrieved successfully.',
-    data: page.rows.map(({ row, connector }) => {
+    data: page.rows.map(({ row }) => {
       const amount = row.amountMinor !== null ? row.amountMinor.toString() : trimDecimal(row.amountDecimal);
       return {
         first_name: row.customer.first_name,
@@ -247,12 +251,12 @@ export async function listTransactions(
         order_id: row.orderId,
         country: row.country,
         email: row.customer.email,
-        created_at: row.createdAt,
+        created_at: toMilliseconds(row.createdAt),
         transaction_date: row.updatedAt,
         chargeback_date: row.chargebackAt,
         refund_date: row.refundedAt,
         suspicious_date: null,
-        merchant_connector: { name: connector ?? null },
+        merchant_connector: { name: row.connector },
         payment_link_id: row.paymentLinkId,
         user,
       };
@@ -281,9 +285,8 @@ function transactionPage(db: Db, v: Bind, direction: 'next' | 'prev', size: numb
   const id = v('id');
   const order = direction === 'next' ? [desc(t.createdAt), desc(t.id)] : [asc(t.createdAt), asc(t.id)];
   return db
-    .select({ row: listed, connector: connectorOf(t), at: sql<string>`${t.createdAt}::text` })
+    .select(listed)
     .from(t)
-    .leftJoin(terminals, eq(terminals.id, t.terminalId))
     .where(
       and(
         ...transactionFilters(v),
@@ -303,16 +306,19 @@ function transactionPage(db: Db, v: Bind, direction: 'next' | 'prev', size: numb
 function connectorOf(t: typeof transactions) {
   const d = depositAddresses;
   const n = chainNodes;
-  return sql<
-    string | null
-  >`coalesce(${terminals.connector}, case when ${t.kind} in ('crypto_payin', 'ramp') then
+  const terminal = sql`(select ${terminals.connector} from ${terminals} where ${terminals.id} = ${t.terminalId})`;
+  return sql<string | null>`coalesce(${terminal}, case when ${t.kind} in ('crypto_payin', 'ramp') then
     case when exists (select 1 from ${d} where ${d.transactionId} = ${t.id})
       or exists (select 1 from ${n} where ${n.mode} = ${t.mode} and ${n.network} = ${t.details} ->> 'crypto_network'
         and ${n.createdAt} <= ${t.createdAt} and (${n.retiredAt} is null or ${n.retiredAt} > ${t.createdAt}))
     then 'evm-chain' else 'sandbox-crypto' end end)`;
 }
 
-/** The columns a list item shows: the row without its details, hashes and URLs. */
+/**
+ * The columns a list item shows: the row without its details, hashes and URLs, and the connector. One
+ * level, no join: drizzle maps each row's columns by their path, and nesting or a join's nullable side
+ * cost it more per column (bench/README.md).
+ */
 const listed = {
   id: transactions.id,
   kind: transactions.kind,
@@ -325,11 +331,13 @@ const listed = {
   country: transactions.country,
   cardBin: transactions.cardBin,
   cardLast4: transactions.cardLast4,
-  createdAt: isoText(transactions.createdAt),
+  /** To the microsecond: the page's cursor is made of it. */
+  createdAt: isoText(transactions.createdAt, 'US'),
   updatedAt: isoText(transactions.updatedAt),
   refundedAt: isoText<string | null>(transactions.refundedAt),
   chargebackAt: isoText<string | null>(transactions.chargebackAt),
   paymentLinkId: transactions.paymentLinkId,
+  connector: connectorOf(transactions),
 };
 
 /** An exact decimal without the column's trailing zeros (`25.000000000000000000` is `25`). */

@@ -10,6 +10,7 @@ import {
 import { sql } from 'drizzle-orm';
 import { transactions } from '../../src/db/schema/index';
 import { newTransactionId } from '../../src/ciphers/ids';
+import { decodeCursor, encodeCursor } from '../../src/transactions/paging';
 
 let env: TestEnv;
 let alice: MerchantClient;
@@ -118,6 +119,30 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     );
     expect(back.body.data.map((t) => t.transaction_id)).toEqual(one.body.data.map((t) => t.transaction_id));
     expect(back.body.meta.hasNextPage).toBe(true);
+  });
+
+  it('takes a cursor issued before its time was written as ISO text, as one issued now', async () => {
+    const scope = { list: 'transactions', merchantId: alice.credentials.merchant_id, mode: 'test' as const };
+    const one = await list(alice, 'transaction_end_date=2026-01-05&limit=4');
+    const last = one.body.data.at(-1)!.transaction_id;
+    const now = decodeCursor(env.config.MASTER_KEY, scope, one.body.meta.nextCursor!);
+    expect(now).toMatchObject({ id: last, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]{15}Z$/) });
+    // Until 2026-12-05 a cursor held Postgres's own text of the time, in the session's zone.
+    const [{ text }] = (
+      await env.database.db.execute<{ text: string }>(sql`
+        select created_at::text as text from transactions where id = ${last}`)
+    ).rows as [{ text: string }];
+    const before = encodeCursor(env.config.MASTER_KEY, scope, { at: text, id: last });
+    const pages = await Promise.all(
+      [one.body.meta.nextCursor!, before].map((cursor) =>
+        list(alice, `transaction_end_date=2026-01-05&limit=4&nextCursor=${encodeURIComponent(cursor)}`),
+      ),
+    );
+    expect(pages[1]!.status).toBe(200);
+    expect(pages[1]!.body.data.map((t) => t.transaction_id)).toEqual(
+      pages[0]!.body.data.map((t) => t.transaction_id),
+    );
+    expect(pages[0]!.body.data.map((t) => t.transaction_id)).not.toContain(last);
   });
 
   it("refuses one merchant's cursor to another, and a forged one, and shows nothing of the first", async () => {
