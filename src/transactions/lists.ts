@@ -153,8 +153,8 @@ export function pageMeta(
  * A timestamp as `Date.prototype.toISOString` writes it (UTC, to the millisecond, `Z`), written by
  * Postgres: a page of transactions makes no Date for its rows' times only to write them out again (about a
  * twentieth of the API's CPU per page, bench/README.md). Both cut a time to the millisecond, never round it
- * up (`test/api/lists.test.ts` compares them); null stays null. `microseconds` writes all six digits, as
- * the column holds them: exact enough for a cursor.
+ * up (`test/api/lists.test.ts` compares them); null stays null. With `fraction` `'US'` it writes all six
+ * digits of the microseconds, as the column holds them: exact enough for a cursor.
  */
 const isoText = <Text extends string | null = string>(column: AnyPgColumn, fraction: 'MS' | 'US' = 'MS') =>
   sql<Text>`to_char(${column} at time zone 'UTC', ${sql.raw(`'YYYY-MM-DD"T"HH24:MI:SS.${fraction}"Z"'`)})`;
