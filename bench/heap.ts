@@ -3,8 +3,11 @@
 // on the main thread (`debugMode`), so the V8 heap after a forced garbage collection shows what each
 // cached workflow keeps. 3-D Secure card payments are started and left waiting on their challenge; the
 // heap is read before and after the last `BENCH_HEAP_WORKFLOWS` (default 400). Unlike resident memory,
-// this figure holds run to run. Spawned with `--expose-gc` by bench/run.ts, with the service's
-// environment and its own task queue; prints one JSON line. `BENCH_HEAP_SNAPSHOT_DIR`: also writes a V8 heap
+// this figure holds run to run. The worker's cache is the service's (`WORKER_MAX_CACHED_WORKFLOWS`, 500):
+// once it is full, `BENCH_HEAP_BEYOND` more (default 1,000; 0 skips them) are left waiting, and the heap
+// read again: what a waiting transaction beyond the cache keeps in the worker, the worker's part of the
+// memory slope. Spawned with `--expose-gc` by bench/run.ts, with the service's environment and its own
+// task queue; prints one JSON line. `BENCH_HEAP_SNAPSHOT_DIR`: also writes a V8 heap
 // snapshot there before and after the last workflows, to compare in Chrome's DevTools (Memory, Comparison).
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
@@ -22,6 +25,7 @@ import { insertCardTransaction } from '../test/helpers/fixtures';
 import { testClientOptions } from '../test/helpers/update-key';
 
 const WORKFLOWS = Number(process.env.BENCH_HEAP_WORKFLOWS ?? 400);
+const BEYOND = Number(process.env.BENCH_HEAP_BEYOND ?? 1000);
 const WARM = 50;
 
 const collect = globalThis.gc;
@@ -43,6 +47,10 @@ async function main() {
     wallets: [{ currency: 'USD', amount: 1_000_000n }],
     terminals: SANDBOX_TERMINALS,
   });
+  if (WARM + WORKFLOWS > config.WORKER_MAX_CACHED_WORKFLOWS)
+    throw new Error(
+      `BENCH_HEAP_WORKFLOWS may be at most ${config.WORKER_MAX_CACHED_WORKFLOWS - WARM}: each must stay in the worker's cache (WORKER_MAX_CACHED_WORKFLOWS)`,
+    );
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const worker = await Worker.create({
     connection,
@@ -51,7 +59,7 @@ async function main() {
     activities: createActivities({ db: database.db, config }),
     dataConverter: dataConverter(config),
     debugMode: true,
-    maxCachedWorkflows: WARM + WORKFLOWS + 100,
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
   });
   const running = worker.run();
   // Started as the service starts them (its update key in the input, its updates proven): a run started
@@ -87,11 +95,24 @@ async function main() {
   const after = await settledHeap();
   snapshot('after');
   const cached = worker.getStatus().numCachedWorkflows;
+  let beyond: { workflows: number; cached: number; bytesPerWorkflow: number } | undefined;
+  if (BEYOND > 0) {
+    // The cache full, and a hundred evicted past it, before the first read.
+    await leave(Math.max(0, config.WORKER_MAX_CACHED_WORKFLOWS - WARM - WORKFLOWS) + 100);
+    const full = await settledHeap();
+    await leave(BEYOND);
+    const later = await settledHeap();
+    beyond = {
+      workflows: BEYOND,
+      cached: worker.getStatus().numCachedWorkflows,
+      bytesPerWorkflow: (later - full) / BEYOND,
+    };
+  }
   worker.shutdown();
   await running;
   await database.close();
   process.stdout.write(
-    `${JSON.stringify({ workflows: WORKFLOWS, cached, bytesPerWorkflow: (after - before) / WORKFLOWS })}\n`,
+    `${JSON.stringify({ workflows: WORKFLOWS, cached, bytesPerWorkflow: (after - before) / WORKFLOWS, beyond })}\n`,
   );
   process.exit(0);
 }
