@@ -918,9 +918,12 @@ function table(
     // Retained: the worker's heap after a forced collection (bench/heap.ts, beyond its cache) and the
     // Temporal server's resident slope. The service's own resident slope is shown beside it: it moves with
     // the heap's high-water during each burst of creates, by more than 200 KB from run to run (bench/README.md).
+    // Each part clamped at zero: one process shrinking does not hide the other's growth.
     const workerBytes = heap?.beyond?.bytesPerWorkflow;
     const retained =
-      workerBytes === undefined ? undefined : Math.max(0, workerBytes + memory.temporalBytesPerTransaction);
+      workerBytes === undefined
+        ? undefined
+        : Math.max(0, workerBytes) + Math.max(0, memory.temporalBytesPerTransaction);
     rows.push({
       path: `Memory per waiting transaction (slope over the last ${memory.secondHalf} of ${memory.waiting})`,
       result: `${retained === undefined ? 'not measured' : `${f(retained / 1024)} KB retained (worker heap beyond its cache ${f(workerBytes! / 1024)}, Temporal ${f(memory.temporalBytesPerTransaction / 1024)})`}; resident ${f(memory.bytesPerTransaction / 1024)} KB (service ${f(memory.serviceBytesPerTransaction / 1024)}; from none waiting ${f(memory.burstBytesPerTransaction / 1024)} KB; RSS: service ${f(memory.serviceBeforeMiB)} -> ${f(memory.serviceMiB)} MiB, Temporal ${f(memory.temporalBeforeMiB)} -> ${f(memory.temporalMiB)} MiB)`,

@@ -121,28 +121,37 @@ describe('GET /api/v1/{test|live}-transactions', () => {
     expect(back.body.meta.hasNextPage).toBe(true);
   });
 
-  it('takes a cursor issued before its time was written as ISO text, as one issued now', async () => {
-    const scope = { list: 'transactions', merchantId: alice.credentials.merchant_id, mode: 'test' as const };
-    const one = await list(alice, 'transaction_end_date=2026-01-05&limit=4');
-    const last = one.body.data.at(-1)!.transaction_id;
-    const now = decodeCursor(env.config.MASTER_KEY, scope, one.body.meta.nextCursor!);
-    expect(now).toMatchObject({ id: last, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]{15}Z$/) });
+  it('pages rows a microsecond apart one at a time, and takes a cursor issued before in any zone', async () => {
+    const dave = merchantClient(env.app, await env.createMerchant());
+    const ids = await insertBulk(dave, 3, new Date('2026-04-01T10:00:00Z'));
+    // Three rows within one millisecond: a cursor cut to the millisecond would skip the two after the first.
+    for (const [i, at] of ['10:00:00.123456', '10:00:00.123457', '10:00:00.123458'].entries()) {
+      await env.database.db.execute(sql`
+        update transactions set created_at = ${`2026-04-01 ${at}+00`}::timestamptz where id = ${ids[i]!}`);
+    }
+    const paged: string[] = [];
+    const cursors: string[] = [];
+    let query = 'limit=1';
+    for (;;) {
+      const page = await list(dave, query);
+      expect(page.status).toBe(200);
+      paged.push(...page.body.data.map((t) => t.transaction_id));
+      if (!page.body.meta.hasNextPage) break;
+      cursors.push(page.body.meta.nextCursor!);
+      query = `limit=1&nextCursor=${encodeURIComponent(page.body.meta.nextCursor!)}`;
+    }
+    expect(paged).toEqual([ids[2], ids[1], ids[0]]);
     // Until 2026-12-05 a cursor held Postgres's own text of the time, in the session's zone.
-    const [{ text }] = (
-      await env.database.db.execute<{ text: string }>(sql`
-        select created_at::text as text from transactions where id = ${last}`)
-    ).rows as [{ text: string }];
-    const before = encodeCursor(env.config.MASTER_KEY, scope, { at: text, id: last });
-    const pages = await Promise.all(
-      [one.body.meta.nextCursor!, before].map((cursor) =>
-        list(alice, `transaction_end_date=2026-01-05&limit=4&nextCursor=${encodeURIComponent(cursor)}`),
-      ),
-    );
-    expect(pages[1]!.status).toBe(200);
-    expect(pages[1]!.body.data.map((t) => t.transaction_id)).toEqual(
-      pages[0]!.body.data.map((t) => t.transaction_id),
-    );
-    expect(pages[0]!.body.data.map((t) => t.transaction_id)).not.toContain(last);
+    const scope = { list: 'transactions', merchantId: dave.credentials.merchant_id, mode: 'test' as const };
+    const now = decodeCursor(env.config.MASTER_KEY, scope, cursors[0]!);
+    expect(now).toEqual({ id: ids[2], at: '2026-04-01T10:00:00.123458Z' });
+    const before = encodeCursor(env.config.MASTER_KEY, scope, {
+      at: '2026-04-01 15:30:00.123458+05:30',
+      id: ids[2]!,
+    });
+    const next = await list(dave, `limit=1&nextCursor=${encodeURIComponent(before)}`);
+    expect(next.status).toBe(200);
+    expect(next.body.data.map((t) => t.transaction_id)).toEqual([ids[1]]);
   });
 
   it("refuses one merchant's cursor to another, and a forged one, and shows nothing of the first", async () => {
