@@ -917,7 +917,8 @@ function table(
   if (memory) {
     // Retained: the worker's heap after a forced collection (bench/heap.ts, beyond its cache) and the
     // Temporal server's resident slope. The service's own resident slope is shown beside it: it moves with
-    // the heap's high-water during each burst of creates, by more than 200 KB from run to run (bench/README.md).
+    // the heap's high-water during each burst of creates, by more than 200 KB from run to run
+    // (bench/README.md).
     // Each part clamped at zero: one process shrinking does not hide the other's growth.
     const workerBytes = heap?.beyond?.bytesPerWorkflow;
     const retained =

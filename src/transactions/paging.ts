@@ -2,7 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import { keyedDigest } from '../ciphers/secrets';
 import type { Mode } from '../lib/vocabulary';
 
-/** Where a page ends: a row's creation time, as text Postgres reads back exactly (to the microsecond), and id. */
+/**
+ * Where a page ends: a row's creation time, as text Postgres reads back exactly (to the microsecond), and
+ * its id.
+ */
 export interface Cursor {
   at: string;
   id: string;
