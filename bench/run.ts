@@ -514,13 +514,22 @@ async function countEachKind(ctx: {
   return costs;
 }
 
+/** The end of a child's log kept, to say why it exited with an error. */
+const LOG_TAIL_BYTES = 8192;
+
 function child(name: string, args: string[], extra: Record<string, string>): ChildProcess {
   const proc = spawn(process.execPath, args, {
     env: { ...process.env, NODE_ENV: 'production', ...extra },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  proc.once('exit', (code) => {
-    if (code && code !== 0 && code !== 143) say(`${name} exited with ${code}`);
+  let tail = '';
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    tail = (tail + chunk).slice(-LOG_TAIL_BYTES);
+  });
+  // 'close', not 'exit': by then the log's last lines are read.
+  proc.once('close', (code) => {
+    if (code && code !== 0 && code !== 143)
+      say(`${name} exited with ${code}; the end of its log:\n${tail.trimEnd() || '(empty)'}`);
   });
   return proc;
 }
