@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
 import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index';
 import type { Logger } from '../platform/log';
+import type { WorkerMetrics } from '../platform/metrics';
 import { findCryptoAsset } from '../coins/catalogue';
 import { findTransaction } from '../transactions/lookup';
 import { assetOf, handOverDeposit, holdDeposit } from '../transactions/deposits';
@@ -30,10 +31,34 @@ export interface WatcherOptions {
   masterKey: string;
   log: Logger;
   pollMs: number;
+  /** Where each node's pass is timed (docs/operations.md, metrics). */
+  metrics?: Pick<WorkerMetrics, 'chainScanSeconds'>;
 }
 
 /** Deposits one tick hands over at most per node; the rest wait for the next tick. */
 const HAND_OVER_BATCH = 200;
+/**
+ * Nodes passed over at once by one watcher: enough that a node timing out holds no other chain back, few
+ * enough that the watcher takes a handful of the worker's database connections, not its whole pool.
+ */
+const PASSES_AT_ONCE = 4;
+
+/** A counting semaphore whose waiters are served in turn. */
+function slotsOf(count: number): { take(): Promise<void>; give(): void } {
+  let free = count;
+  const waiting: (() => void)[] = [];
+  return {
+    async take() {
+      if (free > 0) free -= 1;
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    give() {
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+    },
+  };
+}
 
 /**
  * Watches every registered node, through its family's reader (families.ts), for transfers into deposit
@@ -47,15 +72,19 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
   const owner = `${process.pid}-${randomBytes(4).toString('hex')}`;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+  let listing: Promise<void> = Promise.resolve();
+  /** Each node's pass under way or waiting for a slot: one at a time per node. */
+  const passes = new Map<string, Promise<void>>();
+  const slots = slotsOf(PASSES_AT_ONCE);
 
-  const tick = async () => {
-    for (const id of await watchedChainNodeIds(options.db)) {
-      if (stopped) return;
-      if (!(await takeLease(options.db, id, owner))) continue;
+  const pass = async (id: string) => {
+    await slots.take();
+    try {
+      if (stopped || !(await takeLease(options.db, id, owner))) return;
       // Read under the lease: the cursor as the last watcher of this node left it.
       const node = await chainNodeById(options.db, options.masterKey, id);
-      if (!node) continue;
+      if (!node) return;
+      const timing = options.metrics?.chainScanSeconds.startTimer({ network: node.network });
       try {
         await scanNode(options, node);
       } catch (error) {
@@ -70,12 +99,30 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
           .where(and(eq(chainNodes.id, id), eq(chainNodes.leaseOwner, owner)));
       }
       // Apart from the scan: deposits found earlier are handed over even while the node is unreachable.
-      await handOverDeposits(options, node);
+      await handOverDeposits(options, node).finally(() => timing?.());
+    } finally {
+      slots.give();
+    }
+  };
+  // Every tick starts a pass over each node not already being passed over: a slow or unreachable node
+  // delays its own deposits, not another chain's.
+  const tick = async () => {
+    for (const id of await watchedChainNodeIds(options.db)) {
+      if (stopped) return;
+      if (passes.has(id)) continue;
+      passes.set(
+        id,
+        pass(id)
+          .catch((error: unknown) =>
+            options.log.warn({ err: error, chainNode: id }, 'chain watcher pass failed; retrying'),
+          )
+          .finally(() => passes.delete(id)),
+      );
     }
   };
   const loop = () => {
     if (stopped) return;
-    running = tick()
+    listing = tick()
       .catch((error: unknown) => options.log.warn({ err: error }, 'chain watcher tick failed; retrying'))
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, options.pollMs);
@@ -86,7 +133,8 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await running;
+      await listing;
+      await Promise.all(passes.values());
       // Best effort: when Postgres is going down with us, the lease simply runs out.
       await options.db
         .update(chainNodes)

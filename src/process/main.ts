@@ -93,6 +93,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
       masterKey: config.MASTER_KEY,
       log,
       pollMs: config.CHAIN_POLL_MS,
+      metrics: workerMetrics,
     });
     stops.unshift(async () => {
       await watcher.stop();

@@ -118,6 +118,11 @@ describe('crypto deposits on a local EVM chain (anvil), watched with confirmatio
     });
     const credits = await env.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.reference, id));
     expect(credits.map((e) => [e.step, e.amount])).toEqual([['credit', 1000n]]);
+    // The watcher timed its passes over the node, under the node's network (docs/operations.md).
+    const passes = (await chain.metrics.chainScanSeconds.get()).values.find(
+      (v) => v.metricName === 'payments_chain_scan_seconds_count' && v.labels.network === 'ETHEREUM',
+    );
+    expect(passes?.value).toBeGreaterThan(0);
   });
 
   it('reconciles a counted deposit with the chain, and reports one missed or recorded for another amount', async () => {

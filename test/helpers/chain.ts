@@ -13,6 +13,7 @@ import { chainNodeById } from '../../src/chain/nodes';
 import { erc20Abi, rpc } from '../../src/chain/evm/rpc';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
 import type { TestEnv } from './env';
+import { createWorkerMetrics, type WorkerMetrics } from '../../src/platform/metrics';
 
 export interface LocalChain {
   node: LocalNode;
@@ -28,6 +29,8 @@ export interface LocalChain {
    * background watcher runs as well).
    */
   scan(): Promise<void>;
+  /** The background watcher's metrics: each pass over the node is timed there. */
+  metrics: WorkerMetrics;
   snapshot(): Promise<Hex>;
   revert(id: Hex): Promise<void>;
   tokenBalance(code: string, owner: string): Promise<bigint>;
@@ -56,10 +59,18 @@ export async function startLocalChain(
   });
   // Scan failures show in the test output; deposits seen are asserted through the API instead.
   const log = pino({ level: 'warn' });
+  const metrics = createWorkerMetrics();
   const watcher =
     options.watch === false
       ? undefined
-      : startChainWatcher({ db, temporal: env.client, masterKey: env.config.MASTER_KEY, log, pollMs: 100 });
+      : startChainWatcher({
+          db,
+          temporal: env.client,
+          masterKey: env.config.MASTER_KEY,
+          log,
+          pollMs: 100,
+          metrics,
+        });
   const client = rpc(node.url);
   const request = (method: string, params: unknown[]) =>
     client.request({ method: method as never, params: params as never });
@@ -67,6 +78,7 @@ export async function startLocalChain(
     node,
     ...set,
     confirmations,
+    metrics,
     customer: privateKeyToAccount(ANVIL_KEYS.customer).address,
     async mine(blocks) {
       await request('anvil_mine', [`0x${blocks.toString(16)}`]);
