@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../src/dev/postgres';
-import { ANVIL_KEYS, anvilBinary, paceBlocks, startAnvil, type LocalNode } from '../../src/dev/chains/anvil';
+import {
+  ANVIL_KEYS,
+  anvilBinary,
+  keepStateOnChange,
+  paceBlocks,
+  startAnvil,
+  type LocalNode,
+} from '../../src/dev/chains/anvil';
 import { rpc } from '../../src/chain/evm/rpc';
 import { LocalSolanaNode, mintTestToken, paceSolanaBlocks, randomSigner } from '../../src/dev/chains/litesvm';
 
@@ -103,6 +112,46 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
       await second?.stop();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the dev anvil state writes under load (keepStateOnChange)', () => {
+  it('spaces its writes by how long the last one took, so a long chain costs no more of the time', async () => {
+    // A node whose chain moves at every look and whose state takes 50 ms to dump, as a long chain's does.
+    let head = 0;
+    let dumps = 0;
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const { id, method } = JSON.parse(body) as { id: number; method: string };
+        const answer = (result: string) =>
+          response
+            .setHeader('content-type', 'application/json')
+            .end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+        if (method === 'eth_blockNumber') return answer(`0x${(++head).toString(16)}`);
+        dumps += 1;
+        setTimeout(() => answer(`0x${Buffer.from('{"block":{}}').toString('hex')}`), 50);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'payments-anvil-spacing-'));
+    const { port } = server.address() as AddressInfo;
+    // Looked at every 20 ms: without the spacing, a write every 70 ms (about 28 in two seconds).
+    const saving = keepStateOnChange(`http://127.0.0.1:${port}`, join(dir, 'state.json'), 20);
+    try {
+      // The first write at the first look, 20 ms in.
+      await expect.poll(() => dumps, { timeout: 10_000, interval: 10 }).toBe(1);
+      // The next waits at least 100 times the 50 ms that one took: none for the next two seconds.
+      await settle(100);
+      expect(dumps).toBe(1);
+      expect(readFileSync(join(dir, 'state.json'), 'utf8')).toBe('{"block":{}}');
+    } finally {
+      await saving.stop();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(dumps).toBe(2); // and once more as it stops
   });
 });
 
