@@ -5,11 +5,14 @@
  * process (with LiteSVM, the local Solana) and the worker (with the chain watcher) as a `ROLE=worker`
  * process beside it, so each is measured on its own. At a fixed rate it starts the capacity mix (card, 3-D Secure card,
  * payout, sandbox payin, off-ramp) and a payin on each local chain paid by a real transfer, every one with
- * its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory. It prints, per process, the slope
- * of its memory per 1,000 transactions after the warm-up and per hour while idle after the load, and per
- * chain the deposit-to-webhook p50 in the first and the last window; then the verdict: every transaction
- * final, webhooks exactly once, nothing doubled, wallets equal to their ledgers. Writes
- * `bench/results/soak-<time>.json`; fails when a target is missed.
+ * its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory and CPU time, and the chain
+ * watcher's pass totals from the worker's metrics. It prints, per process, the slope of its memory per 1,000
+ * transactions after the warm-up and per hour while idle after the load, and its CPU per transaction in the
+ * first and the last window; per chain the deposit-to-webhook p50 in the first and the last window, where
+ * that time goes (the deposit seen, handed over, the transaction final, the webhook) and the watcher's mean
+ * pass over the chain's node; then the verdict: every transaction final, webhooks exactly once, nothing
+ * doubled, wallets equal to their ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is
+ * missed.
  *
  * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (15), `SOAK_RATE` transactions a second (4).
  * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
@@ -71,6 +74,25 @@ function pssBytes(pid: number): number {
   }
 }
 
+/** Clock ticks a second, as /proc counts CPU time (Linux's USER_HZ, 100 on every architecture we run on). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU seconds a process has used, with those of its children it has reaped: PostgreSQL's backends come and
+ * go, and their time lands in the postmaster's when each ends.
+ */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime: fields 14 to 17 of stat(5), 11 to 14 after the state.
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return ticks / TICKS_PER_SECOND;
+  } catch {
+    return 0; // ended meanwhile
+  }
+}
+
 /** Every process below `root`, with its command line. */
 function descendants(root: number): { pid: number; argv: string[] }[] {
   const parent = new Map<number, number>();
@@ -123,6 +145,23 @@ interface Sample {
   final: number;
   idle: boolean;
   mb: Record<string, number>;
+  /** CPU seconds used so far by each process (its live children's and reaped children's included). */
+  cpu: Record<string, number>;
+  /** The chain watcher's passes so far, by network: their count and seconds in all (the worker's metrics). */
+  scans: Record<string, { count: number; seconds: number }>;
+}
+
+/** The watcher's pass totals by network, from a `/metrics` page. */
+function scanTotals(page: string): Sample['scans'] {
+  const scans: Sample['scans'] = {};
+  for (const [, part, network, value] of page.matchAll(
+    /^payments_chain_scan_seconds_(sum|count)\{network="([^"]+)"\} (\S+)$/gm,
+  )) {
+    const totals = (scans[network!] ??= { count: 0, seconds: 0 });
+    if (part === 'sum') totals.seconds = Number(value);
+    else totals.count = Number(value);
+  }
+  return scans;
 }
 
 describe('soak', () => {
@@ -266,9 +305,20 @@ describe('soak', () => {
         );
         finalCount = rows[0]!.n;
         const mb: Record<string, number> = {};
-        for (const [name, pids] of Object.entries(processes()))
+        const cpu: Record<string, number> = {};
+        for (const [name, pids] of Object.entries(processes())) {
           mb[name] = pids.reduce((sum, pid) => sum + pssBytes(pid), 0) / 1024 / 1024;
-        samples.push({ t: Date.now() - began, final: finalCount, idle, mb });
+          cpu[name] = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+        }
+        const own = process.cpuUsage();
+        cpu['the load (this process)'] = (own.user + own.system) / 1e6;
+        const scans = scanTotals(
+          await fetch(`http://127.0.0.1:${workerPort}/metrics`).then(
+            (r) => (r.ok ? r.text() : ''),
+            () => '', // a missed scrape leaves this sample without the watcher's totals
+          ),
+        );
+        samples.push({ t: Date.now() - began, final: finalCount, idle, mb, cpu, scans });
       };
       let sampling = true;
       const sampler = (async () => {
@@ -344,10 +394,69 @@ describe('soak', () => {
         }),
       );
 
+      // CPU per transaction made final, per process, in the first window of the load against the last: what
+      // grows when the chains' latency drifts.
+      const during = (from: number, to: number) => {
+        const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
+        const [a, b] = [inside[0], inside.at(-1)];
+        return (name: string) =>
+          a && b && b.final > a.final
+            ? (((b.cpu[name] ?? 0) - (a.cpu[name] ?? 0)) * 1000) / (b.final - a.final)
+            : 0;
+      };
+      const firstCpu = during(0, WINDOW_MS);
+      const lastCpu = during(loadEnded - WINDOW_MS, loadEnded);
+      const cpuNames = [...new Set(samples.flatMap((s) => Object.keys(s.cpu)))];
+      const cpu = Object.fromEntries(
+        [...cpuNames, 'all'].map((name) => {
+          const of = (at: (n: string) => number) =>
+            name === 'all' ? cpuNames.reduce((sum, n) => sum + at(n), 0) : at(name);
+          const [first, last] = [of(firstCpu), of(lastCpu)];
+          return [name, { firstMsPerTransaction: round(first), lastMsPerTransaction: round(last) }];
+        }),
+      );
+
       // Chain latency: deposit sent to its SUCCESS webhook acknowledged, first window against the last.
       const webhookAt = new Map<string, number>();
       for (const a of receiver.acknowledged)
         if (a.status === 'SUCCESS' && !webhookAt.has(a.transactionId)) webhookAt.set(a.transactionId, a.at);
+      // Where it goes: the deposit seen by the watcher, handed to its workflow, the transaction final (each
+      // from the service's database, in milliseconds after the deposit was sent), and the webhook acknowledged.
+      const { rows: stages } = await db.query<{ id: string; seen: string; handed: string; final: string }>(
+        `select t.id,
+                (extract(epoch from min(c.created_at)) * 1000)::bigint::text as seen,
+                (extract(epoch from min(c.handed_over_at)) * 1000)::bigint::text as handed,
+                (extract(epoch from min(t.updated_at)) * 1000)::bigint::text as final
+           from transactions t join chain_transfers c on c.transaction_id = t.id
+          where t.id = any($1::text[])
+          group by t.id`,
+        [[...paid.keys()]],
+      );
+      const stageOf = new Map(stages.map((r) => [r.id, r]));
+      const breakdown = (network: string, from: number, to: number) => {
+        const inWindow = [...paid.entries()].filter(
+          ([, p]) => p.network === network && p.paidAt - began >= from && p.paidAt - began < to,
+        );
+        const p50 = (at: (id: string, paidAt: number) => number) =>
+          median(inWindow.map(([id, p]) => at(id, p.paidAt)).filter((ms) => Number.isFinite(ms)));
+        const stage = (key: 'seen' | 'handed' | 'final') => (id: string, paidAt: number) =>
+          Number(stageOf.get(id)?.[key] ?? Number.NaN) - paidAt;
+        return {
+          seenMs: p50(stage('seen')),
+          handedOverMs: p50(stage('handed')),
+          finalMs: p50(stage('final')),
+          webhookMs: p50((id, paidAt) => (webhookAt.get(id) ?? Number.NaN) - paidAt),
+        };
+      };
+      // The watcher's mean pass over each chain's node in a window: the watcher passes over every node in
+      // turn, so what one pass gains shows in every chain's deposit-to-seen time.
+      const meanPass = (network: string, from: number, to: number) => {
+        const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
+        const [a, b] = [inside[0]?.scans[network], inside.at(-1)?.scans[network]];
+        return a && b && b.count > a.count
+          ? Math.round(((b.seconds - a.seconds) * 1000) / (b.count - a.count))
+          : undefined;
+      };
       const latency = Object.fromEntries(
         chains.map(({ network }) => {
           const of = (from: number, to: number) =>
@@ -366,6 +475,10 @@ describe('soak', () => {
               lastP50Ms: last,
               drift: drift === undefined ? undefined : round(drift),
               met: drift !== undefined && drift <= LATENCY_DRIFT,
+              firstStages: breakdown(network, 0, WINDOW_MS),
+              lastStages: breakdown(network, loadEnded - WINDOW_MS, loadEnded),
+              firstPassMs: meanPass(network, 0, WINDOW_MS),
+              lastPassMs: meanPass(network, loadEnded - WINDOW_MS, loadEnded),
             },
           ];
         }),
@@ -382,6 +495,7 @@ describe('soak', () => {
         failures,
         verdict: { ...verdict, notFinal: verdict.notFinal.slice(0, 20) },
         memory,
+        cpu,
         latency,
         samples,
       };
@@ -401,12 +515,26 @@ describe('soak', () => {
               `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.met ? 'yes' : 'no'} |`,
           ),
           '',
+          '| Process | CPU ms per transaction, first window | Last window |',
+          '|---|---|---|',
+          ...Object.entries(cpu).map(
+            ([name, c]) => `| ${name} | ${c.firstMsPerTransaction} | ${c.lastMsPerTransaction} |`,
+          ),
+          '',
           '| Chain | Payins | Deposit to webhook p50, first window | Last window | Drift | Met |',
           '|---|---|---|---|---|---|',
           ...Object.entries(latency).map(
             ([network, l]) =>
               `| ${network} | ${l.payins} | ${l.firstP50Ms ?? '-'} ms | ${l.lastP50Ms ?? '-'} ms | ${l.drift === undefined ? '-' : `${Math.round(l.drift * 100)} %`} | ${l.met ? 'yes' : 'no'} |`,
           ),
+          '',
+          '| Chain | p50 ms after the deposit, first window: seen, handed over, final, webhook | Last window | Watcher pass, mean ms: first, last |',
+          '|---|---|---|---|',
+          ...Object.entries(latency).map(([network, l]) => {
+            const row = (b: ReturnType<typeof breakdown>) =>
+              [b.seenMs, b.handedOverMs, b.finalMs, b.webhookMs].map((ms) => ms ?? '-').join(', ');
+            return `| ${network} | ${row(l.firstStages)} | ${row(l.lastStages)} | ${l.firstPassMs ?? '-'}, ${l.lastPassMs ?? '-'} |`;
+          }),
           '',
           `results: ${file}`,
           '',
