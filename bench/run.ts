@@ -514,8 +514,8 @@ async function countEachKind(ctx: {
   return costs;
 }
 
-/** The end of a child's log kept, to say why it exited with an error. */
-const LOG_TAIL_BYTES = 8192;
+/** The end of a child's log kept (characters), to say why it exited with an error. */
+const LOG_TAIL_CHARS = 8192;
 
 function child(name: string, args: string[], extra: Record<string, string>): ChildProcess {
   const proc = spawn(process.execPath, args, {
@@ -524,7 +524,7 @@ function child(name: string, args: string[], extra: Record<string, string>): Chi
   });
   let tail = '';
   proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    tail = (tail + chunk).slice(-LOG_TAIL_BYTES);
+    tail = (tail + chunk).slice(-LOG_TAIL_CHARS);
   });
   // 'close', not 'exit': by then the log's last lines are read.
   proc.once('close', (code) => {

@@ -38,8 +38,9 @@ export interface WatcherOptions {
 /** Deposits one tick hands over at most per node; the rest wait for the next tick. */
 const HAND_OVER_BATCH = 200;
 /**
- * Nodes passed over at once by one watcher: enough that a node timing out holds no other chain back, few
- * enough that the watcher takes a handful of the worker's database connections, not its whole pool.
+ * Nodes passed over at once by one watcher: a node timing out holds the others back only when this many
+ * stall together (one provider behind four nodes or more), and the watcher takes a handful of the worker's
+ * database connections at most, not its whole pool.
  */
 const PASSES_AT_ONCE = 4;
 
@@ -84,22 +85,26 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
       // Read under the lease: the cursor as the last watcher of this node left it.
       const node = await chainNodeById(options.db, options.masterKey, id);
       if (!node) return;
-      const timing = options.metrics?.chainScanSeconds.startTimer({ network: node.network });
+      const timing = options.metrics?.chainScanSeconds.startTimer({ network: node.network, mode: node.mode });
       try {
-        await scanNode(options, node);
-      } catch (error) {
-        options.log.warn(
-          { err: error, chainNode: node.id, network: node.network },
-          'chain scan failed; retrying',
-        );
-        // Not watched while the node cannot be read (`/readyz` says so); any worker may try next tick.
-        await options.db
-          .update(chainNodes)
-          .set({ leaseUntil: sql`now()` })
-          .where(and(eq(chainNodes.id, id), eq(chainNodes.leaseOwner, owner)));
+        try {
+          await scanNode(options, node);
+        } catch (error) {
+          options.log.warn(
+            { err: error, chainNode: node.id, network: node.network },
+            'chain scan failed; retrying',
+          );
+          // Not watched while the node cannot be read (`/readyz` says so); any worker may try next tick.
+          await options.db
+            .update(chainNodes)
+            .set({ leaseUntil: sql`now()` })
+            .where(and(eq(chainNodes.id, id), eq(chainNodes.leaseOwner, owner)));
+        }
+        // Apart from the scan: deposits found earlier are handed over even while the node is unreachable.
+        await handOverDeposits(options, node);
+      } finally {
+        timing?.();
       }
-      // Apart from the scan: deposits found earlier are handed over even while the node is unreachable.
-      await handOverDeposits(options, node).finally(() => timing?.());
     } finally {
       slots.give();
     }

@@ -68,8 +68,8 @@ export function createWorkerMetrics() {
     }),
     chainScanSeconds: new Histogram({
       name: 'payments_chain_scan_seconds',
-      help: "One watcher pass over a chain node: reading its confirmed blocks and handing over the deposits they paid, by the node's network.",
-      labelNames: ['network'] as const,
+      help: "One watcher pass over a chain node: reading its confirmed blocks and handing over the deposits they paid, by the node's network and mode.",
+      labelNames: ['network', 'mode'] as const,
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),

@@ -332,19 +332,20 @@ describe('TRON, watched for tokens only', () => {
 
 describe('one watcher, one node stalled', () => {
   it('settles a deposit on another network while one node answers nothing', async () => {
-    // TRON's node stops answering, as a node hung mid-request does: each of its requests waits for the
-    // RPC timeout (10 s, tried twice). Passing over the nodes one after another, the watcher made every
-    // other chain's deposits wait that long too.
+    // TRON's anvil stops answering, as a node hung mid-request does: each of its requests waits for the
+    // RPC timeout (10 s, tried twice). Three registered nodes stand on it by now (the test node, and the
+    // two live ones registered above), so three of the watcher's four slots stall and one serves the other
+    // networks. Passing over the nodes one after another, the watcher made them wait a minute.
     const stalled = chains.get('TRON')!.node.pid!;
     process.kill(stalled, 'SIGSTOP');
     try {
-      // Its pass is under way, holding its slot, before the deposit elsewhere.
+      // The stalled passes are under way before the deposit elsewhere.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const { transaction_id: id } = await payin('POLYGON', 10);
       await deposit(id, '10');
       await chains.get('POLYGON')!.mine(CONFIRMATIONS - 1);
       await expect
-        .poll(async () => (await status(id)).status, { timeout: 8_000, interval: 100 })
+        .poll(async () => (await status(id)).status, { timeout: 15_000, interval: 100 })
         .toBe('SUCCESS');
     } finally {
       process.kill(stalled, 'SIGCONT');

@@ -9,8 +9,8 @@
  * watcher's pass totals from the worker's metrics. It prints, per process, the slope of its memory per 1,000
  * transactions after the warm-up and per hour while idle after the load, and its CPU per transaction in the
  * first and the last window; per chain the deposit-to-webhook p50 in the first and the last window, where
- * that time goes (the deposit seen, handed over, the transaction final, the webhook) and the watcher's mean
- * pass over the chain's node; then the verdict: every transaction final, webhooks exactly once, nothing
+ * that time goes (the deposit seen, the transaction final, the hand-over answered, the webhook) and the
+ * watcher's mean pass over the chain's nodes; then the verdict: every transaction final, webhooks exactly once, nothing
  * doubled, wallets equal to their ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is
  * missed.
  *
@@ -85,7 +85,7 @@ function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime, stime, cutime, cstime: fields 14 to 17 of stat(5), 11 to 14 after the state.
+    // utime, stime, cutime, cstime: fields 14 to 17 of stat(5), 0-based 11 to 14 from the state (field 3).
     const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
     return ticks / TICKS_PER_SECOND;
   } catch {
@@ -145,7 +145,7 @@ interface Sample {
   final: number;
   idle: boolean;
   mb: Record<string, number>;
-  /** CPU seconds used so far by each process (its live children's and reaped children's included). */
+  /** CPU seconds used so far by each process group (each process's own, and its reaped children's). */
   cpu: Record<string, number>;
   /** The chain watcher's passes so far, by network: their count and seconds in all (the worker's metrics). */
   scans: Record<string, { count: number; seconds: number }>;
@@ -154,12 +154,15 @@ interface Sample {
 /** The watcher's pass totals by network, from a `/metrics` page. */
 function scanTotals(page: string): Sample['scans'] {
   const scans: Sample['scans'] = {};
-  for (const [, part, network, value] of page.matchAll(
-    /^payments_chain_scan_seconds_(sum|count)\{network="([^"]+)"\} (\S+)$/gm,
+  for (const [, part, labels, value] of page.matchAll(
+    /^payments_chain_scan_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm,
   )) {
-    const totals = (scans[network!] ??= { count: 0, seconds: 0 });
-    if (part === 'sum') totals.seconds = Number(value);
-    else totals.count = Number(value);
+    const network = /network="([^"]+)"/.exec(labels!)?.[1];
+    if (!network) continue;
+    // The network's nodes of every mode together.
+    const totals = (scans[network] ??= { count: 0, seconds: 0 });
+    if (part === 'sum') totals.seconds += Number(value);
+    else totals.count += Number(value);
   }
   return scans;
 }
@@ -420,8 +423,9 @@ describe('soak', () => {
       const webhookAt = new Map<string, number>();
       for (const a of receiver.acknowledged)
         if (a.status === 'SUCCESS' && !webhookAt.has(a.transactionId)) webhookAt.set(a.transactionId, a.at);
-      // Where it goes: the deposit seen by the watcher, handed to its workflow, the transaction final (each
-      // from the service's database, in milliseconds after the deposit was sent), and the webhook acknowledged.
+      // Where it goes: the deposit seen by the watcher, the transaction final, the hand-over's answer (the
+      // workflow's update returned; each from the service's database, in milliseconds after the deposit was
+      // sent), and the webhook acknowledged.
       const { rows: stages } = await db.query<{ id: string; seen: string; handed: string; final: string }>(
         `select t.id,
                 (extract(epoch from min(c.created_at)) * 1000)::bigint::text as seen,
@@ -448,11 +452,12 @@ describe('soak', () => {
           webhookMs: p50((id, paidAt) => (webhookAt.get(id) ?? Number.NaN) - paidAt),
         };
       };
-      // The watcher's mean pass over each chain's node in a window: the watcher passes over every node in
-      // turn, so what one pass gains shows in every chain's deposit-to-seen time.
+      // The watcher's mean pass over each chain's nodes in a window (a network with no pass yet at the
+      // window's start counts from zero).
       const meanPass = (network: string, from: number, to: number) => {
         const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
-        const [a, b] = [inside[0]?.scans[network], inside.at(-1)?.scans[network]];
+        const a = inside.length > 0 ? (inside[0]!.scans[network] ?? { count: 0, seconds: 0 }) : undefined;
+        const b = inside.at(-1)?.scans[network];
         return a && b && b.count > a.count
           ? Math.round(((b.seconds - a.seconds) * 1000) / (b.count - a.count))
           : undefined;
@@ -528,11 +533,11 @@ describe('soak', () => {
               `| ${network} | ${l.payins} | ${l.firstP50Ms ?? '-'} ms | ${l.lastP50Ms ?? '-'} ms | ${l.drift === undefined ? '-' : `${Math.round(l.drift * 100)} %`} | ${l.met ? 'yes' : 'no'} |`,
           ),
           '',
-          '| Chain | p50 ms after the deposit, first window: seen, handed over, final, webhook | Last window | Watcher pass, mean ms: first, last |',
+          '| Chain | p50 ms after the deposit, first window: seen, final, hand-over answered, webhook | Last window | Watcher pass, mean ms: first, last |',
           '|---|---|---|---|',
           ...Object.entries(latency).map(([network, l]) => {
             const row = (b: ReturnType<typeof breakdown>) =>
-              [b.seenMs, b.handedOverMs, b.finalMs, b.webhookMs].map((ms) => ms ?? '-').join(', ');
+              [b.seenMs, b.finalMs, b.handedOverMs, b.webhookMs].map((ms) => ms ?? '-').join(', ');
             return `| ${network} | ${row(l.firstStages)} | ${row(l.lastStages)} | ${l.firstPassMs ?? '-'}, ${l.lastPassMs ?? '-'} |`;
           }),
           '',

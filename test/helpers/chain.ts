@@ -12,8 +12,8 @@ import {
 import { chainNodeById } from '../../src/chain/nodes';
 import { erc20Abi, rpc } from '../../src/chain/evm/rpc';
 import { handOverDeposits, scanNode, startChainWatcher } from '../../src/chain/watcher';
-import type { TestEnv } from './env';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/platform/metrics';
+import type { TestEnv } from './env';
 
 export interface LocalChain {
   node: LocalNode;
@@ -29,7 +29,7 @@ export interface LocalChain {
    * background watcher runs as well).
    */
   scan(): Promise<void>;
-  /** The background watcher's metrics: each pass over the node is timed there. */
+  /** The background watcher's metrics, each pass over the node timed there (none with `watch: false`). */
   metrics: WorkerMetrics;
   snapshot(): Promise<Hex>;
   revert(id: Hex): Promise<void>;

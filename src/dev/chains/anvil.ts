@@ -51,7 +51,7 @@ export function anvilBinary(explicit?: string): string | undefined {
  * (tests mine more blocks themselves, dev paces them with `paceBlocks`); with it, a block comes every so
  * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start and writes it
  * as it exits (a Ctrl-C reaches it too), and `keepStateOnChange` writes it while it runs, so a hard kill
- * of both loses what changed since the last look (2 s; longer for a long chain under load). Anvil's own write on exit is in place: a kill in
+ * of both loses what changed since the last look (2 s; up to 30 s for a long chain). Anvil's own write on exit is in place: a kill in
  * the middle of it leaves the file cut short (delete it: the next start makes a fresh chain).
  */
 export async function startAnvil(options: {
@@ -113,8 +113,10 @@ export async function startAnvil(options: {
   };
 }
 
-/** After a state write, the next look waits at least this many times as long as the write took. */
+/** After a state write, the looks come at least this many times as long as the write took apart… */
 const SAVE_SPACING = 100;
+/** …and at most this far apart, whatever one slow write (a pause of the whole process) took. */
+const SAVE_WAIT_MAX_MS = 30_000;
 
 /**
  * Writes anvil's state to `file` whenever its chain moved: every `intervalMs` it asks for the head, and
@@ -127,10 +129,11 @@ const SAVE_SPACING = 100;
  * written with the next block or the stop.
  *
  * Under load the chain moves at every look, and a write costs as much as the chain holds (anvil and this
- * process together, about 50 µs a transaction: 0.2 s at 4,000). So the next look after a write waits at
- * least `SAVE_SPACING` times as long as the write took: writing never takes more than about 1 % of the
- * time, however long the chain. A 30-minute soak had each anvil's CPU per transaction go from 2 to 7 ms
- * when every look wrote. A hard kill then loses at most that much more of the chain (10 s at 0.1 s a write).
+ * process together, about 50 µs a transaction: 0.2 s at 4,000). So after a write the looks come at least
+ * `SAVE_SPACING` times as long as the write took apart (at most `SAVE_WAIT_MAX_MS`): writing takes about
+ * 1 % of the time however long the chain grows, where every look writing made each anvil's CPU per
+ * transaction grow from 2 to 7 ms in a 30-minute soak (bench/README.md). A hard kill loses up to that
+ * long of the chain (10 s at 0.1 s a write).
  */
 export function keepStateOnChange(
   url: string,
@@ -154,7 +157,7 @@ export function keepStateOnChange(
     writeFileSync(partial, bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes);
     renameSync(partial, file);
     saved = head;
-    wait = Math.max(intervalMs, (performance.now() - began) * SAVE_SPACING);
+    wait = Math.max(intervalMs, Math.min((performance.now() - began) * SAVE_SPACING, SAVE_WAIT_MAX_MS));
   };
   const loop = () => {
     if (stopped) return;
