@@ -51,8 +51,9 @@ export function anvilBinary(explicit?: string): string | undefined {
  * (tests mine more blocks themselves, dev paces them with `paceBlocks`); with it, a block comes every so
  * often, empty or not. `stateFile` keeps the chain across restarts: anvil loads it at start and writes it
  * as it exits (a Ctrl-C reaches it too), and `keepStateOnChange` writes it while it runs, so a hard kill
- * of both loses what changed since the last look (2 s; up to 30 s for a long chain). Anvil's own write on exit is in place: a kill in
- * the middle of it leaves the file cut short (delete it: the next start makes a fresh chain).
+ * of both loses what changed since the last look (2 s; up to 30 s for a long chain). Anvil's own write on
+ * exit is in place: a kill in the middle of it leaves the file cut short (delete it: the next start makes a
+ * fresh chain).
  */
 export async function startAnvil(options: {
   binary: string;
