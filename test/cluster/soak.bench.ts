@@ -397,11 +397,15 @@ describe('soak', () => {
         }),
       );
 
+      /** The first and the last sample taken under load in a window. */
+      const windowEnds = (from: number, to: number) => {
+        const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
+        return [inside[0], inside.at(-1)] as const;
+      };
       // CPU per transaction made final, per process, in the first window of the load against the last: what
       // grows when the chains' latency drifts.
       const during = (from: number, to: number) => {
-        const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
-        const [a, b] = [inside[0], inside.at(-1)];
+        const [a, b] = windowEnds(from, to);
         return (name: string) =>
           a && b && b.final > a.final
             ? (((b.cpu[name] ?? 0) - (a.cpu[name] ?? 0)) * 1000) / (b.final - a.final)
@@ -455,22 +459,18 @@ describe('soak', () => {
       // The watcher's mean pass over each chain's nodes in a window (a network with no pass yet at the
       // window's start counts from zero).
       const meanPass = (network: string, from: number, to: number) => {
-        const inside = samples.filter((s) => !s.idle && s.t >= from && s.t <= to);
-        const a = inside.length > 0 ? (inside[0]!.scans[network] ?? { count: 0, seconds: 0 }) : undefined;
-        const b = inside.at(-1)?.scans[network];
+        const [start, end] = windowEnds(from, to);
+        const a = start && (start.scans[network] ?? { count: 0, seconds: 0 });
+        const b = end?.scans[network];
         return a && b && b.count > a.count
           ? Math.round(((b.seconds - a.seconds) * 1000) / (b.count - a.count))
           : undefined;
       };
       const latency = Object.fromEntries(
         chains.map(({ network }) => {
-          const of = (from: number, to: number) =>
-            [...paid.entries()]
-              .filter(([, p]) => p.network === network && p.paidAt - began >= from && p.paidAt - began < to)
-              .map(([id, p]) => (webhookAt.get(id) ?? Number.NaN) - p.paidAt)
-              .filter((ms) => Number.isFinite(ms));
-          const first = median(of(0, WINDOW_MS));
-          const last = median(of(loadEnded - WINDOW_MS, loadEnded));
+          const firstStages = breakdown(network, 0, WINDOW_MS);
+          const lastStages = breakdown(network, loadEnded - WINDOW_MS, loadEnded);
+          const [first, last] = [firstStages.webhookMs, lastStages.webhookMs];
           const drift = first && last ? last / first - 1 : undefined;
           return [
             network,
@@ -480,8 +480,8 @@ describe('soak', () => {
               lastP50Ms: last,
               drift: drift === undefined ? undefined : round(drift),
               met: drift !== undefined && drift <= LATENCY_DRIFT,
-              firstStages: breakdown(network, 0, WINDOW_MS),
-              lastStages: breakdown(network, loadEnded - WINDOW_MS, loadEnded),
+              firstStages,
+              lastStages,
               firstPassMs: meanPass(network, 0, WINDOW_MS),
               lastPassMs: meanPass(network, loadEnded - WINDOW_MS, loadEnded),
             },
