@@ -36,11 +36,13 @@ export type ApiMetrics = ReturnType<typeof createApiMetrics>;
 
 /**
  * The worker's Prometheus metrics (docs/operations.md, metrics): what the activities did, counted where it
- * happened. A `ROLE=worker` process serves them with the Temporal SDK's own metrics on `METRICS_PORT`; with
- * `ROLE=all` they are part of the API's `/metrics`.
+ * happened. A `ROLE=worker` process serves them with the Temporal SDK's own metrics on `METRICS_PORT`, and
+ * the Node.js process's own (`process`: memory, heap, CPU, event-loop lag), which with `ROLE=all` the API's
+ * registry already has: there they are part of the API's `/metrics`.
  */
-export function createWorkerMetrics() {
+export function createWorkerMetrics(options: { process?: boolean } = {}) {
   const registry = new Registry();
+  if (options.process) collectDefaultMetrics({ register: registry });
   return {
     registry,
     transactionsFinal: new Counter({

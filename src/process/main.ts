@@ -49,7 +49,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
 
   // Set when a stop begins: `/readyz` answers 503 from then on, on the API and on the worker's port.
   let draining = false;
-  const workerMetrics = createWorkerMetrics();
+  const workerMetrics = createWorkerMetrics({ process: config.ROLE === 'worker' });
   registerOpenBreaks(workerMetrics.registry, database.db);
   let sdkMetricsUrl: string | undefined;
   const workerMetricsText = async () => {
