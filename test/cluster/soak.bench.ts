@@ -7,8 +7,9 @@
  * card, payout, sandbox payin, off-ramp) and a payin on each local chain paid by a real transfer, every one
  * with its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory and CPU time, and the chain
  * watcher's pass totals from the worker's metrics. It prints, per process, the slope of its memory per 1,000
- * transactions after the warm-up and per hour while idle after the load, and its CPU per transaction in the
- * first and the last window; per chain the deposit-to-webhook p50 in the first and the last window, where
+ * transactions after the warm-up and per hour while idle after the load, where the load's slope went (its
+ * PSS by kind of page: private, mapped files, shared memory; for the Node processes, the V8 heap and the
+ * memory outside it, from their metrics), and its CPU per transaction in the first and the last window; per chain the deposit-to-webhook p50 in the first and the last window, where
  * that time goes (the deposit seen, the transaction final, the hand-over answered, the webhook) and the
  * watcher's mean pass over the chain's nodes; then the verdict: every transaction final, webhooks exactly
  * once, nothing doubled, wallets equal to their ledgers. Writes `bench/results/soak-<time>.json`; fails when
@@ -61,17 +62,37 @@ const MB_PER_1000 = 5;
 const IDLE_MB_PER_HOUR = 5;
 const LATENCY_DRIFT = 0.2;
 
+const MB = 1024 * 1024;
+/** `npm run dev`'s own process: the API, LiteSVM (the local Solana) and the other chains' pacers. */
+const DEV_PROCESS = 'API + LiteSVM (npm run dev)';
+
 const cleanups = cleanUpAfterAll();
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Proportional set size in bytes: resident memory with pages shared between processes split among them. */
-function pssBytes(pid: number): number {
+/**
+ * A process's proportional set size in bytes (resident memory, pages shared between processes split among
+ * them), and its parts by kind of page (smaps_rollup): private and heap memory, mapped files, shared memory.
+ */
+function pss(pid: number): { total: number; anon: number; file: number; shmem: number } {
   try {
-    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024;
+    return { total: kb('Pss'), anon: kb('Pss_Anon'), file: kb('Pss_File'), shmem: kb('Pss_Shmem') };
   } catch {
-    return 0; // ended meanwhile
+    return { total: 0, anon: 0, file: 0, shmem: 0 }; // ended meanwhile
   }
+}
+
+/** A Node process's V8 heap (used and reserved) and its memory outside the heap, from its `/metrics` page. */
+function nodeHeap(page: string): { used: number; total: number; external: number } | undefined {
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(page)?.[1] ?? Number.NaN);
+  const heap = {
+    used: value('nodejs_heap_size_used_bytes'),
+    total: value('nodejs_heap_size_total_bytes'),
+    external: value('nodejs_external_memory_bytes'),
+  };
+  return Object.values(heap).every(Number.isFinite) ? heap : undefined;
 }
 
 /** Clock ticks a second, as /proc counts CPU time (Linux's USER_HZ, 100 on every architecture we run on). */
@@ -145,6 +166,10 @@ interface Sample {
   final: number;
   idle: boolean;
   mb: Record<string, number>;
+  /** Each process group's PSS by kind of page, in MB: what grows when its total does. */
+  parts: Record<string, { anon: number; file: number; shmem: number }>;
+  /** The Node processes' V8 heap used and reserved, and their memory outside it, in MB. */
+  heaps: Record<string, { used: number; total: number; external: number }>;
   /** CPU seconds used so far by each process group (each process's own, and its reaped children's). */
   cpu: Record<string, number>;
   /** The chain watcher's passes so far, by network: their count and seconds in all (the worker's metrics). */
@@ -274,7 +299,7 @@ describe('soak', () => {
             add("Temporal's PostgreSQL", pid);
         for (const { pid, argv } of descendants(dev.pid!)) {
           const line = argv.join(' ');
-          if (line.includes('src/dev/index.ts')) add('API + LiteSVM (npm run dev)', pid);
+          if (line.includes('src/dev/index.ts')) add(DEV_PROCESS, pid);
           else if (/\bpostgres\b/.test(argv[0]!)) add('PostgreSQL', pid);
           else if (/anvil|btcd/.test(argv[0]!)) {
             const chain = chains.find(
@@ -309,19 +334,52 @@ describe('soak', () => {
         finalCount = rows[0]!.n;
         const mb: Record<string, number> = {};
         const cpu: Record<string, number> = {};
+        const parts: Sample['parts'] = {};
         for (const [name, pids] of Object.entries(processes())) {
-          mb[name] = pids.reduce((sum, pid) => sum + pssBytes(pid), 0) / 1024 / 1024;
+          const part = { anon: 0, file: 0, shmem: 0 };
+          let total = 0;
+          for (const pid of pids) {
+            const p = pss(pid);
+            total += p.total / MB;
+            part.anon += p.anon / MB;
+            part.file += p.file / MB;
+            part.shmem += p.shmem / MB;
+          }
+          mb[name] = total;
+          parts[name] = part;
           cpu[name] = pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
         }
         const own = process.cpuUsage();
         cpu['the load (this process)'] = (own.user + own.system) / 1e6;
-        const scans = scanTotals(
-          await fetch(`http://127.0.0.1:${workerPort}/metrics`).then(
+        // A missed scrape leaves this sample without the watcher's totals or that process's heap.
+        const scrape = (url: string) =>
+          fetch(`${url}/metrics`).then(
             (r) => (r.ok ? r.text() : ''),
-            () => '', // a missed scrape leaves this sample without the watcher's totals
-          ),
-        );
-        samples.push({ t: Date.now() - began, final: finalCount, idle, mb, cpu, scans });
+            () => '',
+          );
+        const [workerPage, apiPage] = await Promise.all([
+          scrape(`http://127.0.0.1:${workerPort}`),
+          scrape(baseUrl),
+        ]);
+        const heaps: Sample['heaps'] = {};
+        for (const [name, page] of [
+          ['worker', workerPage],
+          [DEV_PROCESS, apiPage],
+        ] as const) {
+          const heap = nodeHeap(page);
+          if (heap)
+            heaps[name] = { used: heap.used / MB, total: heap.total / MB, external: heap.external / MB };
+        }
+        samples.push({
+          t: Date.now() - began,
+          final: finalCount,
+          idle,
+          mb,
+          parts,
+          heaps,
+          cpu,
+          scans: scanTotals(workerPage),
+        });
       };
       let sampling = true;
       const sampler = (async () => {
@@ -381,6 +439,22 @@ describe('soak', () => {
           // slope leaves out its warm-up: shown beside the target's figure, which stays the whole idle's.
           const settled = rested.filter((s) => s.t >= (rested[0]?.t ?? 0) + IDLE_SETTLING_MS);
           const perHourSettled = slope(settled.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          // Where the load's slope went: each kind of page, and a Node process's heap and memory outside it.
+          const partSlope = (of: (s: Sample) => number | undefined) => {
+            const points = loaded.flatMap((s): [number, number][] => {
+              const y = of(s);
+              return y === undefined ? [] : [[s.final / 1000, y]];
+            });
+            return points.length < 2 ? undefined : round(slope(points));
+          };
+          const parts = {
+            anon: partSlope((s) => s.parts[name]?.anon),
+            file: partSlope((s) => s.parts[name]?.file),
+            shmem: partSlope((s) => s.parts[name]?.shmem),
+            heapUsed: partSlope((s) => s.heaps[name]?.used),
+            heapTotal: partSlope((s) => s.heaps[name]?.total),
+            external: partSlope((s) => s.heaps[name]?.external),
+          };
           const first = samples.find((s) => s.mb[name] !== undefined)?.mb[name] ?? 0;
           const last = samples.at(-1)?.mb[name] ?? 0;
           return [
@@ -391,6 +465,7 @@ describe('soak', () => {
               mbPerHourIdleSettled: round(perHourSettled),
               firstMb: round(first),
               lastMb: round(last),
+              mbPer1000ByPart: parts,
               met: perThousand <= MB_PER_1000 && perHour <= IDLE_MB_PER_HOUR,
             },
           ];
@@ -519,6 +594,14 @@ describe('soak', () => {
             ([name, m]) =>
               `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.met ? 'yes' : 'no'} |`,
           ),
+          '',
+          '| Process | MB per 1,000 transactions by kind of page: private, files, shared | V8 heap used, reserved; outside it |',
+          '|---|---|---|',
+          ...Object.entries(memory).map(([name, m]) => {
+            const p = m.mbPer1000ByPart;
+            const list = (values: (number | undefined)[]) => values.map((v) => v ?? '-').join(', ');
+            return `| ${name} | ${list([p.anon, p.file, p.shmem])} | ${list([p.heapUsed, p.heapTotal])}; ${p.external ?? '-'} |`;
+          }),
           '',
           '| Process | CPU ms per transaction, first window | Last window |',
           '|---|---|---|',
