@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, parseEther } from 'viem';
@@ -152,6 +153,74 @@ describe('the dev anvil state writes under load (keepStateOnChange)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(dumps).toBe(2); // and once more as it stops
+  });
+});
+
+describe('the dev anvil state is streamed to its file (keepStateOnChange)', () => {
+  it('writes the state while anvil is still answering it, and nothing when anvil answers an error', async () => {
+    // 3 MB of state JSON, gzipped and hex-encoded as anvil answers it, sent 7,777 bytes at a time (the pieces
+    // split the answer's head and the two digits of a byte). Halfway, the answer waits for the file to have
+    // begun: a write that decoded the whole answer first would begin only after it.
+    const state = JSON.stringify({
+      blocks: Array.from({ length: 30_000 }, (_, i) => ({ n: i, h: `${i}`.repeat(40) })),
+    });
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: `0x${gzipSync(state).toString('hex')}` });
+    const dir = mkdtempSync(join(tmpdir(), 'payments-anvil-stream-'));
+    const file = join(dir, 'state.json');
+    const begun = () =>
+      readdirSync(dir).some((name) => name.endsWith('.partial') && statSync(join(dir, name)).size > 0);
+    let head = 0;
+    let fail = false;
+    let writtenWhileAnswering: boolean | undefined;
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const { id, method } = JSON.parse(body) as { id: number; method: string };
+        response.setHeader('content-type', 'application/json');
+        if (method === 'eth_blockNumber')
+          return response.end(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${(++head).toString(16)}` }));
+        if (fail)
+          return response.end(
+            JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'busy' } }),
+          );
+        const pieces = answer.match(/[^]{1,7777}/g)!;
+        const half = pieces.length / 2;
+        const send = async () => {
+          while (pieces.length > 1) {
+            await new Promise((resolve) => response.write(pieces.shift(), resolve));
+            if (pieces.length <= half && writtenWhileAnswering === undefined) {
+              const until = Date.now() + 5000;
+              while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+              writtenWhileAnswering = begun();
+            }
+          }
+          response.end(pieces.shift());
+        };
+        void send();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const saving = keepStateOnChange(`http://127.0.0.1:${port}`, file, 20);
+    try {
+      await expect
+        .poll(() => statSync(file, { throwIfNoEntry: false })?.size, { timeout: 20_000 })
+        .toBe(state.length);
+      expect(readFileSync(file, 'utf8')).toBe(state);
+      expect(writtenWhileAnswering).toBe(true);
+      // An error answered as the node stops: no state file, and no partial one left behind.
+      fail = true;
+      rmSync(file);
+    } finally {
+      await saving.stop();
+      server.close();
+    }
+    try {
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -5,11 +5,20 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { fromRoot } from '../../platform/root';
 import { createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -152,10 +161,12 @@ export function keepStateOnChange(
     const head = await client.getBlockNumber({ cacheTime: 0 });
     if (head === saved && !always) return;
     const began = performance.now();
-    const dumped = await client.request({ method: 'anvil_dumpState' as never, params: [] as never });
-    const bytes = Buffer.from(String(dumped).replace(/^0x/, ''), 'hex');
     const partial = `${file}.${process.pid}.partial`;
-    writeFileSync(partial, bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes);
+    // A write cut short (anvil stopped while answering) leaves no partial file behind.
+    await dumpState(url, partial).catch((error: unknown) => {
+      rmSync(partial, { force: true });
+      throw error;
+    });
     renameSync(partial, file);
     saved = head;
     wait = Math.max(intervalMs, Math.min((performance.now() - began) * SAVE_SPACING, SAVE_WAIT_MAX_MS));
@@ -180,6 +191,69 @@ export function keepStateOnChange(
       await save(true).catch(() => undefined);
     },
   };
+}
+
+/** Longest a state dump may take: a long chain's is tens of megabytes, written at once by anvil. */
+const DUMP_TIMEOUT_MS = 60_000;
+/** How far into anvil's answer its `result` must start: past it, the answer is an error or not JSON-RPC. */
+const ANSWER_HEAD_MAX = 4096;
+
+/**
+ * Writes anvil's state (`anvil_dumpState`: hex of the gzipped JSON its `--state` file holds) to `file` as
+ * the plain JSON, streamed from the answer through the hex decoding and the gunzip in chunks: this process
+ * never holds the whole state, so its memory does not grow with the chain. Decoded whole, a write held
+ * the hex text, its bytes and the JSON at once (14 MB of JSON after the hour's soak), and each larger
+ * than the last as the chain grew.
+ */
+async function dumpState(url: string, file: string): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_dumpState', params: [] }),
+    signal: AbortSignal.timeout(DUMP_TIMEOUT_MS),
+  });
+  if (!response.ok || !response.body) throw new Error(`anvil_dumpState answered HTTP ${response.status}`);
+  const bytes = hexResult(response.body);
+  // Its first two bytes say whether it is gzipped (anvil's own always is).
+  let start = Buffer.alloc(0);
+  for (let next; start.length < 2 && !(next = await bytes.next()).done;)
+    start = Buffer.concat([start, next.value]);
+  if (start.length === 0) throw new Error('anvil_dumpState answered an empty state');
+  const all = (async function* () {
+    yield start;
+    yield* bytes;
+  })();
+  const gzipped = start[0] === 0x1f && start[1] === 0x8b;
+  const out = createWriteStream(file);
+  await (gzipped ? pipeline(all, createGunzip(), out) : pipeline(all, out));
+}
+
+/** The bytes of a JSON-RPC answer's hex string `result`, decoded as its chunks arrive. */
+async function* hexResult(body: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+  let head = '';
+  let inResult = false;
+  let carry = '';
+  for await (const chunk of body) {
+    let text = Buffer.from(chunk).toString('latin1');
+    if (!inResult) {
+      head += text;
+      const start = /"result"\s*:\s*"(0x)?/.exec(head);
+      if (!start) {
+        if (head.length > ANSWER_HEAD_MAX) break;
+        continue;
+      }
+      inResult = true;
+      text = head.slice(start.index + start[0].length);
+    }
+    const end = text.indexOf('"');
+    const hex = carry + (end === -1 ? text : text.slice(0, end));
+    // A chunk may end between the two digits of a byte: the odd one waits for the next chunk.
+    const whole = hex.length - (hex.length % 2);
+    carry = hex.slice(whole);
+    if (whole > 0) yield Buffer.from(hex.slice(0, whole), 'hex');
+    if (end !== -1) return;
+  }
+  throw new Error(`anvil_dumpState answered no state: ${head.slice(0, 300)}`);
 }
 
 /** What `paceChain` needs of a local chain, by block height. */
