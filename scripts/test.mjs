@@ -127,7 +127,7 @@ if (testStatus !== 0) {
 }
 const passed = [checkReport(results.file, 'tests')];
 for (const { name, file, status } of ran) {
-  // Vitest's exit code too: its report says nothing of an error outside the tests (an unhandled rejection).
+  // Vitest's exit code too, where it is non-zero (an error outside the tests is also in its report's folder).
   if (status !== 0) {
     process.stderr.write(`\n${name} failed (exit status ${status})\n`);
     process.exit(1);
