@@ -7,13 +7,13 @@
  * card, payout, sandbox payin, off-ramp) and a payin on each local chain paid by a real transfer, every one
  * with its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory and CPU time, and the chain
  * watcher's pass totals from the worker's metrics. It prints, per process, the slope of its memory per 1,000
- * transactions after the warm-up and per hour while idle after the load, where the load's slope went (its
- * PSS by kind of page: private, mapped files, shared memory; for the Node processes, the V8 heap and the
- * memory outside it, from their metrics), and its CPU per transaction in the first and the last window; per chain the deposit-to-webhook p50 in the first and the last window, where
- * that time goes (the deposit seen, the transaction final, the hand-over answered, the webhook) and the
- * watcher's mean pass over the chain's nodes; then the verdict: every transaction final, webhooks exactly
- * once, nothing doubled, wallets equal to their ledgers. Writes `bench/results/soak-<time>.json`; fails when
- * a target is missed.
+ * transactions after the warm-up and per hour while idle after the load, where the load's slope went (its PSS
+ * by kind of page: private, mapped files, shared memory; for the Node processes, the V8 heap and the memory
+ * outside it, from their metrics), and its CPU per transaction in the first and the last window; per chain
+ * the deposit-to-webhook p50 in the first and the last window, where that time goes (the deposit seen, the
+ * transaction final, the hand-over answered, the webhook) and the watcher's mean pass over the chain's nodes;
+ * then the verdict: every transaction final, webhooks exactly once, nothing doubled, wallets equal to their
+ * ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is missed.
  *
  * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (15), `SOAK_RATE` transactions a second (4).
  * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
