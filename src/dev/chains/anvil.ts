@@ -195,6 +195,8 @@ export function keepStateOnChange(
 
 /** Longest a state dump may take: a long chain's is tens of megabytes, written at once by anvil. */
 const DUMP_TIMEOUT_MS = 60_000;
+/** The size of the pieces the state is gunzipped and written in. */
+const WRITE_CHUNK = 256 * 1024;
 /** How far into anvil's answer its `result` must start: past it, the answer is an error or not JSON-RPC. */
 const ANSWER_HEAD_MAX = 4096;
 
@@ -224,8 +226,8 @@ async function dumpState(url: string, file: string): Promise<void> {
     yield* bytes;
   })();
   const gzipped = start[0] === 0x1f && start[1] === 0x8b;
-  const out = createWriteStream(file);
-  await (gzipped ? pipeline(all, createGunzip(), out) : pipeline(all, out));
+  const out = createWriteStream(file, { highWaterMark: WRITE_CHUNK });
+  await (gzipped ? pipeline(all, createGunzip({ chunkSize: WRITE_CHUNK }), out) : pipeline(all, out));
 }
 
 /** The bytes of a JSON-RPC answer's hex string `result`, decoded as its chunks arrive. */
