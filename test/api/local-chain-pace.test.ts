@@ -157,20 +157,23 @@ describe('the dev anvil state writes under load (keepStateOnChange)', () => {
 });
 
 describe('the dev anvil state is streamed to its file (keepStateOnChange)', () => {
-  it('writes the state while anvil is still answering it, and nothing when anvil answers an error', async () => {
-    // 3 MB of state JSON, gzipped and hex-encoded as anvil answers it, sent 7,777 bytes at a time (the pieces
-    // split the answer's head and the two digits of a byte). Halfway, the answer waits for the file to have
-    // begun: a write that decoded the whole answer first would begin only after it.
+  it('writes the state while anvil is still answering it, and no file when the answer breaks off', async () => {
+    // 6 MB of state JSON, gzipped and hex-encoded as anvil answers it. The first piece ends between the `0`
+    // and the `x` of the hex's prefix; the rest goes 7,777 bytes at a time (some split a byte's two digits).
+    // Halfway, the answer waits for the file to have begun: a write that decoded the whole answer first
+    // would begin only after it.
     const state = JSON.stringify({
       blocks: Array.from({ length: 30_000 }, (_, i) => ({ n: i, h: `${i}`.repeat(40) })),
     });
     const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: `0x${gzipSync(state).toString('hex')}` });
+    const cut = answer.indexOf('"result":"') + '"result":"0'.length;
     const dir = mkdtempSync(join(tmpdir(), 'payments-anvil-stream-'));
     const file = join(dir, 'state.json');
     const begun = () =>
       readdirSync(dir).some((name) => name.endsWith('.partial') && statSync(join(dir, name)).size > 0);
     let head = 0;
-    let fail = false;
+    /** Set, the answer stops halfway and the connection drops, as a node killed while answering. */
+    let breakOff = false;
     let writtenWhileAnswering: boolean | undefined;
     const server = createServer((request, response) => {
       let body = '';
@@ -180,16 +183,21 @@ describe('the dev anvil state is streamed to its file (keepStateOnChange)', () =
         response.setHeader('content-type', 'application/json');
         if (method === 'eth_blockNumber')
           return response.end(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${(++head).toString(16)}` }));
-        if (fail)
-          return response.end(
-            JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'busy' } }),
-          );
-        const pieces = answer.match(/[^]{1,7777}/g)!;
+        const pieces = [answer.slice(0, cut), ...answer.slice(cut).match(/[^]{1,7777}/g)!];
         const half = pieces.length / 2;
         const send = async () => {
+          await new Promise((resolve) => response.write(pieces.shift(), resolve));
+          await new Promise((resolve) => setTimeout(resolve, 50)); // the prefix's piece arrives alone
           while (pieces.length > 1) {
             await new Promise((resolve) => response.write(pieces.shift(), resolve));
-            if (pieces.length <= half && writtenWhileAnswering === undefined) {
+            if (pieces.length > half) continue;
+            if (breakOff) {
+              // Once the file has begun, so the write has a partial file to leave behind.
+              const until = Date.now() + 5000;
+              while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+              return response.destroy();
+            }
+            if (writtenWhileAnswering === undefined) {
               const until = Date.now() + 5000;
               while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
               writtenWhileAnswering = begun();
@@ -209,8 +217,8 @@ describe('the dev anvil state is streamed to its file (keepStateOnChange)', () =
         .toBe(state.length);
       expect(readFileSync(file, 'utf8')).toBe(state);
       expect(writtenWhileAnswering).toBe(true);
-      // An error answered as the node stops: no state file, and no partial one left behind.
-      fail = true;
+      // The node stops while answering the last write: no state file, and no partial one left behind.
+      breakOff = true;
       rmSync(file);
     } finally {
       await saving.stop();

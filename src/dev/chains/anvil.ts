@@ -193,7 +193,10 @@ export function keepStateOnChange(
   };
 }
 
-/** Longest a state dump may take: a long chain's is tens of megabytes, written at once by anvil. */
+/**
+ * Longest a state dump may take: a long chain's is tens of megabytes, written at once by anvil. A stop waits
+ * for a write under way and then makes one more, so a hung anvil holds it up to twice this.
+ */
 const DUMP_TIMEOUT_MS = 60_000;
 /** The size of the pieces the state is gunzipped and written in. */
 const WRITE_CHUNK = 256 * 1024;
@@ -214,7 +217,10 @@ async function dumpState(url: string, file: string): Promise<void> {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_dumpState', params: [] }),
     signal: AbortSignal.timeout(DUMP_TIMEOUT_MS),
   });
-  if (!response.ok || !response.body) throw new Error(`anvil_dumpState answered HTTP ${response.status}`);
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new Error(`anvil_dumpState answered HTTP ${response.status}`);
+  }
   const bytes = hexResult(response.body);
   // Its first two bytes say whether it is gzipped (anvil's own always is).
   let start = Buffer.alloc(0);
@@ -239,23 +245,33 @@ async function* hexResult(body: AsyncIterable<Uint8Array>): AsyncGenerator<Buffe
     let text = Buffer.from(chunk).toString('latin1');
     if (!inResult) {
       head += text;
-      const start = /"result"\s*:\s*"(0x)?/.exec(head);
-      if (!start) {
+      // The hex starts after the opening quote and its `0x`, which may come in the next chunk: wait for both.
+      const start = /"result"\s*:\s*"/.exec(head);
+      if (!start || head.length < start.index + start[0].length + 2) {
         if (head.length > ANSWER_HEAD_MAX) break;
         continue;
       }
       inResult = true;
-      text = head.slice(start.index + start[0].length);
+      text = head.slice(start.index + start[0].length).replace(/^0x/, '');
     }
     const end = text.indexOf('"');
     const hex = carry + (end === -1 ? text : text.slice(0, end));
     // A chunk may end between the two digits of a byte: the odd one waits for the next chunk.
     const whole = hex.length - (hex.length % 2);
     carry = hex.slice(whole);
-    if (whole > 0) yield Buffer.from(hex.slice(0, whole), 'hex');
+    if (whole > 0) {
+      const bytes = Buffer.from(hex.slice(0, whole), 'hex');
+      // Node stops at the first character that is not hex: a state cut short must not be written as whole.
+      if (bytes.length !== whole / 2) throw new Error('anvil_dumpState answered a state that is not hex');
+      yield bytes;
+    }
     if (end !== -1) return;
   }
-  throw new Error(`anvil_dumpState answered no state: ${head.slice(0, 300)}`);
+  throw new Error(
+    inResult
+      ? "anvil_dumpState's answer ended before its state did"
+      : `anvil_dumpState answered no state: ${head.slice(0, 300)}`,
+  );
 }
 
 /** What `paceChain` needs of a local chain, by block height. */
