@@ -233,7 +233,7 @@ describe('rolling restart', () => {
     expect(total('payments_webhook_attempts_total', 'outcome="delivered"')).toBeGreaterThan(0);
     expect(total('payments_ledger_operations_total', 'operation="reserve"')).toBeGreaterThan(0);
     expect(scrapes.join('\n')).toMatch(/^temporal_\w+/m);
-    // And each worker process's own memory, once (not twice, as two registries of Node's metrics would).
+    // And each worker process's own (Node's process metrics: memory, heap, event-loop lag), one series each.
     for (const text of scrapes) expect(text.match(/^nodejs_heap_size_used_bytes \d+/gm)).toHaveLength(1);
   }, 300_000);
 });

@@ -8,12 +8,12 @@
  * with its webhook; every `SOAK_SAMPLE_SECONDS` it reads each process's memory and CPU time, and the chain
  * watcher's pass totals from the worker's metrics. It prints, per process, the slope of its memory per 1,000
  * transactions after the warm-up and per hour while idle after the load, where the load's slope went (its PSS
- * by kind of page: private, mapped files, shared memory; for the Node processes, the V8 heap and the memory
- * outside it, from their metrics), and its CPU per transaction in the first and the last window; per chain
- * the deposit-to-webhook p50 in the first and the last window, where that time goes (the deposit seen, the
- * transaction final, the hand-over answered, the webhook) and the watcher's mean pass over the chain's nodes;
- * then the verdict: every transaction final, webhooks exactly once, nothing doubled, wallets equal to their
- * ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is missed.
+ * by kind of page: anonymous, mapped files, shared memory; for the Node processes, the V8 heap and its
+ * external memory, from their metrics), and its CPU per transaction in the first and the last window; per
+ * chain the deposit-to-webhook p50 in the first and the last window, where that time goes (the deposit seen,
+ * the transaction final, the hand-over answered, the webhook) and the watcher's mean pass over the chain's
+ * nodes; then the verdict: every transaction final, webhooks exactly once, nothing doubled, wallets equal to
+ * their ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is missed.
  *
  * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (15), `SOAK_RATE` transactions a second (4).
  * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
@@ -71,7 +71,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * A process's proportional set size in bytes (resident memory, pages shared between processes split among
- * them), and its parts by kind of page (smaps_rollup): private and heap memory, mapped files, shared memory.
+ * them), and its parts by kind of page (smaps_rollup): anonymous (heaps), mapped files, shared memory.
  */
 function pss(pid: number): { total: number; anon: number; file: number; shmem: number } {
   try {
@@ -84,7 +84,7 @@ function pss(pid: number): { total: number; anon: number; file: number; shmem: n
   }
 }
 
-/** A Node process's V8 heap (used and reserved) and its memory outside the heap, from its `/metrics` page. */
+/** A Node process's V8 heap (used and reserved) and its external memory (Buffers), from its `/metrics`. */
 function nodeHeap(page: string): { used: number; total: number; external: number } | undefined {
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(page)?.[1] ?? Number.NaN);
   const heap = {
@@ -168,7 +168,7 @@ interface Sample {
   mb: Record<string, number>;
   /** Each process group's PSS by kind of page, in MB: what grows when its total does. */
   parts: Record<string, { anon: number; file: number; shmem: number }>;
-  /** The Node processes' V8 heap used and reserved, and their memory outside it, in MB. */
+  /** The Node processes' V8 heap used and reserved, and their external memory (Buffers), in MB. */
   heaps: Record<string, { used: number; total: number; external: number }>;
   /** CPU seconds used so far by each process group (each process's own, and its reaped children's). */
   cpu: Record<string, number>;
@@ -439,7 +439,7 @@ describe('soak', () => {
           // slope leaves out its warm-up: shown beside the target's figure, which stays the whole idle's.
           const settled = rested.filter((s) => s.t >= (rested[0]?.t ?? 0) + IDLE_SETTLING_MS);
           const perHourSettled = slope(settled.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
-          // Where the load's slope went: each kind of page, and a Node process's heap and memory outside it.
+          // Where the load's slope went: each kind of page, and a Node process's heap and external memory.
           const partSlope = (of: (s: Sample) => number | undefined) => {
             const points = loaded.flatMap((s): [number, number][] => {
               const y = of(s);
@@ -595,7 +595,7 @@ describe('soak', () => {
               `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.met ? 'yes' : 'no'} |`,
           ),
           '',
-          '| Process | MB per 1,000 transactions by kind of page: private, files, shared | V8 heap used, reserved; outside it |',
+          '| Process | MB per 1,000 transactions by kind of page: anonymous, files, shared | V8 heap used, reserved; external (Buffers) |',
           '|---|---|---|',
           ...Object.entries(memory).map(([name, m]) => {
             const p = m.mbPer1000ByPart;
