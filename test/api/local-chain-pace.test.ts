@@ -171,6 +171,12 @@ describe('the dev anvil state is streamed to its file (keepStateOnChange)', () =
     const file = join(dir, 'state.json');
     const begun = () =>
       readdirSync(dir).some((name) => name.endsWith('.partial') && statSync(join(dir, name)).size > 0);
+    /** Whether the file began within 5 s. */
+    const waitForBegun = async () => {
+      const until = Date.now() + 5000;
+      while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      return begun();
+    };
     let head = 0;
     /** Set, the answer stops halfway and the connection drops, as a node killed while answering. */
     let breakOff = false;
@@ -193,15 +199,10 @@ describe('the dev anvil state is streamed to its file (keepStateOnChange)', () =
             if (pieces.length > half) continue;
             if (breakOff) {
               // Once the file has begun, so the write has a partial file to leave behind.
-              const until = Date.now() + 5000;
-              while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+              await waitForBegun();
               return response.destroy();
             }
-            if (writtenWhileAnswering === undefined) {
-              const until = Date.now() + 5000;
-              while (!begun() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-              writtenWhileAnswering = begun();
-            }
+            writtenWhileAnswering ??= await waitForBegun();
           }
           response.end(pieces.shift());
         };

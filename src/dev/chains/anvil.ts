@@ -207,7 +207,7 @@ const ANSWER_HEAD_MAX = 4096;
  * Writes anvil's state (`anvil_dumpState`: hex of the gzipped JSON its `--state` file holds) to `file` as
  * the plain JSON, streamed from the answer through the hex decoding and the gunzip in chunks: this process
  * never holds the whole state, so its memory does not grow with the chain. Decoded whole, a write held
- * the hex text, its bytes and the JSON at once (14 MB of JSON after the hour's soak), and each larger
+ * the hex text, its bytes and the JSON at once (10-14 MB of JSON after an hour's soak), and each larger
  * than the last as the chain grew.
  */
 async function dumpState(url: string, file: string): Promise<void> {
