@@ -35,11 +35,11 @@ export interface ChainReader {
   /** Where a transaction the service signed stands on the node, for reconciliation (docs/reconciliation.md). */
   locate(txHash: string): Promise<Located>;
   /**
-   * What `address` (as stored) holds of the asset `code` at block `block`, in its smallest units; absent on a
-   * family whose node cannot answer for a past block, or whose deposit addresses spend (their balance is
-   * then not compared).
+   * What each address (as stored) holds of its asset `code` at block `block`, in its smallest units, in the
+   * order asked (read together, as one asks many); absent on a family whose node cannot answer for a past
+   * block, or whose deposit addresses spend (their balance is then not compared).
    */
-  balanceAt?(address: string, code: string, block: bigint): Promise<bigint>;
+  balancesAt?(holdings: { address: string; code: string }[], block: bigint): Promise<bigint[]>;
 }
 
 /**

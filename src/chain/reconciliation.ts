@@ -24,6 +24,9 @@ export const CHAIN_BLOCKS_PER_RUN = 10_000n;
  */
 export const SEND_LANDS_WITHIN_MS = 30 * 60_000;
 
+/** Balances one read asks a node for at most (the family's reader batches them as it can). */
+const BALANCES_PER_READ = 1_000;
+
 /** The sends that move a transaction's money (`chain_sends` keys): refunds and on-ramp sends. */
 const MONEY_SEND = /^(refund|payment-refund|send):([^:]+)/;
 
@@ -316,7 +319,7 @@ async function balancesAgainstLedger(
   scope: Scope,
 ): Promise<Finding[]> {
   const reader = readerOf(node, db);
-  if (!reader.balanceAt) return [];
+  if (!reader.balancesAt) return [];
   const at = BigInt(range.to);
   const { rows } = await db.execute<{
     address: string;
@@ -347,22 +350,26 @@ async function balancesAgainstLedger(
   for (const code of codes)
     decimals.set(code, (await findCryptoAsset(db, code, node.network))?.decimals ?? 18);
   const findings: Finding[] = [];
-  for (const [address, { transactionId, sums }] of recorded) {
-    for (const code of codes) {
+  const holdings = [...recorded.keys()].flatMap((address) => codes.map((code) => ({ address, code })));
+  for (let start = 0; start < holdings.length; start += BALANCES_PER_READ) {
+    const some = holdings.slice(start, start + BALANCES_PER_READ);
+    const held = await reader.balancesAt(some, at);
+    some.forEach(({ address, code }, i) => {
+      const { transactionId, sums } = recorded.get(address)!;
       const places = decimals.get(code)!;
       const expected = parseUnits(sums.get(code) ?? '0', places) ?? 0n;
-      const held = await reader.balanceAt(address, code, at);
-      if (held === expected) continue;
-      const [want, have] = [formatUnits(expected, places), formatUnits(held, places)];
+      const has = held[i]!;
+      if (has === expected) return;
+      const [want, have] = [formatUnits(expected, places), formatUnits(has, places)];
       findings.push({
         transactionId,
         reference: `balance:${node.id}:${address}:${code}`,
         kind: 'amount',
         expected: `${want} ${code}`,
         observed: `${have} ${code}`,
-        message: `The deposit address ${address} of ${transactionId} holds ${have} ${code} on ${node.network} at block ${at}, but the deposits recorded to it add up to ${want}: ${held > expected ? 'money reached it that the watcher did not record (a transfer made by a contract, say)' : 'money left an address only the service holds keys to'}.`,
+        message: `The deposit address ${address} of ${transactionId} holds ${have} ${code} on ${node.network} at block ${at}, but the deposits recorded to it add up to ${want}: ${has > expected ? 'money reached it that the watcher did not record (a transfer made by a contract, say)' : 'money left an address only the service holds keys to'}.`,
       });
-    }
+    });
   }
   return findings;
 }

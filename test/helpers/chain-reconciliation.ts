@@ -60,7 +60,7 @@ export async function chainBreaksAfterEdits(env: TestEnv, transactionId: string)
     .from(depositAddresses)
     .where(eq(depositAddresses.transactionId, transactionId));
   const balance =
-    node && readerOf(node, db).balanceAt
+    node && readerOf(node, db).balancesAt
       ? [`amount balance:${transfer.chainNodeId}:${address!.address}:${transfer.asset}`]
       : [];
   return {

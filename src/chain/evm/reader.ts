@@ -1,7 +1,20 @@
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Address, type Hex } from 'viem';
+import {
+  decodeFunctionResult,
+  encodeFunctionData,
+  numberToHex,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Address,
+  type Hex,
+} from 'viem';
 import type { ChainReader, Seen } from '../family';
 import type { ChainNode } from '../nodes';
-import { erc20Abi, rpc } from './rpc';
+import { callMany, erc20Abi, rpc, type Call } from './rpc';
+
+/** Blocks, with their transactions, to one HTTP request (and held at once): a busy chain's ten are a few MB. */
+const BLOCKS_PER_REQUEST = 10;
+/** Balances to one HTTP request. */
+const BALANCES_PER_REQUEST = 50;
 
 /**
  * Reads a node of Ethereum's JSON-RPC (the EVM family's, and TRON's token logs) for the watcher: every ERC-20
@@ -36,18 +49,25 @@ export function evmReader(node: ChainNode): ChainReader {
       });
       return waiting ? 'pool' : 'absent';
     },
-    async balanceAt(address, code, block) {
-      const owner = address as Address;
-      if (code === node.nativeCoin) return client.getBalance({ address: owner, blockNumber: block });
-      const contract = node.tokens[code];
-      if (!contract) throw new Error(`node ${node.id} watches no ${code}`);
-      return client.readContract({
-        address: contract as Address,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [owner],
-        blockNumber: block,
+    async balancesAt(holdings, block) {
+      const at = numberToHex(block);
+      const calls = holdings.map(({ address, code }): Call => {
+        if (code === node.nativeCoin) return { method: 'eth_getBalance', params: [address, at] };
+        const contract = node.tokens[code];
+        if (!contract) throw new Error(`node ${node.id} watches no ${code}`);
+        const data = encodeFunctionData({
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [address as Address],
+        });
+        return { method: 'eth_call', params: [{ to: contract, data }, at] };
       });
+      const answers = await callMany(node.rpcUrl, calls, BALANCES_PER_REQUEST);
+      return answers.map((answer, i) =>
+        calls[i]!.method === 'eth_getBalance'
+          ? BigInt(answer as Hex)
+          : decodeFunctionResult({ abi: erc20Abi, functionName: 'balanceOf', data: answer as Hex }),
+      );
     },
   };
 }
@@ -78,23 +98,44 @@ async function tokenTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigin
   return seen;
 }
 
+/** A transaction as `eth_getBlockByNumber` gives it, in the fields a native transfer needs. */
+interface RawTransaction {
+  hash: Hex;
+  from: Hex;
+  to: Hex | null;
+  value: Hex;
+}
+
 async function nativeTransfers(node: ChainNode, fromBlock: bigint, toBlock: bigint): Promise<Seen[]> {
-  const client = rpc(node.rpcUrl);
   const seen: Seen[] = [];
   if (!node.nativeCoin) return seen;
-  for (let number = fromBlock; number <= toBlock; number++) {
-    const block = await client.getBlock({ blockNumber: number, includeTransactions: true });
-    for (const tx of block.transactions) {
-      if (!tx.to || tx.value === 0n) continue;
-      seen.push({
-        txHash: tx.hash,
-        block: number,
-        from: tx.from.toLowerCase(),
-        to: tx.to.toLowerCase(),
-        code: node.nativeCoin,
-        units: tx.value,
-      });
-    }
+  // Ten blocks at a time, so a read of 500 holds no more than ten blocks' transactions at once.
+  for (let first = fromBlock; first <= toBlock; first += BigInt(BLOCKS_PER_REQUEST)) {
+    const numbers: bigint[] = [];
+    for (let n = first; n <= toBlock && n < first + BigInt(BLOCKS_PER_REQUEST); n++) numbers.push(n);
+    const blocks = await callMany(
+      node.rpcUrl,
+      numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [numberToHex(n), true] })),
+      BLOCKS_PER_REQUEST,
+    );
+    blocks.forEach((block, i) => {
+      const number = numbers[i]!;
+      // A block the node does not have (past its head, or lost to a reorg since): the read fails, as a
+      // block read alone did, and the watcher reads it again.
+      if (!block) throw new Error(`${node.network} node ${node.id} has no block ${number}`);
+      for (const tx of (block as { transactions: RawTransaction[] }).transactions) {
+        const units = BigInt(tx.value);
+        if (!tx.to || units === 0n) continue;
+        seen.push({
+          txHash: tx.hash,
+          block: number,
+          from: tx.from.toLowerCase(),
+          to: tx.to.toLowerCase(),
+          code: node.nativeCoin!,
+          units,
+        });
+      }
+    });
   }
   return seen;
 }

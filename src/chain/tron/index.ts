@@ -15,7 +15,7 @@ export const tron: ChainFamily = {
   shownAddress: tronAddressing.shown,
   storedAddress: tronAddressing.stored,
   // TRON's JSON-RPC answers calls at the latest block only: its deposit addresses' balances are not compared.
-  reader: (node) => ({ ...evmReader(node), balanceAt: undefined }),
+  reader: (node) => ({ ...evmReader(node), balancesAt: undefined }),
   async send(_db, node, request) {
     if (request.mode === 'test') return 'sandbox';
     // Not reached by refunds: live deposits there carry no sender to refund to, so they are held for ops
