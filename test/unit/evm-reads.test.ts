@@ -143,7 +143,7 @@ describe('reading many blocks and balances of an EVM node (src/chain/evm/reader.
     expect(fake.requests).toEqual(Array(15).fill({ batch: undefined }));
   });
 
-  it("fails the read with the node's own error when one block fails alone, and batches again after", async () => {
+  it("fails the read with the node's own error when a block fails alone, and batches after", async () => {
     const { fake, node } = await fakeNode(100);
     fake.failingBlock = 15n;
     await expect(evmReader(node).transfers(1n, 20n)).rejects.toThrow(/block 15 is unavailable/);

@@ -11,7 +11,7 @@ import type { ChainReader, Seen } from '../family';
 import type { ChainNode } from '../nodes';
 import { callMany, erc20Abi, rpc, type Call } from './rpc';
 
-/** Blocks, with their transactions, to one HTTP request (and held at once): a busy chain's ten are a few MB. */
+/** Blocks, with their transactions, to one HTTP request and held at once: a busy chain's ten are a few MB. */
 const BLOCKS_PER_REQUEST = 10;
 /** Balances to one HTTP request. */
 const BALANCES_PER_REQUEST = 50;
