@@ -12,14 +12,18 @@
  * external memory, from their metrics), and its CPU per transaction in the first and the last window; per
  * chain the deposit-to-webhook p50 in the first and the last window, where that time goes (the deposit seen,
  * the transaction final, the hand-over answered, the webhook) and the watcher's mean pass over the chain's
- * nodes; then the verdict: every transaction final, webhooks exactly once, nothing doubled, wallets equal to
- * their ledgers. Writes `bench/results/soak-<time>.json`; fails when a target is missed.
+ * nodes; the Temporal server's Go memory (runtime.MemStats) and goroutines at the idle's start and end, its
+ * heap profiles saved for `go tool pprof`; each reconciliation run the service made, its window, time and
+ * breaks; then the verdict: every transaction final, webhooks exactly once, nothing doubled, wallets equal to
+ * their ledgers, no reconciliation break. Writes `bench/results/soak-<time>.json`; fails when a target is
+ * missed.
  *
  * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (15), `SOAK_RATE` transactions a second (4).
  * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -172,6 +176,8 @@ interface Sample {
   heaps: Record<string, { used: number; total: number; external: number }>;
   /** CPU seconds used so far by each process group (each process's own, and its reaped children's). */
   cpu: Record<string, number>;
+  /** How many processes each group has (a PostgreSQL's backends come and go with its clients). */
+  processes: Record<string, number>;
   /** The chain watcher's passes so far, by network: their count and seconds in all (the worker's metrics). */
   scans: Record<string, { count: number; seconds: number }>;
 }
@@ -198,11 +204,11 @@ describe('soak', () => {
     async () => {
       const dir = scratchDir(cleanups);
       const anvilPort = await freePortRun(5);
-      const [pgPort, temporalPgPort, apiPort, receiverPort, btcdPort, solanaPort, workerPort] = (
+      const [pgPort, temporalPgPort, apiPort, receiverPort, btcdPort, solanaPort, workerPort, pprofPort] = (
         await freePorts(14)
       )
         .filter((port) => port < anvilPort || port > anvilPort + 4)
-        .slice(0, 7) as number[];
+        .slice(0, 8) as number[];
       const keys = {
         MASTER_KEY: randomHex(32),
         PAYLOAD_KEYS: `soak:${randomHex(32)}`,
@@ -224,8 +230,10 @@ describe('soak', () => {
         sqlTool,
         dir: join(dir, 'temporal'),
         postgresUrl: temporalPostgres.url,
+        pprofPort: pprofPort!,
       });
       cleanups.push(() => temporal.stop());
+      const pprofUrl = `http://127.0.0.1:${pprofPort}/debug/pprof`;
 
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -335,7 +343,9 @@ describe('soak', () => {
         const mb: Record<string, number> = {};
         const cpu: Record<string, number> = {};
         const parts: Sample['parts'] = {};
+        const counts: Record<string, number> = {};
         for (const [name, pids] of Object.entries(processes())) {
+          counts[name] = pids.length;
           const part = { anon: 0, file: 0, shmem: 0 };
           let total = 0;
           for (const pid of pids) {
@@ -378,6 +388,7 @@ describe('soak', () => {
           parts,
           heaps,
           cpu,
+          processes: counts,
           scans: scanTotals(workerPage),
         });
       };
@@ -422,10 +433,14 @@ describe('soak', () => {
 
       // Idle: nothing more is sent; the chains' pacers, the watcher and the maintenance jobs go on.
       idle = true;
+      const profiles = mkdtempSync(join(tmpdir(), 'payments-soak-profiles-'));
+      const goAtIdle = await goMemory(pprofUrl, join(profiles, 'temporal-heap-idle-start.pb.gz'));
       await pause(IDLE_MINUTES * 60_000);
       sampling = false;
       await sampler;
       await sample();
+      const goAtEnd = await goMemory(pprofUrl, join(profiles, 'temporal-heap-idle-end.pb.gz'));
+      const reconciliation = await reconciliationRuns(db);
 
       // Memory: per process, its slope over the transactions made final after the warm-up, and over time idle.
       const names = [...new Set(samples.flatMap((s) => Object.keys(s.mb)))];
@@ -577,6 +592,8 @@ describe('soak', () => {
         memory,
         cpu,
         latency,
+        temporalGo: { idleStart: goAtIdle, idleEnd: goAtEnd, profiles },
+        reconciliation,
         samples,
       };
       mkdirSync('bench/results', { recursive: true });
@@ -624,6 +641,20 @@ describe('soak', () => {
             return `| ${network} | ${row(l.firstStages)} | ${row(l.lastStages)} | ${l.firstPassMs ?? '-'}, ${l.lastPassMs ?? '-'} |`;
           }),
           '',
+          "| The Temporal server's Go memory, MB | Idle start | Idle end |",
+          '|---|---|---|',
+          ...Object.keys(goAtEnd ?? goAtIdle ?? {}).map(
+            (name) => `| ${name} | ${goAtIdle?.[name] ?? '-'} | ${goAtEnd?.[name] ?? '-'} |`,
+          ),
+          `(heap profiles in ${profiles}: \`go tool pprof -top -diff_base <start> <end>\`)`,
+          '',
+          '| Reconciliation run | Window | Seconds | Breaks found (new) |',
+          '|---|---|---|---|',
+          ...reconciliation.map(
+            (r) =>
+              `| ${r.startedAt} | ${r.window} | ${r.seconds ?? 'unfinished'} | ${r.found} (${r.opened}) |`,
+          ),
+          '',
           `results: ${file}`,
           '',
         ].join('\n'),
@@ -633,6 +664,8 @@ describe('soak', () => {
 
       expect(failures).toEqual([]);
       expect(verdict.notFinal).toEqual([]);
+      // Reconciliation finds nothing wrong in a run where nothing went wrong.
+      expect(reconciliation.filter((r) => r.found > 0)).toEqual([]);
       expect(verdict.lost + verdict.duplicatedEffects + verdict.walletsOff + verdict.webhooksMissing).toBe(0);
       expect(Object.entries(memory).filter(([, m]) => !m.met)).toEqual([]);
       expect(Object.entries(latency).filter(([, l]) => !l.met)).toEqual([]);
@@ -640,6 +673,63 @@ describe('soak', () => {
     (MINUTES + IDLE_MINUTES + 30) * 60_000,
   );
 });
+
+/**
+ * The Temporal server's Go memory from its pprof (runtime.MemStats, in MB) and its goroutines, with its heap
+ * profile saved to `file`: whether what its PSS gains while idle is live heap, or heap Go has not given back.
+ */
+async function goMemory(pprofUrl: string, file: string): Promise<Record<string, number> | undefined> {
+  try {
+    const [stats, goroutines, profile] = await Promise.all([
+      fetch(`${pprofUrl}/heap?debug=1`).then((r) => r.text()),
+      fetch(`${pprofUrl}/goroutine?debug=1`).then((r) => r.text()),
+      fetch(`${pprofUrl}/heap`).then((r) => r.arrayBuffer()),
+    ]);
+    writeFileSync(file, Buffer.from(profile));
+    const memory: Record<string, number> = {};
+    for (const name of [
+      'Sys',
+      'HeapSys',
+      'HeapInuse',
+      'HeapIdle',
+      'HeapReleased',
+      'HeapAlloc',
+      'StackInuse',
+    ]) {
+      const value = new RegExp(`^# ${name} = (\\d+)`, 'm').exec(stats)?.[1];
+      if (value !== undefined) memory[name] = round(Number(value) / MB);
+    }
+    const count = /goroutine profile: total (\d+)/.exec(goroutines)?.[1];
+    if (count !== undefined) memory.goroutines = Number(count);
+    return memory;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The service's reconciliation runs: each one's window, how long it took and what it found. */
+async function reconciliationRuns(db: pg.Pool) {
+  const { rows } = await db.query<{
+    started_at: Date;
+    window_start: Date;
+    window_end: Date;
+    seconds: number | null;
+    summary: Record<string, { found: number; opened: number }> | null;
+  }>(`select started_at, window_start, window_end, summary,
+        extract(epoch from finished_at - started_at)::float as seconds
+      from reconciliation_runs order by started_at`);
+  const time = (date: Date) => date.toISOString().slice(11, 19);
+  return rows.map((r) => {
+    const sources = Object.values(r.summary ?? {});
+    return {
+      startedAt: time(r.started_at),
+      window: `${time(r.window_start)} to ${time(r.window_end)}`,
+      ...(r.seconds === null ? {} : { seconds: round(r.seconds) }),
+      found: sources.reduce((sum, s) => sum + s.found, 0),
+      opened: sources.reduce((sum, s) => sum + s.opened, 0),
+    };
+  });
+}
 
 function round(n: number): number {
   return Math.round(n * 100) / 100;
