@@ -354,6 +354,8 @@ async function balancesAgainstLedger(
   for (let start = 0; start < holdings.length; start += BALANCES_PER_READ) {
     const some = holdings.slice(start, start + BALANCES_PER_READ);
     const held = await reader.balancesAt(some, at);
+    if (held.length !== some.length)
+      throw new Error(`${node.network} node ${node.id} gave ${held.length} balances for ${some.length}`);
     some.forEach(({ address, code }, i) => {
       const { transactionId, sums } = recorded.get(address)!;
       const places = decimals.get(code)!;

@@ -28,57 +28,79 @@ export interface Call {
   params: unknown[];
 }
 
-/** The most one call's answer may hold (viem's own limit for a single call). */
-const ONE_ANSWER_BYTES = 10 * 1024 * 1024;
+/** How long a node that refused a batch is asked one call at a time before a batch is tried again. */
+const REFUSAL_MS = 10 * 60_000;
 
-/** The nodes (by URL) found to refuse JSON-RPC batches: this process asks them one call at a time. */
-const unbatched = new Set<string>();
+/** The nodes (by URL) that refused a batch, and until when they are asked one call at a time. */
+const refusedUntil = new Map<string, number>();
 
 /**
- * Many calls to one node, `perRequest` to an HTTP request as JSON-RPC batches, their results in the calls'
- * order. A read of many blocks or balances is mostly the cost of its HTTP requests: asked one at a time, a
- * block with its transactions allocated 96 KB and took 0.7 ms of CPU; 100 to a batch, 20 KB and 0.06 ms
- * (anvil, 600 blocks). A batch not answered call for call is asked again one call at a time, which fails the
- * read with the node's own error if one call fails alone; a node that refused a whole batch (some providers
- * take none) is asked one call at a time from then on, by this process.
+ * Many calls to one node, `perRequest` to an HTTP request as JSON-RPC batches (an answer of `maxBytes` at
+ * most), their results in the calls' order: a read of many blocks or balances costs mostly its HTTP
+ * requests. A batch not answered call for call (a call failed, the node was busy or slow, the answer too
+ * large) is asked again one call at a time, where the node's own error fails the read. A node that refuses
+ * batches outright (an HTTP 4xx, or one error for the whole batch: some providers take none) is asked one
+ * call at a time for REFUSAL_MS.
  */
-export async function callMany(url: string, calls: Call[], perRequest: number): Promise<unknown[]> {
+export async function callMany(
+  url: string,
+  calls: Call[],
+  options: { perRequest: number; maxBytes: number },
+): Promise<unknown[]> {
   const results: unknown[] = [];
-  for (let start = 0; start < calls.length; start += perRequest) {
-    const chunk = calls.slice(start, start + perRequest);
-    const batch = chunk.length > 1 && !unbatched.has(url) ? await asBatch(url, chunk) : undefined;
+  for (let start = 0; start < calls.length; start += options.perRequest) {
+    const chunk = calls.slice(start, start + options.perRequest);
+    const batching = chunk.length > 1 && (refusedUntil.get(url) ?? 0) <= Date.now();
+    const batch = batching ? await asBatch(url, chunk, options.maxBytes) : undefined;
     if (Array.isArray(batch)) {
       results.push(...batch);
       continue;
     }
     const client = rpc(url);
     for (const call of chunk) results.push(await client.request(call as never));
-    if (batch === 'refused') unbatched.add(url);
+    if (batch === 'refused') refusedUntil.set(url, Date.now() + REFUSAL_MS);
   }
   return results;
 }
 
+interface Answer {
+  id?: unknown;
+  result?: unknown;
+  error?: { code?: unknown } | null;
+}
+
 /**
- * One batch's results in its calls' order; `refused` when the node answered it with no result at all (an
- * HTTP error, one error for the whole batch), `partial` when some calls failed.
+ * One batch's results in its calls' order; `refused` when the node refused the batch itself, `unanswered`
+ * when it did not answer every call with a result.
  */
-async function asBatch(url: string, calls: Call[]): Promise<unknown[] | 'refused' | 'partial'> {
+async function asBatch(
+  url: string,
+  calls: Call[],
+  maxBytes: number,
+): Promise<unknown[] | 'refused' | 'unanswered'> {
   const body = calls.map((call, id) => ({ ...call, id }));
-  // Each call may answer as much as it may alone (viem's 10 MB).
-  const answers: unknown = await getHttpRpcClient(url, { timeout: 10_000 })
-    .request({ body, maxResponseBodySize: ONE_ANSWER_BYTES * calls.length })
-    .catch(() => undefined);
-  if (!Array.isArray(answers)) return 'refused';
-  const byId = new Map<unknown, { result?: unknown; error?: unknown }>(
-    (answers as { id?: unknown; result?: unknown; error?: unknown }[]).map((a) => [a?.id, a ?? {}]),
-  );
+  let answers: Answer[];
+  try {
+    answers = (await getHttpRpcClient(url, { timeout: 10_000 }).request({
+      body,
+      maxResponseBodySize: maxBytes,
+    })) as unknown as Answer[];
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    const refused =
+      typeof status === 'number' && status >= 400 && status < 500 && ![408, 429].includes(status);
+    return refused ? 'refused' : 'unanswered';
+  }
+  if (!Array.isArray(answers)) return 'unanswered';
+  const byId = new Map(answers.map((answer) => [answer?.id, answer]));
+  // One error for the whole batch (viem repeats it for each call), under no call's id.
+  if (answers.length > 0 && answers.every((answer) => answer?.error && !body.some((c) => c.id === answer.id)))
+    return 'refused';
   const results: unknown[] = [];
   for (const call of body) {
     const answer = byId.get(call.id);
-    if (!answer || answer.error !== undefined || !('result' in answer)) {
-      const answered = body.some((c) => byId.get(c.id)?.result !== undefined);
-      return answered ? 'partial' : 'refused';
-    }
+    if (!answer || (answer.error !== undefined && answer.error !== null) || !('result' in answer))
+      return 'unanswered';
     results.push(answer.result);
   }
   return results;
