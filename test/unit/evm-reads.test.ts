@@ -25,7 +25,8 @@ class FakeNode {
   server: Server;
   requests: { batch: number | undefined }[] = [];
   /** How the node takes a batch: answers each call, or refuses it (HTTP 400, or geth's one error, 200). */
-  batches: 'answered' | 'refused-400' | 'refused-200' | 'busy-429' | 'half-answered' = 'answered';
+  batches: 'answered' | 'refused-400' | 'refused-bare' | 'refused-geth' | 'busy-429' | 'half-answered' =
+    'answered';
   /** Answers carry `"error": null` beside their result, as some servers write them. */
   nullErrors = false;
   failingBlock: bigint | undefined;
@@ -42,14 +43,23 @@ class FakeNode {
         const parsed = JSON.parse(body) as Rpc | Rpc[];
         this.requests.push({ batch: Array.isArray(parsed) ? parsed.length : undefined });
         res.setHeader('content-type', 'application/json');
-        const refusal = {
+        const refusal = (id: unknown) => ({
           jsonrpc: '2.0',
-          id: null,
-          error: { code: -32600, message: 'batches are not supported' },
-        };
+          id,
+          error: { code: -32600, message: 'batch too large' },
+        });
         if (Array.isArray(parsed) && this.batches !== 'answered' && this.batches !== 'half-answered') {
-          res.statusCode = { 'refused-400': 400, 'refused-200': 200, 'busy-429': 429 }[this.batches];
-          res.end(JSON.stringify(this.batches === 'busy-429' ? { error: 'slow down' } : refusal));
+          const statuses = { 'refused-400': 400, 'refused-bare': 200, 'refused-geth': 200, 'busy-429': 429 };
+          res.statusCode = statuses[this.batches];
+          const answers = {
+            'refused-400': refusal(null),
+            // One error, under no id.
+            'refused-bare': refusal(null),
+            // geth's: one error in an array, under the first call's id.
+            'refused-geth': [refusal(parsed[0]!.id)],
+            'busy-429': { error: 'slow down' },
+          };
+          res.end(JSON.stringify(answers[this.batches]));
           return;
         }
         const batch = Array.isArray(parsed);
@@ -159,7 +169,7 @@ describe('reading many blocks and balances of an EVM node (src/chain/evm/reader.
     expect(fake.requests).toEqual([{ batch: 10 }, { batch: 10 }]);
   });
 
-  for (const refusal of ['refused-400', 'refused-200'] as const)
+  for (const refusal of ['refused-400', 'refused-bare', 'refused-geth'] as const)
     it(`asks a node that refuses batches (${refusal}) one block at a time, for ten minutes`, async () => {
       const { fake, node } = await fakeNode(100);
       fake.batches = refusal;

@@ -39,7 +39,7 @@ const refusedUntil = new Map<string, number>();
  * most), their results in the calls' order: a read of many blocks or balances costs mostly its HTTP
  * requests. A batch not answered call for call (a call failed, the node was busy or slow, the answer too
  * large) is asked again one call at a time, where the node's own error fails the read. A node that refuses
- * batches outright (an HTTP 4xx, or one error for the whole batch: some providers take none) is asked one
+ * batches outright (an HTTP 4xx but 408 and 429, or one error for the whole batch) is asked one
  * call at a time for REFUSAL_MS.
  */
 export async function callMany(
@@ -56,9 +56,9 @@ export async function callMany(
       results.push(...batch);
       continue;
     }
+    if (batch === 'refused') refusedUntil.set(url, Date.now() + REFUSAL_MS);
     const client = rpc(url);
     for (const call of chunk) results.push(await client.request(call as never));
-    if (batch === 'refused') refusedUntil.set(url, Date.now() + REFUSAL_MS);
   }
   return results;
 }
@@ -93,8 +93,9 @@ async function asBatch(
   }
   if (!Array.isArray(answers)) return 'unanswered';
   const byId = new Map(answers.map((answer) => [answer?.id, answer]));
-  // One error for the whole batch (viem repeats it for each call), under no call's id.
-  if (answers.length > 0 && answers.every((answer) => answer?.error && !body.some((c) => c.id === answer.id)))
+  // One error for the whole batch, which viem repeats for each call: under no id, or under the first call's
+  // (geth's answer to a batch over its limit).
+  if (answers.every((answer) => answer?.error) && new Set(answers.map((answer) => answer?.id)).size === 1)
     return 'refused';
   const results: unknown[] = [];
   for (const call of body) {
