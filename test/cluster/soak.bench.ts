@@ -446,6 +446,7 @@ describe('soak', () => {
       await sample();
       const goAtEnd = await goAt('idle-end');
       const reconciliation = await reconciliationRuns(db);
+      const tables = await tableSizes(db, created.length);
 
       // Memory: per process, its slope over the transactions made final after the warm-up, and over time idle.
       const names = [...new Set(samples.flatMap((s) => Object.keys(s.mb)))];
@@ -599,6 +600,7 @@ describe('soak', () => {
         latency,
         temporalGo: { idleStart: goAtIdle, idleEnd: goAtEnd, profiles },
         reconciliation,
+        tables,
         samples,
       };
       mkdirSync('bench/results', { recursive: true });
@@ -658,6 +660,13 @@ describe('soak', () => {
           ...reconciliation.map(
             (r) =>
               `| ${r.startedAt} | ${r.window} | ${r.seconds ?? 'unfinished'} | ${r.found} (${r.opened}) |`,
+          ),
+          '',
+          "| The service's table | KB (rows, indexes) | KB per transaction | A live row's mean bytes | Rows inserted | Updated (HOT) | Dead rows |",
+          '|---|---|---|---|---|---|---|',
+          ...tables.map(
+            (t) =>
+              `| ${t.table} | ${t.kb} (${t.heapKb}, ${t.indexesKb}) | ${t.kbPerTransaction} | ${t.rowBytes} | ${t.inserted} | ${t.updated} (${t.hotUpdated}) | ${t.dead} |`,
           ),
           '',
           `results: ${file}`,
@@ -740,6 +749,47 @@ async function reconciliationRuns(db: pg.Pool) {
       opened: sources.reduce((sum, s) => sum + s.opened, 0),
     };
   });
+}
+
+/**
+ * What each of the service's tables holds at the end, per transaction: the pages its PostgreSQL's buffer pool
+ * fills as the load goes on (its shared memory's slope), and how many updates stayed on their page (HOT).
+ */
+async function tableSizes(db: pg.Pool, transactions: number) {
+  const { rows } = await db.query<{
+    table: string;
+    bytes: string;
+    heap: string;
+    indexes: string;
+    inserted: string;
+    updated: string;
+    hot_updated: string;
+    dead: string;
+  }>(`select relname as table, pg_total_relation_size(relid)::text as bytes,
+        pg_relation_size(relid)::text as heap, pg_indexes_size(relid)::text as indexes, n_tup_ins::text as inserted,
+        n_tup_upd::text as updated, n_tup_hot_upd::text as hot_updated, n_dead_tup::text as dead
+      from pg_stat_user_tables order by pg_total_relation_size(relid) desc`);
+  const large = rows.filter((r) => Number(r.bytes) > 64 * 1024);
+  // A live row's mean size, what a table needs per row however well its pages are kept.
+  const rowBytes = new Map<string, number>();
+  for (const r of large) {
+    const { rows: mean } = await db.query<{ bytes: number | null }>(
+      `select avg(pg_column_size(x.*))::int as bytes from "${r.table.replaceAll('"', '""')}" x`,
+    );
+    rowBytes.set(r.table, mean[0]?.bytes ?? 0);
+  }
+  return large.map((r) => ({
+    table: r.table,
+    rowBytes: rowBytes.get(r.table) ?? 0,
+    kb: Math.round(Number(r.bytes) / 1024),
+    kbPerTransaction: transactions > 0 ? round(Number(r.bytes) / 1024 / transactions) : 0,
+    heapKb: Math.round(Number(r.heap) / 1024),
+    indexesKb: Math.round(Number(r.indexes) / 1024),
+    inserted: Number(r.inserted),
+    updated: Number(r.updated),
+    hotUpdated: Number(r.hot_updated),
+    dead: Number(r.dead),
+  }));
 }
 
 function round(n: number): number {
