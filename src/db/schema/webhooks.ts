@@ -27,7 +27,6 @@ export const webhookEvents = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_events_key_idx').on(t.transactionId, t.eventKey),
-    index('webhook_events_status_idx').on(t.status),
     // The merchant's event log: newest first, the id breaking ties.
     index('webhook_events_log_idx').on(t.merchantId, t.mode, t.createdAt, t.id),
   ],
