@@ -768,13 +768,13 @@ async function tableSizes(db: pg.Pool, transactions: number) {
   }>(`select relname as table, pg_total_relation_size(relid)::text as bytes,
         pg_relation_size(relid)::text as heap, pg_indexes_size(relid)::text as indexes, n_tup_ins::text as inserted,
         n_tup_upd::text as updated, n_tup_hot_upd::text as hot_updated, n_dead_tup::text as dead
-      from pg_stat_user_tables order by pg_total_relation_size(relid) desc`);
+      from pg_stat_user_tables where schemaname = 'public' order by pg_total_relation_size(relid) desc`);
   const large = rows.filter((r) => Number(r.bytes) > 64 * 1024);
   // A live row's mean size, what a table needs per row however well its pages are kept.
   const rowBytes = new Map<string, number>();
   for (const r of large) {
     const { rows: mean } = await db.query<{ bytes: number | null }>(
-      `select avg(pg_column_size(x.*))::int as bytes from "${r.table.replaceAll('"', '""')}" x`,
+      `select avg(pg_column_size(x.*))::int as bytes from public."${r.table.replaceAll('"', '""')}" x`,
     );
     rowBytes.set(r.table, mean[0]?.bytes ?? 0);
   }

@@ -90,16 +90,9 @@ export const transactions = pgTable(
       .where(sql`${t.orderId} is not null`),
     // A merchant's transactions by time; the lists' keyset (newest first, the id breaking ties).
     index('transactions_list_idx').on(t.merchantId, t.mode, t.createdAt, t.id),
-    // Whether a card paid this merchant before (only rows with a card: the others never change it).
-    index('transactions_fingerprint_idx')
-      .on(t.merchantId, t.cardFingerprint)
-      .where(sql`${t.cardFingerprint} is not null`),
-    // Reconciliation: what changed in a window, and what is still waiting. A BRIN index (each range of pages'
-    // earliest and latest change), not a B-tree: every write of the projection changes `updated_at`, and on
-    // PostgreSQL 16 and later a change to a column only BRIN indexes leaves the new row version on its page
-    // (a HOT update) with no new entry in any other index. Rows are written in time order and updated where
-    // they lie, so a window's rows are in a few ranges (docs/capacity.md, the service's PostgreSQL).
-    index('transactions_updated_idx').using('brin', t.updatedAt),
+    index('transactions_fingerprint_idx').on(t.merchantId, t.cardFingerprint),
+    // Reconciliation: what changed in a window, and what is still waiting.
+    index('transactions_updated_idx').on(t.updatedAt),
     index('transactions_waiting_idx')
       .on(t.createdAt)
       .where(sql`${t.status} in ('PENDING', 'REDIRECT')`),
