@@ -151,8 +151,7 @@ async function ledgerAgainstBooks(db: Db, scope: Scope): Promise<Finding[]> {
         and r.connector like 'sandbox-%'
         and t.kind in ('card', 'apm', 'payout')
         and t.status in ('SUCCESS', 'FAILED', 'BLOCKED')
-        and ((t.updated_at >= ${scope.from} and t.updated_at < ${scope.to}) or t.id = any(${textArray(scope.transactionIds)})
-          or t.id || ':refund' = any(${textArray(scope.references)}))
+        and ((t.updated_at >= ${scope.from} and t.updated_at < ${scope.to}) or t.id = any(${textArray(scope.transactionIds)}))
       order by t.id
       limit ${PAGE}`);
     for (const t of rows) {
