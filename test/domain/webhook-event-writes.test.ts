@@ -17,7 +17,7 @@ const db = databaseForFile(2);
 /** A transaction and its SUCCESS event, waiting for its delivery's outcome. */
 async function pendingEvent(): Promise<string> {
   const merchant = await createMerchant(db().db, randomBytes(32).toString('hex'), {
-    name: 'Projection',
+    name: 'Webhooks',
     wallets: [],
     terminals: [],
   });
