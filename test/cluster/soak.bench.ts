@@ -460,6 +460,9 @@ describe('soak', () => {
           // slope leaves out its warm-up: shown beside the target's figure, which stays the whole idle's.
           const settled = rested.filter((s) => s.t >= (rested[0]?.t ?? 0) + IDLE_SETTLING_MS);
           const perHourSettled = slope(settled.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          // And over the idle's last 15 minutes: whether what grew once the load stopped has stopped growing.
+          const lastQuarter = rested.filter((s) => s.t >= (rested.at(-1)?.t ?? 0) - 15 * 60_000);
+          const perHourLast = slope(lastQuarter.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
           // Where the load's slope went: each kind of page, and a Node process's heap and external memory.
           const partSlope = (of: (s: Sample) => number | undefined) => {
             const points = loaded.flatMap((s): [number, number][] => {
@@ -484,6 +487,7 @@ describe('soak', () => {
               mbPer1000Transactions: round(perThousand),
               mbPerHourIdle: round(perHour),
               mbPerHourIdleSettled: round(perHourSettled),
+              mbPerHourIdleLast15Minutes: round(perHourLast),
               firstMb: round(first),
               lastMb: round(last),
               mbPer1000ByPart: parts,
@@ -612,11 +616,11 @@ describe('soak', () => {
           `[soak] ${created.length} transactions in ${MINUTES} min (${result.achievedRate}/s, ${behind} starts late), all final ${result.secondsUntilAllFinal} s after the load; ${failures.length} failed requests`,
           `[soak] verdict: ${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length })}`,
           '',
-          `| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Idle, after its first ${IDLE_SETTLING_MS / 60_000} min | Met |`,
-          '|---|---|---|---|---|---|',
+          `| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Idle, after its first ${IDLE_SETTLING_MS / 60_000} min | Idle, its last 15 min | Met |`,
+          '|---|---|---|---|---|---|---|',
           ...Object.entries(memory).map(
             ([name, m]) =>
-              `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.met ? 'yes' : 'no'} |`,
+              `| ${name} | ${m.firstMb} → ${m.lastMb} | ${m.mbPer1000Transactions} | ${m.mbPerHourIdle} | ${m.mbPerHourIdleSettled} | ${m.mbPerHourIdleLast15Minutes} | ${m.met ? 'yes' : 'no'} |`,
           ),
           '',
           '| Process | MB per 1,000 transactions by kind of page: anonymous, files, shared | V8 heap used, reserved; external (Buffers) |',
