@@ -616,7 +616,7 @@ describe('soak', () => {
           `[soak] ${created.length} transactions in ${MINUTES} min (${result.achievedRate}/s, ${behind} starts late), all final ${result.secondsUntilAllFinal} s after the load; ${failures.length} failed requests`,
           `[soak] verdict: ${JSON.stringify({ ...verdict, notFinal: verdict.notFinal.length })}`,
           '',
-          `| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Idle, after its first ${IDLE_SETTLING_MS / 60_000} min | Idle, its last 15 min | Met |`,
+          `| Process | MB first → last | MB per 1,000 transactions (after the warm-up) | MB per hour idle | Idle, after its first ${round(IDLE_SETTLING_MS / 60_000)} min | Idle, its last 15 min | Met |`,
           '|---|---|---|---|---|---|---|',
           ...Object.entries(memory).map(
             ([name, m]) =>
