@@ -180,6 +180,37 @@ interface Sample {
   processes: Record<string, number>;
   /** The chain watcher's passes so far, by network: their count and seconds in all (the worker's metrics). */
   scans: Record<string, { count: number; seconds: number }>;
+  /** What the Temporal server has done so far, from its metrics (undefined when the scrape missed). */
+  temporal?: TemporalWork;
+}
+
+/**
+ * The Temporal server's own work: timer tasks executed so far by kind (a timer a workflow cancelled, or
+ * that outlived its workflow, still comes due and has the workflow's state loaded to be checked), workflow
+ * states read from PostgreSQL because they were not in its history cache, and the entries that cache holds.
+ */
+interface TemporalWork {
+  timers: Record<string, number>;
+  readBack: number;
+  cached: number;
+}
+
+/** The Temporal server's work from its Prometheus page (Tally's names, Temporal 1.29). */
+function temporalWork(page: string): TemporalWork | undefined {
+  if (!page) return undefined;
+  const work: TemporalWork = { timers: {}, readBack: 0, cached: 0 };
+  for (const [, name, labels, value] of page.matchAll(/^(\w+)\{([^}]*)\} (\S+)$/gm)) {
+    const operation = /operation="([^"]+)"/.exec(labels!)?.[1];
+    if (name === 'task_requests' && operation?.startsWith('TimerActiveTask')) {
+      const kind = operation.slice('TimerActiveTask'.length);
+      work.timers[kind] = (work.timers[kind] ?? 0) + Number(value);
+    } else if (name === 'persistence_requests' && operation === 'GetWorkflowExecution') {
+      work.readBack += Number(value);
+    } else if (name === 'cache_usage' && labels!.includes('cache_type="mutablestate"')) {
+      work.cached = Math.max(work.cached, Number(value));
+    }
+  }
+  return work;
 }
 
 /** The watcher's pass totals by network, from a `/metrics` page. */
@@ -204,11 +235,19 @@ describe('soak', () => {
     async () => {
       const dir = scratchDir(cleanups);
       const anvilPort = await freePortRun(5);
-      const [pgPort, temporalPgPort, apiPort, receiverPort, btcdPort, solanaPort, workerPort, pprofPort] = (
-        await freePorts(14)
-      )
+      const [
+        pgPort,
+        temporalPgPort,
+        apiPort,
+        receiverPort,
+        btcdPort,
+        solanaPort,
+        workerPort,
+        pprofPort,
+        temporalMetricsPort,
+      ] = (await freePorts(15))
         .filter((port) => port < anvilPort || port > anvilPort + 4)
-        .slice(0, 8) as number[];
+        .slice(0, 9) as number[];
       const keys = {
         MASTER_KEY: randomHex(32),
         PAYLOAD_KEYS: `soak:${randomHex(32)}`,
@@ -231,8 +270,10 @@ describe('soak', () => {
         dir: join(dir, 'temporal'),
         postgresUrl: temporalPostgres.url,
         pprofPort: pprofPort!,
+        metricsPort: temporalMetricsPort!,
       });
       cleanups.push(() => temporal.stop());
+      const temporalMetricsUrl = `http://127.0.0.1:${temporalMetricsPort}`;
       const pprofUrl = `http://127.0.0.1:${pprofPort}/debug/pprof`;
 
       const env: NodeJS.ProcessEnv = {
@@ -367,9 +408,10 @@ describe('soak', () => {
             (r) => (r.ok ? r.text() : ''),
             () => '',
           );
-        const [workerPage, apiPage] = await Promise.all([
+        const [workerPage, apiPage, temporalPage] = await Promise.all([
           scrape(`http://127.0.0.1:${workerPort}`),
           scrape(baseUrl),
+          scrape(temporalMetricsUrl),
         ]);
         const heaps: Sample['heaps'] = {};
         for (const [name, page] of [
@@ -390,6 +432,7 @@ describe('soak', () => {
           cpu,
           processes: counts,
           scans: scanTotals(workerPage),
+          temporal: temporalWork(temporalPage),
         });
       };
       let sampling = true;
@@ -447,6 +490,7 @@ describe('soak', () => {
       const goAtEnd = await goAt('idle-end');
       const reconciliation = await reconciliationRuns(db);
       const tables = await tableSizes(db, created.length);
+      const temporalWorkByWindow = temporalWindows(samples, loadEnded);
 
       // Memory: per process, its slope over the transactions made final after the warm-up, and over time idle.
       const names = [...new Set(samples.flatMap((s) => Object.keys(s.mb)))];
@@ -605,6 +649,7 @@ describe('soak', () => {
         temporalGo: { idleStart: goAtIdle, idleEnd: goAtEnd, profiles },
         reconciliation,
         tables,
+        temporalWork: temporalWorkByWindow,
         samples,
       };
       mkdirSync('bench/results', { recursive: true });
@@ -658,6 +703,12 @@ describe('soak', () => {
             (name) => `| ${name} | ${goAtIdle?.[name] ?? '-'} | ${goAtEnd?.[name] ?? '-'} |`,
           ),
           `(heap profiles in ${profiles}: \`go tool pprof -top -diff_base <start> <end>\`)`,
+          '',
+          "| The Temporal server's work, a minute | " +
+            temporalWorkByWindow.map((w) => w.window).join(' | ') +
+            ' |',
+          `|---|${temporalWorkByWindow.map(() => '---|').join('')}`,
+          ...temporalWorkRows(temporalWorkByWindow),
           '',
           '| Reconciliation run | Window | Seconds | Breaks found (new) |',
           '|---|---|---|---|',
@@ -725,6 +776,50 @@ async function goMemory(pprofUrl: string, file: string): Promise<Record<string, 
   const count = /goroutine profile: total (\d+)/.exec(goroutines)?.[1];
   if (count !== undefined) memory.goroutines = Number(count);
   return memory;
+}
+
+/**
+ * The Temporal server's work a minute in the load after its warm-up, the idle's first minutes and the rest of
+ * the idle, and its history cache's entries at each one's end: whether it was still at work while "idle".
+ */
+function temporalWindows(samples: Sample[], loadEnded: number) {
+  const idleStart = samples.find((s) => s.idle)?.t ?? loadEnded;
+  const idleEnd = samples.at(-1)?.t ?? idleStart;
+  const windows: [string, number, number][] = [
+    ['Load, after its warm-up', WINDOW_MS, loadEnded],
+    [`Idle, its first ${round(IDLE_SETTLING_MS / 60_000)} min`, idleStart, idleStart + IDLE_SETTLING_MS],
+    ['Idle, after them', idleStart + IDLE_SETTLING_MS, idleEnd],
+  ];
+  return windows.flatMap(([window, from, to]) => {
+    const inside = samples.filter((s) => s.temporal && s.t >= from && s.t <= to);
+    const [a, b] = [inside[0], inside.at(-1)];
+    if (!a?.temporal || !b?.temporal || b.t <= a.t) return [];
+    const minutes = (b.t - a.t) / 60_000;
+    const rate = (before: number, after: number) => round((after - before) / minutes);
+    const kinds = new Set([...Object.keys(a.temporal.timers), ...Object.keys(b.temporal.timers)]);
+    return [
+      {
+        window,
+        minutes: round(minutes),
+        timers: Object.fromEntries(
+          [...kinds].map((k) => [k, rate(a.temporal!.timers[k] ?? 0, b.temporal!.timers[k] ?? 0)]),
+        ),
+        readBack: rate(a.temporal.readBack, b.temporal.readBack),
+        cachedAtEnd: b.temporal.cached,
+      },
+    ];
+  });
+}
+
+function temporalWorkRows(windows: ReturnType<typeof temporalWindows>): string[] {
+  const kinds = [...new Set(windows.flatMap((w) => Object.keys(w.timers)))].sort();
+  const row = (name: string, of: (w: (typeof windows)[number]) => number | undefined) =>
+    `| ${name} | ${windows.map((w) => of(w) ?? '-').join(' | ')} |`;
+  return [
+    ...kinds.map((kind) => row(`Timer tasks: ${kind}`, (w) => w.timers[kind])),
+    row('Workflow states read back from PostgreSQL', (w) => w.readBack),
+    row('History cache entries at its end (not a rate)', (w) => w.cachedAtEnd),
+  ];
 }
 
 /** The service's reconciliation runs: each one's window, how long it took and what it found. */

@@ -34,6 +34,8 @@ export async function startRealTemporal(options: {
   postgresUrl: string;
   /** Where the server serves Go's pprof (`/debug/pprof/`), for the capacity bench's profiles. */
   pprofPort?: number;
+  /** Where the server serves its Prometheus metrics (`/metrics`), for the soak's count of its idle work. */
+  metricsPort?: number;
 }): Promise<RealTemporal> {
   const url = new URL(options.postgresUrl);
   const admin = new pg.Client({ connectionString: options.postgresUrl });
@@ -78,6 +80,7 @@ export async function startRealTemporal(options: {
       ports: { grpc: grpc!, http: http!, history: history!, matching: matching!, worker: worker! },
       membership: membership as [number, number, number, number],
       pprofPort: options.pprofPort,
+      metricsPort: options.metricsPort,
     }),
   );
   const server = new ServiceProcess(
@@ -173,8 +176,12 @@ function serverConfig(options: {
   ports: { grpc: number; http: number; history: number; matching: number; worker: number };
   membership: [number, number, number, number];
   pprofPort?: number;
+  metricsPort?: number;
 }): string {
-  const { postgres, ports, membership, pprofPort } = options;
+  const { postgres, ports, membership, pprofPort, metricsPort } = options;
+  const metrics = metricsPort
+    ? `\n  metrics:\n    prometheus:\n      framework: tally\n      listenAddress: 127.0.0.1:${metricsPort}`
+    : '';
   const store = (database: string, maxConns: number) => `
       sql:
         pluginName: postgres12
@@ -205,7 +212,7 @@ persistence:
 global:
   membership:
     maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1${pprofPort ? `\n  pprof:\n    port: ${pprofPort}` : ''}
+    broadcastAddress: 127.0.0.1${pprofPort ? `\n  pprof:\n    port: ${pprofPort}` : ''}${metrics}
 services:
   frontend:${service(ports.grpc, membership[0], `\n      httpPort: ${ports.http}`)}
   history:${service(ports.history, membership[1])}
