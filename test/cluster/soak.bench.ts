@@ -506,19 +506,22 @@ describe('soak', () => {
 
       // Memory: per process, its slope over the transactions made final after the warm-up, and over time idle.
       const names = [...new Set(samples.flatMap((s) => Object.keys(s.mb)))];
+      const loaded = samples.filter((s) => !s.idle && s.t >= WINDOW_MS && s.t <= loadEnded);
+      const rested = samples.filter((s) => s.idle);
+      const idleFrom = rested[0]?.t ?? 0;
+      const idleTo = rested.at(-1)?.t ?? 0;
       const memory = Object.fromEntries(
         names.map((name) => {
-          const loaded = samples.filter((s) => !s.idle && s.t >= WINDOW_MS && s.t <= loadEnded);
-          const rested = samples.filter((s) => s.idle);
           const perThousand = slope(loaded.map((s) => [s.final / 1000, s.mb[name] ?? 0]));
-          const perHour = slope(rested.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          /** MB an hour over the idle's samples from `from` (ms since the load began) on. */
+          const perHourFrom = (from: number) =>
+            slope(rested.filter((s) => s.t >= from).map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          const perHour = perHourFrom(idleFrom);
           // Also past the idle's own settling (heaps given back or grown once after the load), as the load's
           // slope leaves out its warm-up: shown beside the target's figure, which stays the whole idle's.
-          const settled = rested.filter((s) => s.t >= (rested[0]?.t ?? 0) + IDLE_SETTLING_MS);
-          const perHourSettled = slope(settled.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          const perHourSettled = perHourFrom(idleFrom + IDLE_SETTLING_MS);
           // And over the idle's last 15 minutes: whether what grew once the load stopped has stopped growing.
-          const lastQuarter = rested.filter((s) => s.t >= (rested.at(-1)?.t ?? 0) - 15 * 60_000);
-          const perHourLast = slope(lastQuarter.map((s) => [s.t / 3_600_000, s.mb[name] ?? 0]));
+          const perHourLast = perHourFrom(idleTo - 15 * 60_000);
           // Where the load's slope went: each kind of page, and a Node process's heap and external memory.
           const partSlope = (of: (s: Sample) => number | undefined) => {
             const points = loaded.flatMap((s): [number, number][] => {
