@@ -20,6 +20,8 @@
  *
  * Bounded: `SOAK_MINUTES` of load (60), `SOAK_IDLE_MINUTES` idle (30), `SOAK_RATE` transactions a second (4).
  * The warm-up and the two latency windows are 10 minutes, or a third of a shorter run.
+ * The idle's target leaves out its settling the same way: its first 10 minutes, or a third of a shorter idle
+ * (`mbPerHourIdleSettled`; `mbPerHourIdle` is the whole idle's, printed beside it).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -525,7 +527,7 @@ describe('soak', () => {
           // The target's: past the idle's settling. A one-off step is no growth, and a fit over minutes cannot
           // tell a swing from a trend: in a 15-minute idle (2026-12-06), the Temporal server's 12 MB in its first
           // minute read as 13 MB an hour, and the anvils' swings of 5-10 MB read as -16 to +64 over its last
-          // ten. So the idle is 30 minutes, and its target's slope is fitted over the 20 after the settling.
+          // ten. So the idle is 30 minutes by default, and its target's slope is fitted over the rest of it.
           const perHourSettled = perHourFrom(idleFrom + IDLE_SETTLING_MS);
           // And over the idle's last 15 minutes: whether what grew once the load stopped has stopped growing.
           const perHourLast = perHourFrom(idleTo - 15 * 60_000);

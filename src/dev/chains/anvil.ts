@@ -79,10 +79,11 @@ export async function startAnvil(options: {
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
   if (options.stateFile) args.push('--state', options.stateFile);
   const hadState = options.stateFile !== undefined && existsSync(options.stateFile);
-  // Anvil's allocator (jemalloc) gives freed pages back only as it allocates again, so an idle node kept
-  // what a state dump had freed (a node of 20,000 blocks: 127 MB after three dumps, 89 with this), and its
-  // resident memory moved by 10-20 MB through a soak's idle. A background thread gives them back after
-  // jemalloc's decay (10 s): an idle node holds what its chain holds. A setting of the caller's is kept.
+  // Anvil's allocator (jemalloc) purges freed pages only when it is called again, so an idle node kept what
+  // a state dump had freed (a node of 20,000 blocks, a minute after three dumps: 127 MB, and 89 with this),
+  // and its resident memory moved by 10-20 MB through a soak's idle. A background thread purges them over
+  // jemalloc's decay (10 s) instead. Every anvil started here gets it (the dev stack's and the tests'); a
+  // setting of the caller's is kept.
   const env = {
     ...process.env,
     _RJEM_MALLOC_CONF: process.env._RJEM_MALLOC_CONF ?? 'background_thread:true',
