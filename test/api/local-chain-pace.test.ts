@@ -13,6 +13,7 @@ import {
   anvilBinary,
   keepStateOnChange,
   paceBlocks,
+  SAVE_WAIT_MAX_MS,
   startAnvil,
   type LocalNode,
 } from '../../src/dev/chains/anvil';
@@ -87,10 +88,10 @@ describe('the dev anvil keeps its state file (startAnvil with stateFile)', () =>
       expect(savedAt()).toBe(idleSince);
 
       const receipt = await payCustomer(first.url, '3');
-      // After a write the next look waits 100 times as long as the write took, up to 30 s: on a loaded
-      // machine the first write's 0.1 s is 10 s (a fresh clone's npm test missed a 10 s wait once).
+      // After a write the next look waits 100 times as long as the write took, up to SAVE_WAIT_MAX_MS: on a
+      // loaded machine the first write's 0.1 s is 10 s (a fresh clone's npm test missed a 10 s wait once).
       await expect
-        .poll(() => BigInt(saved().best_block_number), { timeout: 35_000, interval: 20 })
+        .poll(() => BigInt(saved().best_block_number), { timeout: SAVE_WAIT_MAX_MS + 5_000, interval: 20 })
         .toBe(receipt.blockNumber);
       const balance = await rpc(first.url).getBalance({ address: customer });
 

@@ -135,7 +135,7 @@ export async function startAnvil(options: {
 /** After a state write, the looks come at least this many times as long as the write took apart… */
 const SAVE_SPACING = 100;
 /** …and at most this far apart, whatever one slow write (a pause of the whole process) took. */
-const SAVE_WAIT_MAX_MS = 30_000;
+export const SAVE_WAIT_MAX_MS = 30_000;
 
 /**
  * Writes anvil's state to `file` whenever its chain moved: every `intervalMs` it asks for the head, and
