@@ -21,6 +21,9 @@ export interface Seen {
   units: bigint;
 }
 
+/** Which deposit addresses a read covers: all, those whose transaction is open, or closed ones. */
+export type DepositAddresses = 'all' | 'open' | 'closed';
+
 /** How the watcher reads one family of chains (docs/connectors.md). */
 export interface ChainReader {
   /** Blocks one scan reads at most, so a watcher far behind catches up in bounded steps. */
@@ -28,8 +31,17 @@ export interface ChainReader {
   head(): Promise<bigint>;
   /** The hash of the block at `height`. */
   hashAt(height: bigint): Promise<string>;
-  /** Every transfer in blocks `from` to `to`, both included. */
-  transfers(from: bigint, to: bigint): Promise<Seen[]>;
+  /**
+   * Every transfer into a deposit address in blocks `from` to `to`, both included. A reader `byAddress`
+   * also reads those of open transactions alone (`open`), or of closed ones alone (`closed`); others read
+   * every address whatever is asked.
+   */
+  transfers(from: bigint, to: bigint, addresses?: DepositAddresses): Promise<Seen[]>;
+  /**
+   * Set where a scan costs a read per deposit address rather than per block (Solana): the watcher then
+   * reads the addresses of closed transactions, kept for late deposits, on a slower cadence of their own.
+   */
+  byAddress?: true;
   /** Whether a transfer that pays a deposit address stands, and who sent it when `from` is ''. */
   settle(transfer: Seen): Promise<{ stands: boolean; from?: string }>;
   /** Where a transaction the service signed stands on the node, for reconciliation (docs/reconciliation.md). */

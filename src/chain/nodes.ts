@@ -29,6 +29,8 @@ export interface ChainNode {
   faucetKey?: string;
   scannedBlock: bigint | null;
   scannedHash: string | null;
+  /** Where the addresses of closed transactions were read to, on a family that reads by address. */
+  lateScannedBlock: bigint | null;
 }
 
 type NodeRow = typeof chainNodes.$inferSelect;
@@ -50,6 +52,7 @@ function open(row: NodeRow, masterKey: string): ChainNode {
     ...(row.faucetKeyEnc ? { faucetKey: decryptSecret(row.faucetKeyEnc, masterKey) } : {}),
     scannedBlock: row.scannedBlock,
     scannedHash: row.scannedHash,
+    lateScannedBlock: row.lateScannedBlock,
   };
 }
 

@@ -25,12 +25,21 @@ const ADDRESS_CHUNK = 5_000;
  */
 const LEASE_SECONDS = 10;
 
+/**
+ * How often a node whose family reads by address (Solana) has the addresses of its closed transactions
+ * read, for late deposits: a scan every `pollMs` reads only the open ones, so its cost follows the
+ * payments under way rather than every address of the last week.
+ */
+export const CLOSED_ADDRESSES_EVERY_MS = 60_000;
+
 export interface WatcherOptions {
   db: Db;
   temporal: Client;
   masterKey: string;
   log: Logger;
   pollMs: number;
+  /** How often closed transactions' addresses are read where a family reads by address (60 s). */
+  closedEveryMs?: number;
   /** Where each node's pass is timed (docs/operations.md, metrics). */
   metrics?: Pick<WorkerMetrics, 'chainScanSeconds'>;
 }
@@ -76,6 +85,9 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
   let listing: Promise<void> = Promise.resolve();
   /** Each node's pass under way or waiting for a slot: one at a time per node. */
   const passes = new Map<string, Promise<void>>();
+  /** When this process last read each node's closed addresses (a process that just took a node reads them). */
+  const closedReadAt = new Map<string, number>();
+  const closedEveryMs = options.closedEveryMs ?? CLOSED_ADDRESSES_EVERY_MS;
   const slots = slotsOf(PASSES_AT_ONCE);
 
   const pass = async (id: string) => {
@@ -88,7 +100,10 @@ export function startChainWatcher(options: WatcherOptions): { stop(): Promise<vo
       const timing = options.metrics?.chainScanSeconds.startTimer({ network: node.network, mode: node.mode });
       try {
         try {
-          await scanNode(options, node);
+          const startedAt = Date.now();
+          const closed = startedAt - (closedReadAt.get(id) ?? -Infinity) >= closedEveryMs;
+          await scanNode(options, node, { closed });
+          if (closed) closedReadAt.set(id, startedAt);
         } catch (error) {
           options.log.warn(
             { err: error, chainNode: node.id, network: node.network },
@@ -169,8 +184,17 @@ async function takeLease(db: Db, nodeId: string, owner: string): Promise<boolean
   return taken.length > 0;
 }
 
-/** Reads the next confirmed blocks of one node, hands over what they paid in, then moves the cursor. */
-export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>, node: ChainNode) {
+/**
+ * Reads the next confirmed blocks of one node, hands over what they paid in, then moves the cursor. On a
+ * family that reads by address, the scan reads the addresses of open transactions, and with `closed` those
+ * of closed ones too, on their own cursor (`late_scanned_block`) from where they were last read up to the
+ * main one.
+ */
+export async function scanNode(
+  options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>,
+  node: ChainNode,
+  { closed = true }: { closed?: boolean } = {},
+) {
   const reader = readerOf(node, options.db);
   const head = await reader.head();
   const confirmedTip = head - BigInt(node.confirmations - 1);
@@ -195,7 +219,12 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
       );
       await options.db
         .update(chainNodes)
-        .set({ scannedBlock: back, scannedHash: restartHash })
+        .set({
+          scannedBlock: back,
+          scannedHash: restartHash,
+          // The closed addresses' cursor never stays past the main one.
+          lateScannedBlock: sql`least(${chainNodes.lateScannedBlock}, ${back})`,
+        })
         .where(eq(chainNodes.id, node.id));
       return;
     }
@@ -204,19 +233,56 @@ export async function scanNode(options: Pick<WatcherOptions, 'db' | 'temporal' |
   const scanned = node.scannedBlock ?? confirmedTip;
   const from = scanned + 1n;
   const to = confirmedTip < from + reader.batchBlocks - 1n ? confirmedTip : from + reader.batchBlocks - 1n;
-  if (to < from) return;
+  if (to >= from) {
+    const seen = await reader.transfers(from, to, reader.byAddress ? 'open' : 'all');
+    const deposits = await depositsAmong(options, node, reader, seen);
+    const tipHash = await reader.hashAt(to);
+    // The deposits found and the cursor past them are written together: none is lost, none read twice.
+    await options.db.transaction(async (tx) => {
+      if (deposits.length > 0) await tx.insert(chainTransfers).values(deposits).onConflictDoNothing();
+      await tx
+        .update(chainNodes)
+        .set({ scannedBlock: to, scannedHash: tipHash })
+        .where(
+          and(
+            eq(chainNodes.id, node.id),
+            or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to)),
+          ),
+        );
+    });
+  }
+  if (reader.byAddress && closed && node.scannedBlock !== null) {
+    await scanClosed(options, node, reader, to >= from ? to : scanned);
+  }
+}
 
-  const seen = await reader.transfers(from, to);
-  const deposits = await depositsAmong(options, node, reader, seen);
-  const tipHash = await reader.hashAt(to);
-  // The deposits found and the cursor past them are written together: none is lost, none read twice.
+/**
+ * Reads the addresses of a node's closed transactions (kept for late deposits) from where they were last
+ * read up to `upTo`, where the main cursor now is. A transaction closes with its address read up to the
+ * main cursor, and this cursor is never past it, so the read starts no later than where the open read
+ * stopped: no slot is left unread for any address; one read twice counts once (keyed by its hash).
+ */
+async function scanClosed(
+  options: Pick<WatcherOptions, 'db' | 'temporal' | 'log'>,
+  node: ChainNode,
+  reader: ChainReader,
+  upTo: bigint,
+) {
+  // Never read on their own yet: until now they were read with the open ones, up to the main cursor.
+  const from = (node.lateScannedBlock ?? node.scannedBlock!) + 1n;
+  const to = upTo < from + reader.batchBlocks - 1n ? upTo : from + reader.batchBlocks - 1n;
+  if (to < from) return;
+  const deposits = await depositsAmong(options, node, reader, await reader.transfers(from, to, 'closed'));
   await options.db.transaction(async (tx) => {
     if (deposits.length > 0) await tx.insert(chainTransfers).values(deposits).onConflictDoNothing();
     await tx
       .update(chainNodes)
-      .set({ scannedBlock: to, scannedHash: tipHash })
+      .set({ lateScannedBlock: to })
       .where(
-        and(eq(chainNodes.id, node.id), or(isNull(chainNodes.scannedBlock), lt(chainNodes.scannedBlock, to))),
+        and(
+          eq(chainNodes.id, node.id),
+          or(isNull(chainNodes.lateScannedBlock), lt(chainNodes.lateScannedBlock, to)),
+        ),
       );
   });
 }

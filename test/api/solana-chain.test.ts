@@ -16,6 +16,7 @@ import { tokenPayment } from '../../src/chain/solana/instructions';
 import { SolanaKeys } from '../../src/chain/solana/keys';
 import { chainBreaksOf, expectChainReconciled, sendBreaksOf } from '../helpers/chain-reconciliation';
 import {
+  chainNodes,
   chainSends,
   chainTransfers,
   cryptoDeposits,
@@ -308,6 +309,102 @@ describe('SOLANA reads that grow with what moved, not with every address handed 
       } finally {
         await env.database.db.delete(chainSends).where(eq(chainSends.id, recorded!.id));
       }
+    } finally {
+      watcher = startWatcher();
+    }
+  });
+});
+
+describe('SOLANA closed addresses, read for late deposits once a minute on their own cursor', () => {
+  it('leaves them out of the scan every poll, and reads them from where they were last read: no slot unread', async () => {
+    await watcher.stop();
+    let slow: { stop(): Promise<void> } | undefined;
+    try {
+      const { transaction_id: closedId, deposit_address: closedOwner } = await payin(10);
+      await deposit(closedId, '10');
+      node.mine(CONFIRMATIONS - 1);
+      await scan();
+      await expect
+        .poll(() => status(closedId), { timeout: 15_000, interval: 100 })
+        .toMatchObject({ status: 'SUCCESS' });
+      const cursors = async () => {
+        const [row] = await env.database.db
+          .select({ main: chainNodes.scannedBlock, closed: chainNodes.lateScannedBlock })
+          .from(chainNodes)
+          .where(eq(chainNodes.id, chainNodeId));
+        return row!;
+      };
+      const transfersTo = async (hash: string) =>
+        env.database.db.select().from(chainTransfers).where(eq(chainTransfers.txHash, hash));
+
+      // A watcher that reads closed addresses once an hour: on its first pass, then not again in this test.
+      slow = startChainWatcher({
+        db: env.database.db,
+        temporal: env.client,
+        masterKey: env.config.MASTER_KEY,
+        log,
+        pollMs: 100,
+        closedEveryMs: 3_600_000,
+      });
+      await expect.poll(async () => (await cursors()).closed, { timeout: 15_000 }).not.toBeNull();
+      // A late deposit into the closed payment, then one into an open payment in a later slot.
+      const late = await deposit(closedId, '2');
+      const { transaction_id: openId } = await payin(10);
+      const paid = await deposit(openId, '10');
+      node.mine(CONFIRMATIONS - 1);
+      await expect
+        .poll(async () => (await transfersTo(paid.tx_hash)).length, { timeout: 15_000, interval: 100 })
+        .toBe(1);
+      // The scan every poll passed the late deposit's slot without reading the closed address...
+      const [seenOpen] = await transfersTo(paid.tx_hash);
+      const passed = await cursors();
+      expect(passed.main!).toBeGreaterThanOrEqual(seenOpen!.block);
+      expect(passed.closed!).toBeLessThan(seenOpen!.block);
+      expect(await transfersTo(late.tx_hash)).toEqual([]);
+      await slow.stop();
+      slow = undefined;
+
+      // ...and the read of closed addresses takes it up from where it last stopped: found, handed over once.
+      await scan();
+      const [seenLate] = await transfersTo(late.tx_hash);
+      expect(seenLate).toMatchObject({ transactionId: closedId, amount: '2.000000000000000000' });
+      expect(seenLate!.block).toBeLessThan(seenOpen!.block);
+      const after = await cursors();
+      expect(after.closed).toBe(after.main);
+      await expect
+        .poll(
+          async () =>
+            (
+              await env.database.db
+                .select()
+                .from(cryptoDeposits)
+                .where(eq(cryptoDeposits.txHash, late.tx_hash))
+            ).length,
+          { timeout: 15_000, interval: 100 },
+        )
+        .toBe(1);
+      expect(closedOwner).toMatch(BASE58_ADDRESS);
+    } finally {
+      await slow?.stop();
+      watcher = startWatcher();
+    }
+  });
+
+  it('moves their cursor back with the main one when another cluster answers at the URL', async () => {
+    await watcher.stop();
+    try {
+      await scan();
+      const [before] = await env.database.db.select().from(chainNodes).where(eq(chainNodes.id, chainNodeId));
+      expect(before!.lateScannedBlock).toBe(before!.scannedBlock);
+      // As a ledger started afresh at the URL would leave it: the slot last read is another cluster's.
+      await env.database.db
+        .update(chainNodes)
+        .set({ scannedHash: `another-cluster:${before!.scannedBlock}` })
+        .where(eq(chainNodes.id, chainNodeId));
+      await scan();
+      const [after] = await env.database.db.select().from(chainNodes).where(eq(chainNodes.id, chainNodeId));
+      expect(after!.scannedBlock).toBeLessThan(before!.scannedBlock!);
+      expect(after!.lateScannedBlock).toBe(after!.scannedBlock);
     } finally {
       watcher = startWatcher();
     }

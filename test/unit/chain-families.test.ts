@@ -26,6 +26,7 @@ function node(network: string, chainName: string | null = null): ChainNode {
     chainName,
     scannedBlock: null,
     scannedHash: null,
+    lateScannedBlock: null,
   };
 }
 

@@ -2,13 +2,14 @@ import { sql } from 'drizzle-orm';
 import type { Address, Signature } from '@solana/kit';
 import type { Db } from '../../db/client';
 import type { ChainNode } from '../nodes';
-import type { ChainReader, Seen } from '../family';
+import type { ChainReader, DepositAddresses, Seen } from '../family';
 import { solanaRpc } from './rpc';
 import { associatedTokenAccount, slotMark } from './accounts';
 
 /**
  * How long after its transaction closed a deposit address is still read: a late deposit is refunded or
- * held like any other, but each read costs one RPC call per address, so closed ones age out.
+ * held like any other, but every address read costs part of a call, so closed ones age out (and are read
+ * once a minute, not every scan: src/chain/watcher.ts).
  */
 export const LATE_DEPOSIT_DAYS = 7;
 /** Signatures one `getSignaturesForAddress` page holds at most (the node's own limit). */
@@ -39,10 +40,10 @@ const readBefore = new Map<string, Map<string, Balance>>();
 
 /**
  * Reads a Solana node for the watcher through its JSON-RPC, by address rather than by block: a mainnet
- * block holds thousands of transactions, a deposit address a handful. Every deposit address still open
- * (and those closed in the last LATE_DEPOSIT_DAYS) is read, but only those whose token balance moved are
- * read signature by signature, so a scan's calls grow with the addresses paid, not with every address
- * ever handed out:
+ * block holds thousands of transactions, a deposit address a handful. The deposit addresses asked for are
+ * read (open ones, those closed in the last LATE_DEPOSIT_DAYS, or both: the watcher reads closed ones on
+ * their own slower cursor), but only those whose token balance moved are read signature by signature, so a
+ * read's calls grow with the addresses paid, not with every address asked for:
  *
  * - one `getMultipleAccounts` per 100 addresses reads each associated token account's balance at the
  *   finalized bank;
@@ -62,14 +63,15 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
   return {
     // Slots only bound which signatures count; the reads are per address.
     batchBlocks: 10_000n,
+    byAddress: true,
     head: () => client.getSlot({ commitment }).send(),
     // Only finalized slots are read, and they are never rolled back: what the cursor check must catch is
     // another cluster answering at the node's URL (a local ledger started afresh), so the "hash" of a slot
     // is its cluster's genesis hash with the slot. Pruned and skipped slots then need no block.
     hashAt: (slot) => slotMark(node.rpcUrl, slot),
-    async transfers(from, to) {
+    async transfers(from, to, addresses = 'all') {
       const seen: Seen[] = [];
-      const owners = await readOwners(db, node.id, await timeOf(node, from));
+      const owners = await readOwners(db, node.id, await timeOf(node, from), addresses);
       const accounts: { owner: string; code: string; mint: string; account: Address }[] = [];
       for (const [code, mint] of Object.entries(node.tokens)) {
         for (const owner of owners) {
@@ -77,7 +79,8 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
         }
       }
       // The cluster before its balances: a ledger started afresh meanwhile only files them under a dead key.
-      const memory = `${node.id}:${await client.getGenesisHash().send()}`;
+      // Kept per set of addresses read: a read of one set must not forget what a read of another knows.
+      const memory = `${node.id}:${await client.getGenesisHash().send()}:${addresses}`;
       const balances = await balancesOf(
         node,
         accounts.map((a) => a.account),
@@ -118,15 +121,26 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
 
 /**
  * The deposit owners of a node whose transaction is open, or closed less than LATE_DEPOSIT_DAYS before
- * `slotsFrom`: the time of the first slot being read, not of the read, so a watcher stopped for longer
- * than the window still reads the late deposits made while it was stopped.
+ * `slotsFrom` (the time of the first slot being read, not of the read, so a watcher stopped for longer
+ * than the window still reads the late deposits made while it was stopped); or only one of the two sets.
  */
-async function readOwners(db: Db, nodeId: string, slotsFrom: Date): Promise<string[]> {
+async function readOwners(
+  db: Db,
+  nodeId: string,
+  slotsFrom: Date,
+  addresses: DepositAddresses,
+): Promise<string[]> {
+  const open = sql`t.status not in ('SUCCESS', 'FAILED', 'BLOCKED')`;
+  const late = sql`t.updated_at > ${slotsFrom}::timestamptz - make_interval(days => ${LATE_DEPOSIT_DAYS})`;
+  const which =
+    addresses === 'open'
+      ? open
+      : addresses === 'closed'
+        ? sql`not (${open}) and ${late}`
+        : sql`(${open} or ${late})`;
   const rows = await db.execute<{ address: string }>(sql`
     select a.address from deposit_addresses a join transactions t on t.id = a.transaction_id
-    where a.chain_node_id = ${nodeId}
-      and (t.status not in ('SUCCESS', 'FAILED', 'BLOCKED')
-           or t.updated_at > ${slotsFrom}::timestamptz - make_interval(days => ${LATE_DEPOSIT_DAYS}))
+    where a.chain_node_id = ${nodeId} and ${which}
     order by a.hd_index`);
   return rows.rows.map((row) => row.address);
 }

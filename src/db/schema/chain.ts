@@ -45,6 +45,12 @@ export const chainNodes = pgTable(
     /** The last block the watcher accounted, and its hash (a deeper reorg than `confirmations` shows). */
     scannedBlock: bigint('scanned_block', { mode: 'bigint' }),
     scannedHash: text('scanned_hash'),
+    /**
+     * Where a family that reads by address (Solana) has read the addresses of closed transactions to, on
+     * their own slower cadence (src/chain/watcher.ts); never past `scanned_block`. Null until first read:
+     * they were read with the open ones up to `scanned_block`.
+     */
+    lateScannedBlock: bigint('late_scanned_block', { mode: 'bigint' }),
     leaseOwner: text('lease_owner'),
     leaseUntil: timestamp('lease_until', { withTimezone: true }),
     /** New deposit addresses come from the active node of a network and mode; a replaced one is kept. */
