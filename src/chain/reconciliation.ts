@@ -31,14 +31,16 @@ const BALANCES_PER_READ = 1_000;
 const MONEY_SEND = /^(refund|payment-refund|send):([^:]+)/;
 
 /**
- * Each watched node's cut-off for a run being planned: the last block its watcher has read. A run reads a
- * node's blocks from the previous run's cut-off to its own (src/reconciliation/runs.ts).
+ * Each watched node's cut-off for a run being planned: the last block its watcher has read for every
+ * deposit address (on Solana, closed transactions' addresses trail on their own cursor: the lower of the
+ * two). A run reads a node's blocks from the previous run's cut-off to its own (src/reconciliation/runs.ts).
  */
 export async function chainCutOffs(db: Db): Promise<Record<string, string>> {
   const ids = await watchedChainNodeIds(db);
   if (ids.length === 0) return {};
   const { rows } = await db.execute<{ id: string; scanned_block: string | null }>(
-    sql`select id, scanned_block::text from chain_nodes where id = any(${textArray(ids)})`,
+    sql`select id, least(scanned_block, coalesce(late_scanned_block, scanned_block))::text as scanned_block
+        from chain_nodes where id = any(${textArray(ids)})`,
   );
   return Object.fromEntries(rows.flatMap((r) => (r.scanned_block === null ? [] : [[r.id, r.scanned_block]])));
 }

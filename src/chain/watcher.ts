@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/client';
 import { chainNodes, chainTransfers, depositAddresses } from '../db/schema/index';
@@ -242,7 +242,15 @@ export async function scanNode(
       if (deposits.length > 0) await tx.insert(chainTransfers).values(deposits).onConflictDoNothing();
       await tx
         .update(chainNodes)
-        .set({ scannedBlock: to, scannedHash: tipHash })
+        .set({
+          scannedBlock: to,
+          scannedHash: tipHash,
+          // Until first set, the closed addresses were read with the open ones up to the main cursor: pinned
+          // there (the row's old value) before an open-only read moves it, so none of its slots goes unread.
+          ...(reader.byAddress
+            ? { lateScannedBlock: sql`coalesce(${chainNodes.lateScannedBlock}, ${chainNodes.scannedBlock})` }
+            : {}),
+        })
         .where(
           and(
             eq(chainNodes.id, node.id),
@@ -268,7 +276,8 @@ async function scanClosed(
   reader: ChainReader,
   upTo: bigint,
 ) {
-  // Never read on their own yet: until now they were read with the open ones, up to the main cursor.
+  // Never read on their own yet: they were read with the open ones, up to the main cursor as this pass
+  // found it (where the pass's own move of the main cursor pinned theirs).
   const from = (node.lateScannedBlock ?? node.scannedBlock!) + 1n;
   const to = upTo < from + reader.batchBlocks - 1n ? upTo : from + reader.batchBlocks - 1n;
   if (to < from) return;
@@ -282,6 +291,8 @@ async function scanClosed(
         and(
           eq(chainNodes.id, node.id),
           or(isNull(chainNodes.lateScannedBlock), lt(chainNodes.lateScannedBlock, to)),
+          // Never past the main cursor: a pass that outlived its lease while another rewound it writes nothing.
+          gte(chainNodes.scannedBlock, to),
         ),
       );
   });

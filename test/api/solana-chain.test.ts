@@ -102,10 +102,13 @@ const startWatcher = () =>
     pollMs: 100,
   });
 
-/** One scan of everything deep enough now and the hand-over of what it found, run to their end. */
-const scan = async () => {
+/**
+ * One scan of everything deep enough now and the hand-over of what it found, run to their end; with
+ * `closed: false`, as the watcher's scans between its reads of closed transactions' addresses.
+ */
+const scan = async ({ closed = true } = {}) => {
   const watched = (await chainNodeById(env.database.db, env.config.MASTER_KEY, chainNodeId))!;
-  await scanNode({ db: env.database.db, temporal: env.client, log }, watched);
+  await scanNode({ db: env.database.db, temporal: env.client, log }, watched, { closed });
   await handOverDeposits({ db: env.database.db, temporal: env.client, log }, watched);
 };
 const payin = (usd: number, client = merchant) =>
@@ -316,28 +319,36 @@ describe('SOLANA reads that grow with what moved, not with every address handed 
 });
 
 describe('SOLANA closed addresses, read for late deposits once a minute on their own cursor', () => {
+  /** Both cursors of the node. */
+  const cursors = async () => {
+    const [row] = await env.database.db
+      .select({ main: chainNodes.scannedBlock, closed: chainNodes.lateScannedBlock })
+      .from(chainNodes)
+      .where(eq(chainNodes.id, chainNodeId));
+    return row!;
+  };
+  const transfersTo = async (hash: string) =>
+    env.database.db.select().from(chainTransfers).where(eq(chainTransfers.txHash, hash));
+  /** A payin paid in full and closed, read by a scan of every address (the watcher stopped). */
+  const closedPayin = async () => {
+    const { transaction_id: id } = await payin(10);
+    await deposit(id, '10');
+    node.mine(CONFIRMATIONS - 1);
+    await scan();
+    await expect
+      .poll(() => status(id), { timeout: 15_000, interval: 100 })
+      .toMatchObject({ status: 'SUCCESS' });
+    return id;
+  };
   it('leaves them out of the scan every poll, and reads them from where they were last read: no slot unread', async () => {
     await watcher.stop();
     let slow: { stop(): Promise<void> } | undefined;
     try {
-      const { transaction_id: closedId, deposit_address: closedOwner } = await payin(10);
-      await deposit(closedId, '10');
-      node.mine(CONFIRMATIONS - 1);
-      await scan();
-      await expect
-        .poll(() => status(closedId), { timeout: 15_000, interval: 100 })
-        .toMatchObject({ status: 'SUCCESS' });
-      const cursors = async () => {
-        const [row] = await env.database.db
-          .select({ main: chainNodes.scannedBlock, closed: chainNodes.lateScannedBlock })
-          .from(chainNodes)
-          .where(eq(chainNodes.id, chainNodeId));
-        return row!;
-      };
-      const transfersTo = async (hash: string) =>
-        env.database.db.select().from(chainTransfers).where(eq(chainTransfers.txHash, hash));
-
+      const closedId = await closedPayin();
       // A watcher that reads closed addresses once an hour: on its first pass, then not again in this test.
+      // A slot for that first pass to read, so it is over (both cursors at the tip) before anything is paid.
+      node.mine(1);
+      const tip = node.head() - BigInt(CONFIRMATIONS - 1);
       slow = startChainWatcher({
         db: env.database.db,
         temporal: env.client,
@@ -346,7 +357,7 @@ describe('SOLANA closed addresses, read for late deposits once a minute on their
         pollMs: 100,
         closedEveryMs: 3_600_000,
       });
-      await expect.poll(async () => (await cursors()).closed, { timeout: 15_000 }).not.toBeNull();
+      await expect.poll(cursors, { timeout: 15_000 }).toEqual({ main: tip, closed: tip });
       // A late deposit into the closed payment, then one into an open payment in a later slot.
       const late = await deposit(closedId, '2');
       const { transaction_id: openId } = await payin(10);
@@ -383,9 +394,40 @@ describe('SOLANA closed addresses, read for late deposits once a minute on their
           { timeout: 15_000, interval: 100 },
         )
         .toBe(1);
-      expect(closedOwner).toMatch(BASE58_ADDRESS);
     } finally {
       await slow?.stop();
+      watcher = startWatcher();
+    }
+  });
+
+  it('reads from the main cursor as it was when their own was never set, however the main one moved since', async () => {
+    await watcher.stop();
+    try {
+      const closedId = await closedPayin();
+      // As a node registered, or one from before there was a second cursor: closed addresses were read with
+      // the open ones, up to the main cursor.
+      await env.database.db
+        .update(chainNodes)
+        .set({ lateScannedBlock: null })
+        .where(eq(chainNodes.id, chainNodeId));
+      const { main } = await cursors();
+      // A read of closed addresses with no new slot writes nothing; then scans of the open ones alone move
+      // the main cursor past a late deposit.
+      await scan();
+      expect(await cursors()).toEqual({ main, closed: null });
+      const late = await deposit(closedId, '2');
+      node.mine(CONFIRMATIONS - 1);
+      await scan({ closed: false });
+      const passed = await cursors();
+      expect(passed.main!).toBeGreaterThan(main!);
+      expect(passed.closed).toBe(main);
+      expect(await transfersTo(late.tx_hash)).toEqual([]);
+      await scan();
+      expect(await transfersTo(late.tx_hash)).toEqual([
+        expect.objectContaining({ transactionId: closedId, amount: '2.000000000000000000' }),
+      ]);
+      expect(await cursors()).toEqual({ main: passed.main, closed: passed.main });
+    } finally {
       watcher = startWatcher();
     }
   });

@@ -71,7 +71,9 @@ export function solanaReader(node: ChainNode, db: Db): ChainReader {
     hashAt: (slot) => slotMark(node.rpcUrl, slot),
     async transfers(from, to, addresses = 'all') {
       const seen: Seen[] = [];
-      const owners = await readOwners(db, node.id, await timeOf(node, from), addresses);
+      // Open transactions' addresses are read whatever the slots' time: only the late window needs it.
+      const slotsFrom = addresses === 'open' ? new Date() : await timeOf(node, from);
+      const owners = await readOwners(db, node.id, slotsFrom, addresses);
       const accounts: { owner: string; code: string; mint: string; account: Address }[] = [];
       for (const [code, mint] of Object.entries(node.tokens)) {
         for (const owner of owners) {
