@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { address, createKeyPairSignerFromPrivateKeyBytes, generateKeyPairSigner } from '@solana/kit';
 import {
   TOKEN_PROGRAM_ADDRESS,
@@ -7,7 +7,11 @@ import {
   getTransferCheckedInstruction,
 } from '@solana-program/token';
 import { SolanaKeys, isSolanaAddress, slip10Ed25519 } from '../../src/chain/solana/keys';
-import { associatedTokenAccount } from '../../src/chain/solana/accounts';
+import {
+  TOKEN_ACCOUNT_KEPT_MS,
+  associatedTokenAccount,
+  tokenAccountsKept,
+} from '../../src/chain/solana/accounts';
 import { createAssociatedTokenAccountIdempotent, transferChecked } from '../../src/chain/solana/instructions';
 import { clusterOf } from '../../src/chain/solana/rpc';
 
@@ -86,5 +90,40 @@ describe('Solana keys', () => {
     expect(clusterOf('EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG')).toBe('devnet');
     expect(clusterOf('4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY')).toBe('testnet');
     expect(clusterOf('11111111111111111111111111111111')).toBe('local');
+  });
+
+  describe('derived token accounts', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('are kept while asked for and let go once no read has asked for them in two generations', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const [a, b, c] = await Promise.all([1, 2, 3].map(() => generateKeyPairSigner()));
+      const derived = async (owner: string) =>
+        (
+          await findAssociatedTokenPda({
+            owner: address(owner),
+            mint: address(USDT_MINT),
+            tokenProgram: TOKEN_PROGRAM_ADDRESS,
+          })
+        )[0];
+      // Whatever an earlier test left starts a generation now.
+      vi.advanceTimersByTime(TOKEN_ACCOUNT_KEPT_MS);
+      await associatedTokenAccount(a!.address, USDT_MINT);
+      const start = tokenAccountsKept();
+
+      await associatedTokenAccount(b!.address, USDT_MINT);
+      expect(tokenAccountsKept()).toBe(start + 1);
+      vi.advanceTimersByTime(TOKEN_ACCOUNT_KEPT_MS);
+      // a is asked for again in the next generation: kept; b is not.
+      expect(await associatedTokenAccount(a!.address, USDT_MINT)).toBe(await derived(a!.address));
+      vi.advanceTimersByTime(TOKEN_ACCOUNT_KEPT_MS);
+      expect(await associatedTokenAccount(c!.address, USDT_MINT)).toBe(await derived(c!.address));
+      expect(tokenAccountsKept()).toBe(2);
+      // One let go is derived again, the same.
+      expect(await associatedTokenAccount(b!.address, USDT_MINT)).toBe(await derived(b!.address));
+      expect(tokenAccountsKept()).toBe(3);
+    });
   });
 });
