@@ -40,7 +40,7 @@ export async function start(config: Config, log: Logger = createLogger(config.LO
     }
   }
   const stopMaintenance = startMaintenance(database.db, log);
-  const stops: (() => Promise<void>)[] = [async () => stopMaintenance(), () => database.close()];
+  const stops: (() => Promise<void>)[] = [stopMaintenance, () => database.close()];
   let url: string | undefined;
 
   const tracing = startTracing(config);

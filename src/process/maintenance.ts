@@ -4,13 +4,11 @@ import { pruneBuckets } from '../api/rate-limit';
 import { pruneIdempotencyKeys } from '../transactions/create';
 import type { Logger } from '../platform/log';
 
-/**
- * The periodic jobs every process runs: the card vault sweep, the pruning of idle rate-limit buckets and
- * of idempotency keys past their day.
- * Returns the function that stops them.
- */
-export function startMaintenance(db: Db, log: Logger, intervalMs = 60_000): () => void {
-  const jobs: [name: string, run: () => Promise<unknown>][] = [
+export type MaintenanceJob = [name: string, run: () => Promise<unknown>];
+
+/** The periodic jobs every process runs: the card vault sweep, the pruning of idle rate-limit buckets and of idempotency keys past their day. */
+export function maintenanceJobs(db: Db, log: Logger): MaintenanceJob[] {
+  return [
     [
       'card vault sweep',
       async () => {
@@ -21,10 +19,42 @@ export function startMaintenance(db: Db, log: Logger, intervalMs = 60_000): () =
     ['rate limit pruning', () => pruneBuckets(db)],
     ['idempotency key pruning', () => pruneIdempotencyKeys(db)],
   ];
+}
+
+/**
+ * Runs the jobs every `intervalMs`, one after another: a round takes one database connection at a time (run
+ * at once, each took one, which the pool opened and closed again 10 s later, in every process every minute),
+ * and a round never starts while the last is still running (a slow database would pile them up). A job that
+ * fails is logged and the next one runs. Returns the function that stops them: it waits for the job under way
+ * (the rest of its round is left to the next start), so the database is closed after it.
+ */
+export function startMaintenance(
+  db: Db,
+  log: Logger,
+  intervalMs = 60_000,
+  jobs: MaintenanceJob[] = maintenanceJobs(db, log),
+): () => Promise<void> {
+  let round: Promise<void> | undefined;
+  let stopped = false;
+  const runRound = async () => {
+    for (const [name, run] of jobs) {
+      if (stopped) return;
+      try {
+        await run();
+      } catch (error) {
+        log.warn({ err: error }, `${name} failed`);
+      }
+    }
+  };
   const timer = setInterval(() => {
-    for (const [name, run] of jobs)
-      run().catch((error: unknown) => log.warn({ err: error }, `${name} failed`));
+    round ??= runRound().finally(() => {
+      round = undefined;
+    });
   }, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await round;
+  };
 }
