@@ -67,4 +67,38 @@ describe('the maintenance jobs', () => {
     expect(events.at(-1)).toBe('sweep ended at 450');
     expect(log.warn).toHaveBeenCalledTimes(2);
   });
+
+  it('log a job that throws before its promise and run the next; a stop between rounds returns at once', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const log = { warn: vi.fn() };
+    const ran: string[] = [];
+    const stop = startMaintenance({} as Db, log as unknown as Logger, MINUTE, [
+      [
+        'sweep',
+        () => {
+          ran.push('sweep');
+          throw new Error('sweep broke at once');
+        },
+      ],
+      [
+        'keys',
+        async () => {
+          ran.push('keys');
+        },
+      ],
+    ]);
+    await vi.advanceTimersByTimeAsync(MINUTE);
+    expect(ran).toEqual(['sweep', 'keys']);
+    expect(log.warn.mock.calls.map((call) => call[1])).toEqual(['sweep failed']);
+    let stopped = false;
+    void stop().then(() => {
+      stopped = true;
+    });
+    // Microtasks only: no timer needs to run for a stop with no job under way.
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(stopped).toBe(true);
+    await vi.advanceTimersByTimeAsync(5 * MINUTE);
+    expect(ran).toEqual(['sweep', 'keys']);
+  });
 });

@@ -124,6 +124,10 @@ describe('Solana keys', () => {
       // One let go is derived again, the same.
       expect(await associatedTokenAccount(b!.address, USDT_MINT)).toBe(await derived(b!.address));
       expect(tokenAccountsKept()).toBe(3);
+      // After a pause of two generations, none of them was asked for in the last one.
+      vi.advanceTimersByTime(2 * TOKEN_ACCOUNT_KEPT_MS);
+      await associatedTokenAccount(a!.address, USDT_MINT);
+      expect(tokenAccountsKept()).toBe(1);
     });
   });
 });

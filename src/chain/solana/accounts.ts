@@ -22,7 +22,8 @@ let generationFrom = Date.now();
 export async function associatedTokenAccount(owner: string, mint: string): Promise<Address> {
   const now = Date.now();
   if (now - generationFrom >= TOKEN_ACCOUNT_KEPT_MS) {
-    tokenAccountsBefore = tokenAccounts;
+    // After a pause of two generations or more, nothing kept was asked for in the last one.
+    tokenAccountsBefore = now - generationFrom >= 2 * TOKEN_ACCOUNT_KEPT_MS ? new Map() : tokenAccounts;
     tokenAccounts = new Map();
     generationFrom = now;
   }
