@@ -6,7 +6,10 @@ import type { Logger } from '../platform/log';
 
 export type MaintenanceJob = [name: string, run: () => Promise<unknown>];
 
-/** The periodic jobs every process runs: the card vault sweep, the pruning of idle rate-limit buckets and of idempotency keys past their day. */
+/**
+ * The periodic jobs every process runs: the card vault sweep, the pruning of idle rate-limit buckets and
+ * of idempotency keys past their day.
+ */
 export function maintenanceJobs(db: Db, log: Logger): MaintenanceJob[] {
   return [
     [

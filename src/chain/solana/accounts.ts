@@ -40,7 +40,7 @@ export async function associatedTokenAccount(owner: string, mint: string): Promi
   return ata;
 }
 
-/** How many derived token accounts this process keeps (both generations; one asked for in both counts once). */
+/** How many derived token accounts this process keeps (both generations; one in both counts once). */
 export function tokenAccountsKept(): number {
   let kept = tokenAccounts.size;
   for (const key of tokenAccountsBefore.keys()) if (!tokenAccounts.has(key)) kept++;
