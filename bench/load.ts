@@ -1,6 +1,6 @@
 // Load generation for `npm run bench`: autocannon for HTTP, with the generator's own CPU and that of the
 // processes under test read from /proc, so a result can be told from a saturated machine.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface Measured {
@@ -18,15 +18,59 @@ export interface Measured {
 
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds a process has used so far (user + system), from /proc; 0 where /proc is missing. */
+/**
+ * CPU seconds a process has used so far (user + system), with those of the children it has reaped:
+ * PostgreSQL's backends come and go, and their time lands in the postmaster's when each ends. 0 where /proc
+ * is missing or the process has ended.
+ */
 export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command's closing parenthesis: the state (field 3 of proc(5)), then utime, stime, cutime and
+    // cstime at fields 14 to 17, 0-based 11 to 14 from the state.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
+}
+
+/** Every process below `root`, with its command line. */
+export function descendants(root: number): { pid: number; argv: string[] }[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const found: { pid: number; argv: string[] }[] = [];
+  const below = (pid: number) => {
+    for (const [child, ppid] of parent) {
+      if (ppid !== pid) continue;
+      try {
+        found.push({ pid: child, argv: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0') });
+      } catch {
+        // ended meanwhile
+      }
+      below(child);
+    }
+  };
+  below(root);
+  return found;
+}
+
+/**
+ * CPU seconds a process and every process below it have used so far, those still running and those ended:
+ * PostgreSQL's postmaster with its backends.
+ */
+export function treeCpuSeconds(root: number | undefined): number {
+  if (!root) return 0;
+  return descendants(root).reduce((sum, { pid }) => sum + cpuSeconds(pid), cpuSeconds(root));
 }
 
 /** Resident memory of a process in bytes, from /proc. */
@@ -36,19 +80,77 @@ export function rssBytes(pid: number | undefined): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
+/** A PostgreSQL server's CPU so far: its whole tree's, and each client backend's with its database. */
+export interface PostgresCpu {
+  total: number;
+  backends: Map<number, { database: string; seconds: number }>;
+}
+
+/**
+ * The database a PostgreSQL process serves, from the title PostgreSQL gives a client backend
+ * (`postgres: user database host(port) activity`, `[local]` for a socket); undefined for the postmaster and
+ * its background processes (`postgres: checkpointer`, `postgres: autovacuum worker payments`…).
+ */
+export function backendDatabase(title: string): string | undefined {
+  return /^postgres: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(title)?.[1];
+}
+
+/** Reads a PostgreSQL server's CPU below its postmaster (`postgresCpuBetween` splits it by database). */
+export function postgresCpu(postmaster: number | undefined): PostgresCpu {
+  const backends = new Map<number, { database: string; seconds: number }>();
+  if (!postmaster) return { total: 0, backends };
+  let total = cpuSeconds(postmaster);
+  for (const { pid, argv } of descendants(postmaster)) {
+    const seconds = cpuSeconds(pid);
+    total += seconds;
+    const database = backendDatabase(argv[0] ?? '');
+    if (database !== undefined) backends.set(pid, { database, seconds });
+  }
+  return { total, backends };
+}
+
+/**
+ * CPU seconds between two readings, by database: each client backend's, and under `other` the rest (the
+ * postmaster, its background processes, backends that ended meanwhile, whose time lands in the
+ * postmaster's).
+ */
+export function postgresCpuBetween(before: PostgresCpu, after: PostgresCpu): Record<string, number> {
+  const spent: Record<string, number> = {};
+  let attributed = 0;
+  for (const [pid, { database, seconds }] of after.backends) {
+    const earlier = before.backends.get(pid);
+    const used = seconds - (earlier?.database === database ? earlier.seconds : 0);
+    spent[database] = (spent[database] ?? 0) + used;
+    attributed += used;
+  }
+  spent['other'] = after.total - before.total - attributed;
+  return spent;
+}
+
+/** The cores each watched process used while measuring, and its CPU per request: `service 0.90 (21.8 ms)…`. */
+export function coresUsed(r: Pick<Measured, 'cores' | 'perSecond'>): string {
+  return Object.entries(r.cores)
+    .map(([name, cores]) => {
+      const each = (cores / r.perSecond) * 1000;
+      const ms = r.perSecond > 0 ? ` (${each.toFixed(each < 1 ? 3 : 1)} ms)` : '';
+      return `${name} ${cores.toFixed(2)}${ms}`;
+    })
+    .join(', ');
+}
+
 /** Runs `measure`, reporting how many cores the generator and each watched process used meanwhile. */
 export async function withCpu<T>(
   watched: Record<string, number | undefined>,
   measure: () => Promise<T>,
 ): Promise<{ value: T; seconds: number; generatorCores: number; cores: Record<string, number> }> {
-  const before = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(watched).map(([k, pid]) => [k, treeCpuSeconds(pid)]));
   const ownBefore = process.cpuUsage();
   const started = performance.now();
   const value = await measure();
   const seconds = (performance.now() - started) / 1000;
   const own = process.cpuUsage(ownBefore);
   const cores = Object.fromEntries(
-    Object.entries(watched).map(([k, pid]) => [k, (cpuSeconds(pid) - before[k]!) / seconds]),
+    Object.entries(watched).map(([k, pid]) => [k, (treeCpuSeconds(pid) - before[k]!) / seconds]),
   );
   return { value, seconds, generatorCores: (own.user + own.system) / 1e6 / seconds, cores };
 }

@@ -20,7 +20,7 @@ import { startTemporalDevServer } from '../src/dev/temporal';
 import { dataConverter, startWebhookRedeliveries } from '../src/temporal/client';
 import { prepareRedelivery } from '../src/transactions/webhook-events';
 import { webhookSchedule, loadConfig } from '../src/platform/config';
-import { closedLoop, http, rssBytes, type Measured } from './load';
+import { closedLoop, coresUsed, http, rssBytes, type Measured } from './load';
 import { costTable, countCost, enableStatementCounts, type Cost } from './counts';
 
 const env = process.env;
@@ -122,7 +122,14 @@ async function main(): Promise<void> {
 
     const receiver = await webhookReceiver();
     stops.push(() => receiver.close());
-    const watched = { service: service.pid, temporal: temporal.pid, floors: floors.pid };
+    // PostgreSQL with its backends (the tree below its postmaster, bench/load.ts): what the paths' statements
+    // cost the database, which the floors but the pg select do not pay.
+    const watched = {
+      service: service.pid,
+      temporal: temporal.pid,
+      floors: floors.pid,
+      postgres: postgres.pid(),
+    };
     const auth = { authorization: `Bearer ${merchant.test_secret_key}`, 'content-type': 'application/json' };
     const encrypt = (fields: unknown) => {
       const iv = randomBytes(16);
@@ -184,7 +191,7 @@ async function main(): Promise<void> {
       m[key] = await measure();
       const r = m[key];
       say(
-        `  ${r.requests} requests, ${r.errors} errors, ${r.perSecond.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, generator ${(r.generatorCores * 100).toFixed(0)}% of a core`,
+        `  ${r.requests} requests, ${r.errors} errors, ${r.perSecond.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, generator ${(r.generatorCores * 100).toFixed(0)}% of a core; ${coresUsed(r)}`,
       );
     };
 
@@ -328,7 +335,7 @@ async function main(): Promise<void> {
       const mixedIds = await idsByOrderPrefix(setup.db, `${tag}-mix-`);
       notFinal = await waitFinal(setup.db, mixedIds, 120_000);
       say(
-        `  ${m['mixed'].requests} transactions, ${m['mixed'].errors} errors, ${notFinal} not final after waiting`,
+        `  ${m['mixed'].requests} transactions, ${m['mixed'].errors} errors, ${notFinal} not final after waiting; ${coresUsed(m['mixed'])}`,
       );
     }
 

@@ -7,6 +7,8 @@ import { createServer } from 'node:net';
 export interface LocalPostgres {
   url: string;
   port: number;
+  /** The postmaster's process id, from its `postmaster.pid`; undefined once it has stopped. */
+  pid(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -128,6 +130,13 @@ export async function startEmbeddedPostgres(options: {
   return {
     url: `postgres://${user}:${password}@127.0.0.1:${port}/${options.database}`,
     port,
+    pid: () => {
+      try {
+        return Number(readFileSync(join(options.dir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
     stop: () => pg.stop(),
   };
 }

@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { cpuSeconds, rssBytes } from '../../bench/load';
+import { postgresCpu, postgresCpuBetween, rssBytes, treeCpuSeconds } from '../../bench/load';
 import { cleanUpAfterAll, FaultyReceiver, freePorts, startRoles } from '../faults/harness';
 import { LoadClient, loadMerchant, type Created } from '../faults/load';
 import { runLoad, verify } from '../faults/verdict';
@@ -89,6 +89,20 @@ interface Phase {
   kbPerWaiting: Record<string, number>;
 }
 
+/**
+ * PostgreSQL's CPU by whose database its backends served: the service's (`payments`), Temporal's (`temporal`,
+ * `temporal_visibility`), and the rest (the postmaster, background work, backends that ended meanwhile).
+ */
+function postgresByOwner(byDatabase: Record<string, number>): Record<string, number> {
+  const owned = { 'postgres: service': 0, 'postgres: Temporal': 0, 'postgres: other': 0 };
+  for (const [database, seconds] of Object.entries(byDatabase)) {
+    if (database === 'payments') owned['postgres: service'] += seconds;
+    else if (database.startsWith('temporal')) owned['postgres: Temporal'] += seconds;
+    else owned['postgres: other'] += seconds;
+  }
+  return owned;
+}
+
 async function phase(stack: ClusterStack, workerCount: number, tag: string): Promise<Phase> {
   const ports = await freePorts(2 + workerCount);
   const [apiPort, receiverPort, ...workerPorts] = ports;
@@ -113,9 +127,13 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
       ...Object.fromEntries(roles.workers.map((w, i) => [`worker ${i + 1}`, () => w.pid])),
       temporal: stack.temporalPid,
     } as Record<string, () => number | undefined>;
-    const cpu = (): Record<string, number> => ({
-      ...Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid())])),
-      machine: machineBusySeconds(),
+    const cpu = () => ({
+      seconds: {
+        ...Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, treeCpuSeconds(pid())])),
+        machine: machineBusySeconds(),
+      } as Record<string, number>,
+      // The PostgreSQL both use, split by database (bench/load.ts).
+      postgres: postgresCpu(stack.postgresPid()),
     });
 
     // Warm-up (WARM_UP): the processes' start-up work, not counted.
@@ -145,6 +163,8 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
     await serverProfile;
     const verdict = await verify(stack.databaseUrl, created, receiver, stack.credentials.merchant_id);
 
+    // PostgreSQL's memory is shared buffers and its backends', which one process's resident size does not
+    // tell: only the service's and Temporal's processes are counted.
     const rss = () =>
       Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, rssBytes(pid())]));
     const rssBefore = rss();
@@ -168,10 +188,15 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
       doubled: verdict.duplicatedEffects,
       webhooksMissing: verdict.webhooksMissing,
       cpuMsPerTransaction: Object.fromEntries(
-        Object.keys(cpuAfter).map((name) => [
-          name,
-          round(((cpuAfter[name]! - cpuBefore[name]!) * 1000) / created.length),
-        ]),
+        Object.entries({
+          ...Object.fromEntries(
+            Object.keys(cpuAfter.seconds).map((name) => [
+              name,
+              cpuAfter.seconds[name]! - cpuBefore.seconds[name]!,
+            ]),
+          ),
+          ...postgresByOwner(postgresCpuBetween(cpuBefore.postgres, cpuAfter.postgres)),
+        }).map(([name, seconds]) => [name, round((seconds * 1000) / created.length)]),
       ),
       waiting,
       kbPerWaiting: Object.fromEntries(

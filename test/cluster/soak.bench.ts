@@ -24,7 +24,7 @@
  * (`mbPerHourIdleSettled`; `mbPerHourIdle` is the whole idle's, printed beside it).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -52,6 +52,7 @@ import {
   type Created,
 } from '../faults/load';
 import { verify } from '../faults/verdict';
+import { cpuSeconds, descendants } from '../../bench/load';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
 const IDLE_MINUTES = Number(process.env.SOAK_IDLE_MINUTES ?? 30);
@@ -103,53 +104,6 @@ function nodeHeap(page: string): { used: number; total: number; external: number
     external: value('nodejs_external_memory_bytes'),
   };
   return Object.values(heap).every(Number.isFinite) ? heap : undefined;
-}
-
-/** Clock ticks a second, as /proc counts CPU time (Linux's USER_HZ, 100 on every architecture we run on). */
-const TICKS_PER_SECOND = 100;
-
-/**
- * CPU seconds a process has used, with those of its children it has reaped: PostgreSQL's backends come and
- * go, and their time lands in the postmaster's when each ends.
- */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime, stime, cutime, cstime: fields 14 to 17 of stat(5), 0-based 11 to 14 from the state (field 3).
-    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-    return ticks / TICKS_PER_SECOND;
-  } catch {
-    return 0; // ended meanwhile
-  }
-}
-
-/** Every process below `root`, with its command line. */
-function descendants(root: number): { pid: number; argv: string[] }[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  const found: { pid: number; argv: string[] }[] = [];
-  const below = (pid: number) => {
-    for (const [child, ppid] of parent) {
-      if (ppid !== pid) continue;
-      try {
-        found.push({ pid: child, argv: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0') });
-      } catch {
-        // ended meanwhile
-      }
-      below(child);
-    }
-  };
-  below(root);
-  return found;
 }
 
 /** Least-squares slope of y over x (0 with fewer than two points). */

@@ -22,6 +22,8 @@ export interface ClusterStack {
   env: NodeJS.ProcessEnv;
   /** The Temporal server's process, for its CPU and memory. */
   temporalPid: () => number | undefined;
+  /** The postmaster of the PostgreSQL the service and Temporal share, for its CPU with its backends'. */
+  postgresPid: () => number | undefined;
   /** Where the server serves Go's pprof, when asked for. */
   pprofUrl?: string;
 }
@@ -77,6 +79,7 @@ export async function startClusterStack(
     databaseUrl,
     credentials,
     temporalPid: () => temporal.server.pid,
+    postgresPid: postgres.pid,
     ...(options.pprof ? { pprofUrl: `http://127.0.0.1:${pprofPort}/debug/pprof` } : {}),
     env: {
       ...process.env,
