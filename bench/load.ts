@@ -131,9 +131,9 @@ export function postgresCpuBetween(before: PostgresCpu, after: PostgresCpu): Rec
 export function coresUsed(r: Pick<Measured, 'cores' | 'perSecond'>): string {
   return Object.entries(r.cores)
     .map(([name, cores]) => {
+      if (r.perSecond <= 0) return `${name} ${cores.toFixed(2)}`;
       const each = (cores / r.perSecond) * 1000;
-      const ms = r.perSecond > 0 ? ` (${each.toFixed(each < 1 ? 3 : 1)} ms)` : '';
-      return `${name} ${cores.toFixed(2)}${ms}`;
+      return `${name} ${cores.toFixed(2)} (${each.toFixed(each < 1 ? 3 : 1)} ms)`;
     })
     .join(', ');
 }

@@ -90,13 +90,17 @@ interface Phase {
 }
 
 /**
- * PostgreSQL's CPU by whose database its backends served: the service's (`payments`), Temporal's (`temporal`,
- * `temporal_visibility`), and the rest (the postmaster, background work, backends that ended meanwhile).
+ * PostgreSQL's CPU by whose database its backends served: the service's (`serviceDatabase`), Temporal's
+ * (`temporal`, `temporal_visibility`), and the rest (the postmaster, background work, backends that ended
+ * meanwhile).
  */
-function postgresByOwner(byDatabase: Record<string, number>): Record<string, number> {
+function postgresByOwner(
+  byDatabase: Record<string, number>,
+  serviceDatabase: string,
+): Record<string, number> {
   const owned = { 'postgres: service': 0, 'postgres: Temporal': 0, 'postgres: other': 0 };
   for (const [database, seconds] of Object.entries(byDatabase)) {
-    if (database === 'payments') owned['postgres: service'] += seconds;
+    if (database === serviceDatabase) owned['postgres: service'] += seconds;
     else if (database.startsWith('temporal')) owned['postgres: Temporal'] += seconds;
     else owned['postgres: other'] += seconds;
   }
@@ -195,7 +199,10 @@ async function phase(stack: ClusterStack, workerCount: number, tag: string): Pro
               cpuAfter.seconds[name]! - cpuBefore.seconds[name]!,
             ]),
           ),
-          ...postgresByOwner(postgresCpuBetween(cpuBefore.postgres, cpuAfter.postgres)),
+          ...postgresByOwner(
+            postgresCpuBetween(cpuBefore.postgres, cpuAfter.postgres),
+            new URL(stack.databaseUrl).pathname.slice(1),
+          ),
         }).map(([name, seconds]) => [name, round((seconds * 1000) / created.length)]),
       ),
       waiting,
