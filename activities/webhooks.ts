@@ -9,7 +9,7 @@ import { stringifyExact } from '../src/lib/json';
 import { decryptSecret } from '../src/ciphers/secrets';
 import { TtlCache } from '../src/lib/ttl-cache';
 import { PrivateAddressError, type Resolver } from '../src/net/address-policy';
-import { PostTimeoutError, postToMerchant } from '../src/net/post';
+import { MerchantConnections, PostTimeoutError, postToMerchant } from '../src/net/post';
 import { webhookHeaders } from '../src/webhooks/signing';
 import type { WorkerMetrics } from '../src/platform/metrics';
 
@@ -60,6 +60,8 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
   // The merchant's valid webhook secrets are read with the event, by the same statement, at every attempt:
   // a rotation (docs/webhooks.md) signs the next webhook. Only their decryption is kept, by ciphertext.
   const decrypted = new TtlCache<string, string>(60 * 60_000, 10_000);
+  // Kept open between attempts to the same endpoint (src/net/post.ts).
+  const connections = new MerchantConnections();
   const secretsOf = (event: { secrets: string[] }): string[] =>
     event.secrets.map((secretEnc) => {
       const cached = decrypted.get(secretEnc);
@@ -133,6 +135,7 @@ export function webhookActivities(db: Db, config: WebhookConfig) {
         body: event.body,
         timeoutMs: config.timeoutMs,
         policy: { mode: event.mode, allowPrivate: config.allowPrivateUrls, resolve: config.resolve },
+        connections,
       });
       if (httpStatus < 200 || httpStatus > 299) error = `HTTP ${httpStatus}`;
     } catch (cause) {

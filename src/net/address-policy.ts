@@ -96,7 +96,7 @@ export interface UrlPolicy {
 }
 
 /** Test mode and ALLOW_PRIVATE_URLS let any host through. */
-const unguarded = (policy: UrlPolicy) => policy.mode === 'test' || policy.allowPrivate;
+export const isUnguarded = (policy: UrlPolicy) => policy.mode === 'test' || policy.allowPrivate;
 
 /** A URL's host without the brackets of an IPv6 literal. */
 const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
@@ -123,7 +123,7 @@ export type UrlVerdict = 'allowed' | 'private' | 'unresolvable' | 'dns-unavailab
  * {@link guardedLookup}, since DNS answers can change in between.
  */
 export async function judgeUrl(url: string, policy: UrlPolicy): Promise<UrlVerdict> {
-  if (unguarded(policy)) return 'allowed';
+  if (isUnguarded(policy)) return 'allowed';
   let host: string;
   try {
     host = bareHost(new URL(url));
@@ -164,7 +164,7 @@ type LookupCallback = (
  */
 export function guardedLookup(policy: UrlPolicy) {
   const resolve = policy.resolve ?? systemResolver;
-  const open = unguarded(policy);
+  const open = isUnguarded(policy);
   return (host: string, options: { all?: boolean }, callback: LookupCallback): void => {
     resolve(host).then(
       (addresses) => {
@@ -182,5 +182,5 @@ export function guardedLookup(policy: UrlPolicy) {
 
 /** Whether a literal host in a URL is allowed by the policy; host names are judged at lookup. */
 export function literalHostAllowed(url: URL, policy: UrlPolicy): boolean {
-  return unguarded(policy) || judgeLiteral(bareHost(url)) !== 'private';
+  return isUnguarded(policy) || judgeLiteral(bareHost(url)) !== 'private';
 }

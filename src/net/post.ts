@@ -1,6 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup, literalHostAllowed, PrivateAddressError, type UrlPolicy } from './address-policy';
+import {
+  guardedLookup,
+  isUnguarded,
+  literalHostAllowed,
+  PrivateAddressError,
+  type UrlPolicy,
+} from './address-policy';
 
 export class PostTimeoutError extends Error {
   constructor() {
@@ -9,40 +15,90 @@ export class PostTimeoutError extends Error {
   }
 }
 
+/** How long an idle connection to a merchant is kept: under the 5 s most servers keep theirs open. */
+const IDLE_MS = 4_000;
+/** Idle connections kept per endpoint. */
+const IDLE_PER_ENDPOINT = 8;
+
+/**
+ * Connections to merchants' endpoints kept open between deliveries, so a webhook does not pay a TCP (and
+ * TLS) handshake each time. One pool per transport, mode and address policy: a socket opened under the
+ * guarded policy connected to an address `guardedLookup` allowed, and only a delivery under that policy
+ * reuses it; test mode's sockets are never a live delivery's.
+ */
+export class MerchantConnections {
+  private readonly agents = new Map<string, http.Agent>();
+
+  agentFor(protocol: 'http:' | 'https:', policy: UrlPolicy): http.Agent {
+    const key = `${protocol} ${policy.mode} ${isUnguarded(policy) ? 'open' : 'guarded'}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const options = { keepAlive: true, timeout: IDLE_MS, maxFreeSockets: IDLE_PER_ENDPOINT };
+      agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Closes every idle connection (idle ones never keep the process alive). */
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+}
+
 /**
  * POSTs a body to a merchant URL and answers its HTTP status; redirects are not followed. The host is
- * judged by `policy` on the address the connection actually uses, so the guard holds at delivery time
- * whatever DNS answered when the URL was accepted.
+ * judged by `policy` on the address a new connection uses, so the guard holds at delivery time whatever
+ * DNS answered when the URL was accepted. A connection kept from an earlier delivery
+ * (`MerchantConnections`) that the merchant closed as this one went out is replaced once: a webhook may
+ * arrive twice, never be dropped for it (merchants deduplicate by `event_id`, docs/webhooks.md).
  */
 export function postToMerchant(
   target: string,
-  options: { headers: Record<string, string>; body: string; timeoutMs: number; policy: UrlPolicy },
+  options: {
+    headers: Record<string, string>;
+    body: string;
+    timeoutMs: number;
+    policy: UrlPolicy;
+    connections: MerchantConnections;
+  },
 ): Promise<number> {
   const url = new URL(target);
   if (!literalHostAllowed(url, options.policy)) return Promise.reject(new PrivateAddressError(url.hostname));
-  const transport = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
-  if (!transport) return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
-  return new Promise((resolve, reject) => {
-    const request = transport.request(url, {
-      method: 'POST',
-      headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) },
-      lookup: guardedLookup(options.policy),
-      agent: false,
-      timeout: options.timeoutMs,
+  const protocol = url.protocol === 'https:' || url.protocol === 'http:' ? url.protocol : undefined;
+  if (!protocol) return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
+  const transport = protocol === 'https:' ? https : http;
+  const agent = options.connections.agentFor(protocol, options.policy);
+  const deadlineAt = Date.now() + options.timeoutMs;
+  const send = (again: boolean): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const timeoutMs = Math.max(1, deadlineAt - Date.now());
+      const request = transport.request(url, {
+        method: 'POST',
+        headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) },
+        lookup: guardedLookup(options.policy),
+        agent,
+        timeout: timeoutMs,
+      });
+      let answered = false;
+      // Until the answer has been read to its end: a connection whose answer never ends is not kept.
+      const deadline = setTimeout(() => request.destroy(new PostTimeoutError()), timeoutMs);
+      request.on('timeout', () => request.destroy(new PostTimeoutError()));
+      request.on('response', (response) => {
+        answered = true;
+        resolve(response.statusCode ?? 0);
+        response.on('end', () => clearTimeout(deadline));
+        response.on('error', () => undefined);
+        response.resume();
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(deadline);
+        if (answered) return;
+        if (!again && request.reusedSocket && error.code === 'ECONNRESET') resolve(send(true));
+        else reject(error);
+      });
+      request.end(options.body);
     });
-    const deadline = setTimeout(() => request.destroy(new PostTimeoutError()), options.timeoutMs);
-    request.on('timeout', () => request.destroy(new PostTimeoutError()));
-    request.on('response', (response) => {
-      clearTimeout(deadline);
-      response.resume();
-      response.on('error', () => undefined);
-      resolve(response.statusCode ?? 0);
-      request.destroy();
-    });
-    request.on('error', (error) => {
-      clearTimeout(deadline);
-      reject(error);
-    });
-    request.end(options.body);
-  });
+  return send(false);
 }
