@@ -19,6 +19,8 @@ export class PostTimeoutError extends Error {
 const IDLE_MS = 4_000;
 /** Idle connections kept per endpoint. */
 const IDLE_PER_ENDPOINT = 8;
+/** The most of an answer's body read to keep its connection; a longer answer's connection is closed. */
+const KEPT_ANSWER_BYTES = 64 * 1024;
 
 /**
  * Connections to merchants' endpoints kept open between deliveries, so a webhook does not pay a TCP (and
@@ -40,7 +42,7 @@ export class MerchantConnections {
     return agent;
   }
 
-  /** Closes every idle connection (idle ones never keep the process alive). */
+  /** Closes every connection, idle or in use (idle ones never keep the process alive meanwhile). */
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
@@ -49,10 +51,11 @@ export class MerchantConnections {
 
 /**
  * POSTs a body to a merchant URL and answers its HTTP status; redirects are not followed. The host is
- * judged by `policy` on the address a new connection uses, so the guard holds at delivery time whatever
+ * judged by `policy` on the address each new connection uses, so the guard holds at delivery time whatever
  * DNS answered when the URL was accepted. A connection kept from an earlier delivery
- * (`MerchantConnections`) that the merchant closed as this one went out is replaced once: a webhook may
- * arrive twice, never be dropped for it (merchants deduplicate by `event_id`, docs/webhooks.md).
+ * (`MerchantConnections`) that is reset before any answer (the merchant closed it as this one went out) is
+ * not taken as the merchant's answer: the POST is sent once more, at once, on a new connection, within the
+ * same deadline. The merchant may then get it twice (docs/webhooks.md).
  */
 export function postToMerchant(
   target: string,
@@ -69,36 +72,42 @@ export function postToMerchant(
   const protocol = url.protocol === 'https:' || url.protocol === 'http:' ? url.protocol : undefined;
   if (!protocol) return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
   const transport = protocol === 'https:' ? https : http;
-  const agent = options.connections.agentFor(protocol, options.policy);
   const deadlineAt = Date.now() + options.timeoutMs;
-  const send = (again: boolean): Promise<number> =>
+  /** `kept`: a pooled connection, reused when one is idle; else a new one, closed after the answer. */
+  const send = (kept: boolean): Promise<number> =>
     new Promise((resolve, reject) => {
-      const timeoutMs = Math.max(1, deadlineAt - Date.now());
+      const timeoutMs = deadlineAt - Date.now();
+      if (timeoutMs <= 0) return reject(new PostTimeoutError());
       const request = transport.request(url, {
         method: 'POST',
         headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) },
         lookup: guardedLookup(options.policy),
-        agent,
+        agent: kept ? options.connections.agentFor(protocol, options.policy) : false,
         timeout: timeoutMs,
       });
       let answered = false;
-      // Until the answer has been read to its end: a connection whose answer never ends is not kept.
+      // Until the request is over, its answer read to the end: a connection whose answer never ends is
+      // closed at the deadline, not kept.
       const deadline = setTimeout(() => request.destroy(new PostTimeoutError()), timeoutMs);
+      request.on('close', () => clearTimeout(deadline));
       request.on('timeout', () => request.destroy(new PostTimeoutError()));
       request.on('response', (response) => {
         answered = true;
         resolve(response.statusCode ?? 0);
-        response.on('end', () => clearTimeout(deadline));
+        if (!kept) return void request.destroy();
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > KEPT_ANSWER_BYTES) request.destroy();
+        });
         response.on('error', () => undefined);
-        response.resume();
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(deadline);
         if (answered) return;
-        if (!again && request.reusedSocket && error.code === 'ECONNRESET') resolve(send(true));
+        if (kept && request.reusedSocket && error.code === 'ECONNRESET') resolve(send(false));
         else reject(error);
       });
       request.end(options.body);
     });
-  return send(false);
+  return send(true);
 }

@@ -8,6 +8,8 @@ import { MerchantConnections, PostTimeoutError, postToMerchant } from '../../src
 interface Endpoint {
   url: (host?: string) => string;
   connections: number;
+  /** Connections closed so far, by either side. */
+  closed: number;
   requests: number;
   close(): Promise<void>;
 }
@@ -21,12 +23,14 @@ async function endpoint(handle: (n: number, req: IncomingMessage, res: ServerRes
   server.on('connection', (socket) => {
     state.connections += 1;
     sockets.add(socket);
+    socket.on('close', () => (state.closed += 1));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const state: Endpoint = {
     url: (host = '127.0.0.1') => `http://${host}:${port}/hook`,
     connections: 0,
+    closed: 0,
     requests: 0,
     close: () =>
       new Promise<void>((resolve) => {
@@ -79,20 +83,64 @@ describe('connections to a merchant endpoint', () => {
     expect(server.connections).toBe(2);
   });
 
+  it('send again on a new connection, not on another kept one the merchant closed too', async () => {
+    // Two kept connections, then the endpoint resets whatever arrives on either (a restart closing them).
+    const old = new Set<Socket>();
+    let resetting = false;
+    server = await endpoint((n, req, res) => {
+      if (resetting && old.has(req.socket)) return req.socket.resetAndDestroy();
+      old.add(req.socket);
+      ok(n, req, res);
+    });
+    await Promise.all([post(connections, server.url()), post(connections, server.url())]);
+    expect(server.connections).toBe(2);
+    resetting = true;
+    expect(await post(connections, server.url())).toBe(200);
+    expect(server.connections).toBe(3);
+  });
+
+  it('fail the delivery when the new connection is reset too: sent again once, no more', async () => {
+    server = await endpoint((n, req, res) => {
+      if (n >= 2) req.socket.resetAndDestroy();
+      else ok(n, req, res);
+    });
+    expect(await post(connections, server.url())).toBe(200);
+    await expect(post(connections, server.url())).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(server.requests).toBe(3);
+  });
+
   it('fail the delivery when a fresh connection is reset: only a kept one is replaced', async () => {
     server = await endpoint((_n, req) => req.socket.resetAndDestroy());
     await expect(post(connections, server.url())).rejects.toMatchObject({ code: 'ECONNRESET' });
     expect(server.requests).toBe(1);
   });
 
-  it('are not kept when the answer does not end by the deadline', async () => {
+  it('are not kept when the answer is still coming at the deadline', async () => {
     server = await endpoint((n, req, res) => {
       req.resume();
-      // The first answer's body never ends.
-      req.on('end', () => (n === 1 ? res.writeHead(200).write('partial') : res.writeHead(200).end('ok')));
+      req.on('end', () => {
+        if (n > 1) return void res.writeHead(200).end('ok');
+        // The first answer's body goes on, a byte every 100 ms: never idle long enough for a socket timeout.
+        res.writeHead(200);
+        const drip = setInterval(() => (res.destroyed ? clearInterval(drip) : res.write('.')), 100);
+      });
     });
-    expect(await post(connections, server.url(), testMode, 300)).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await post(connections, server.url(), testMode, 1_000)).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(server.closed).toBe(1);
+    expect(await post(connections, server.url())).toBe(200);
+    expect(server.connections).toBe(2);
+  });
+
+  it('are not kept after an answer too long to read', async () => {
+    server = await endpoint((n, req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end(n === 1 ? 'x'.repeat(1024 * 1024) : 'ok'));
+    });
+    expect(await post(connections, server.url())).toBe(200);
+    // The answer is read, and cut short, after its status has been answered.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server.closed).toBe(1);
     expect(await post(connections, server.url())).toBe(200);
     expect(server.connections).toBe(2);
   });
