@@ -94,13 +94,14 @@ export function postToMerchant(
       request.on('response', (response) => {
         answered = true;
         resolve(response.statusCode ?? 0);
+        // An answer cut short (by us, or by the merchant) is no error once its status is known.
+        response.on('error', () => undefined);
         if (!kept) return void request.destroy();
         let read = 0;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
           if (read > KEPT_ANSWER_BYTES) request.destroy();
         });
-        response.on('error', () => undefined);
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
         if (answered) return;
